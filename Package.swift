@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "rgbd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "rgbd", targets: ["rgbd"]),
+        .library(name: "RGBDKit", targets: ["RGBDKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // C libraries, found through pkg-config; each module map has a shim.h.
+        .systemLibrary(
+            name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"]), .brew(["jpeg-turbo"])]),
+        .systemLibrary(
+            name: "CPNG", pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"]), .brew(["libpng"])]),
+        .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"]), .brew(["libtiff"])]),
+        .systemLibrary(
+            name: "CJSONC", pkgConfig: "json-c",
+            providers: [.apt(["libjson-c-dev"]), .brew(["json-c"])]),
+
+        // The library that does all the work: capture reading, calibration,
+        // codecs, rectification, export.
+        .target(
+            name: "RGBDKit",
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC"]),
+
+        // Deterministic synthetic captures with ground truth (sample, tests, benchmarks).
+        .target(name: "RGBDSynth", dependencies: ["RGBDKit"]),
+
+        // Thin fronts.
+        .executableTarget(
+            name: "rgbd",
+            dependencies: ["RGBDKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(
+            name: "rgbd-synth",
+            dependencies: ["RGBDSynth", "RGBDKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(name: "rgbd-bench", dependencies: ["RGBDKit", "RGBDSynth"]),
+
+        .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"]),
+        .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

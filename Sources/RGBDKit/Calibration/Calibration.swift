@@ -1,0 +1,64 @@
+/// A camera calibration as an iPhone capture records it (`AVCameraCalibrationData`),
+/// at its reference dimensions.
+public struct Calibration: Equatable, Sendable {
+    /// Intrinsics at the reference dimensions (`intrinsic_matrix_reference_dimensions`).
+    public var intrinsics: Intrinsics
+    /// Millimeters per pixel at the reference dimensions, if recorded (informational).
+    public var pixelSize: Double?
+    /// Lens distortion center at the reference dimensions.
+    public var distortionCenter: SIMD2<Double>
+    /// `lens_distortion_lookup_table`: rectified → distorted magnifications.
+    public var lookupTable: [Float]
+    /// `inverse_lens_distortion_lookup_table`: distorted → rectified; empty if absent.
+    public var inverseLookupTable: [Float]
+
+    /// Makes a calibration from its values.
+    public init(intrinsics: Intrinsics, pixelSize: Double?, distortionCenter: SIMD2<Double>,
+                lookupTable: [Float], inverseLookupTable: [Float]) {
+        self.intrinsics = intrinsics
+        self.pixelSize = pixelSize
+        self.distortionCenter = distortionCenter
+        self.lookupTable = lookupTable
+        self.inverseLookupTable = inverseLookupTable
+    }
+
+    /// Width and height of the pixel grid the intrinsics and distortion center refer to.
+    public var referenceSize: (width: Int, height: Int) { (intrinsics.width, intrinsics.height) }
+
+    /// The calibration scaled to an image of `width × height` (FORMAT.md §3): distortion
+    /// center and `fx, cx` scaled by `width / W`, `fy, cy` by `height / H`.
+    public func scaled(toWidth width: Int, height: Int) -> ImageCalibration {
+        let sx = Double(width) / Double(intrinsics.width)
+        let sy = Double(height) / Double(intrinsics.height)
+        let center = SIMD2(distortionCenter.x * sx, distortionCenter.y * sy)
+        return ImageCalibration(
+            intrinsics: intrinsics.scaled(toWidth: width, height: height),
+            distortion: LensDistortion(center: center, table: lookupTable, width: width, height: height),
+            inverseTable: inverseLookupTable)
+    }
+
+    /// Relative difference between the aspect ratio of a `width × height` image and the
+    /// reference dimensions'.
+    public func aspectMismatch(width: Int, height: Int) -> Double {
+        let reference = Double(intrinsics.width) / Double(intrinsics.height)
+        let image = Double(width) / Double(height)
+        return abs(image / reference - 1)
+    }
+}
+
+/// A calibration scaled to one image: the pinhole intrinsics of the rectified image and
+/// the lens model that rectifies it.
+public struct ImageCalibration: Equatable, Sendable {
+    /// Intrinsics of the rectified image (the scaled intrinsic matrix).
+    public var intrinsics: Intrinsics
+    /// The forward model: rectified point → where it lies in the distorted image.
+    public var distortion: LensDistortion
+    /// The inverse table, empty if the capture had none.
+    public var inverseTable: [Float]
+
+    /// The inverse model (distorted → rectified) from the capture's inverse table, or nil
+    /// if it had none. Use `distortion.invert(_:)` where exactness matters.
+    public var inverseDistortion: LensDistortion? {
+        inverseTable.count >= 2 ? distortion.with(table: inverseTable) : nil
+    }
+}

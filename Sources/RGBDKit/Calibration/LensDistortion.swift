@@ -1,0 +1,79 @@
+/// Apple's radial lookup-table lens model for one image size (FORMAT.md §4).
+///
+/// For a point `p`, with `c` the distortion center scaled to the image and a table `t`
+/// of `n` relative magnifications spaced evenly from radius 0 to `maxRadius`:
+///
+///     r_max = sqrt(max(c.x, w − c.x)² + max(c.y, h − c.y)²)
+///     v = p − c,  r = |v|
+///     mag = r < r_max ? lerp(t[i], t[i+1], f) with i + f = r·(n − 1)/r_max : t[n − 1]
+///     q = c + v·(1 + mag)
+///
+/// With `lens_distortion_lookup_table`, `q` is where the rectified point `p` lies in the
+/// distorted image; with the inverse table, the other way round.
+public struct LensDistortion: Equatable, Sendable {
+    /// The distortion center in this image's pixels.
+    public let center: SIMD2<Double>
+    /// Relative radial magnifications, at least 2.
+    public let table: [Float]
+    /// Image width in pixels.
+    public let width: Int
+    /// Image height in pixels.
+    public let height: Int
+    /// The radius of the farthest image corner from the center (the table's last sample).
+    public let maxRadius: Double
+
+    /// A model for a `width × height` image.
+    ///
+    /// - Precondition: `table.count >= 2` (calibration reading checks this).
+    public init(center: SIMD2<Double>, table: [Float], width: Int, height: Int) {
+        precondition(table.count >= 2, "a lookup table needs at least two entries")
+        self.center = center
+        self.table = table
+        self.width = width
+        self.height = height
+        let dx = max(center.x, Double(width) - center.x)
+        let dy = max(center.y, Double(height) - center.y)
+        self.maxRadius = (dx * dx + dy * dy).squareRoot()
+    }
+
+    /// The relative magnification at radius `r` (linear interpolation in the table,
+    /// the last entry at and beyond `maxRadius`).
+    public func magnification(atRadius r: Double) -> Double {
+        let n = table.count
+        guard r < maxRadius else { return Double(table[n - 1]) }
+        let position = r * Double(n - 1) / maxRadius
+        let i = min(Int(position), n - 2)
+        let f = position - Double(i)
+        return Double(table[i]) * (1 - f) + Double(table[i + 1]) * f
+    }
+
+    /// `c + (p − c)·(1 + mag(|p − c|))`: applies the table to a point.
+    public func apply(to point: SIMD2<Double>) -> SIMD2<Double> {
+        let v = point - center
+        let r = (v * v).sum().squareRoot()
+        return center + v * (1 + magnification(atRadius: r))
+    }
+
+    /// The point `p` with `apply(to: p) == point`, found numerically (the exact inverse
+    /// of this model, where the inverse table is only a 42-sample approximation).
+    ///
+    /// Solves `ρ·(1 + mag(ρ)) = |point − c|` for the radius by fixed-point iteration,
+    /// which converges because `mag` changes slowly with the radius.
+    public func invert(_ point: SIMD2<Double>) -> SIMD2<Double> {
+        let v = point - center
+        let target = (v * v).sum().squareRoot()
+        guard target > 0 else { return center }
+        var rho = target
+        for _ in 0..<50 {
+            let next = target / (1 + magnification(atRadius: rho))
+            if abs(next - rho) < 1e-12 * max(1, target) { rho = next; break }
+            rho = next
+        }
+        return center + v * (rho / target)
+    }
+
+    /// The same model with another table (for instance the inverse table).
+    public func with(table: [Float]) -> LensDistortion {
+        LensDistortion(center: center, table: table, width: width, height: height)
+    }
+}

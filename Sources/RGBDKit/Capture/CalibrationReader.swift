@@ -1,0 +1,159 @@
+/// Reads the calibration values of one `CaptureSchema` from a json-c tree, accepting the
+/// value shapes of FORMAT.md §1, and rejecting anything else with the key named.
+enum CalibrationReader {
+    /// The calibration, or nil if this schema's intrinsic matrix key is absent.
+    static func read(_ root: JSONNode, schema: CaptureSchema, file: String) throws -> Calibration? {
+        for containerKey in schema.calibrationContainers {
+            let container = containerKey.isEmpty ? root : root.member(containerKey)
+            guard let container, container.isObject else { continue }
+            guard let matrixNode = first(schema.intrinsicMatrix, in: container) else { continue }
+            return try read(container: container, matrixNode: matrixNode, schema: schema, file: file)
+        }
+        return nil
+    }
+
+    private static func read(container: JSONNode, matrixNode: JSONNode, schema: CaptureSchema,
+                             file: String) throws -> Calibration {
+        func fail(_ node: JSONNode, _ message: String) -> RGBDError {
+            RGBDError(.invalidCapture, file: file, location: node.path, message)
+        }
+        func required(_ keys: [String]) throws -> JSONNode {
+            if let node = first(keys, in: container) { return node }
+            let path = container.path.isEmpty ? keys[0] : "\(container.path).\(keys[0])"
+            throw RGBDError(.invalidCapture, file: file, location: path, "missing")
+        }
+
+        let (fx, fy, cx, cy) = try matrix(matrixNode, fail: fail)
+        let sizeNode = try required(schema.referenceDimensions)
+        let (width, height) = try pair(sizeNode, names: ("width", "height"), fail: fail)
+        guard width >= 1, height >= 1, width == width.rounded(), height == height.rounded(),
+              width <= 1_000_000, height <= 1_000_000 else {
+            throw fail(sizeNode, "expected positive whole numbers [width, height], found [\(width), \(height)]")
+        }
+        let centerNode = try required(schema.distortionCenter)
+        let (ox, oy) = try pair(centerNode, names: ("x", "y"), fail: fail)
+        let tableNode = try required(schema.lookupTable)
+        let table = try lookupTable(tableNode, fail: fail)
+        guard table.count >= 2 else { throw fail(tableNode, "needs at least 2 entries, found \(table.count)") }
+        var inverse: [Float] = []
+        if let inverseNode = first(schema.inverseLookupTable, in: container) {
+            inverse = try lookupTable(inverseNode, fail: fail)
+            if inverse.count == 1 { throw fail(inverseNode, "needs at least 2 entries (or none), found 1") }
+        }
+        var pixelSize: Double? = nil
+        if let node = first(schema.pixelSize, in: container) {
+            guard let value = node.number, value.isFinite, value > 0 else {
+                throw fail(node, "expected a positive number of millimeters, found \(node.typeName)")
+            }
+            pixelSize = value
+        }
+        let intrinsics = Intrinsics(fx: fx, fy: fy, cx: cx, cy: cy, width: Int(width), height: Int(height))
+        return Calibration(intrinsics: intrinsics, pixelSize: pixelSize, distortionCenter: SIMD2(ox, oy),
+                           lookupTable: table, inverseLookupTable: inverse)
+    }
+
+    private static func first(_ keys: [String], in container: JSONNode) -> JSONNode? {
+        for key in keys { if let node = container.member(key) { return node } }
+        return nil
+    }
+
+    /// `fx, fy, cx, cy` from a 3×3 matrix given as 3 arrays of 3 (columns or rows) or as 9
+    /// numbers. The layout is told by where `0, 0, 1` is: the last inner array (rows) or
+    /// the last element of every inner array (columns, simd's `[column][row]`).
+    static func matrix(_ node: JSONNode, fail: (JSONNode, String) -> RGBDError) throws -> (Double, Double, Double, Double) {
+        guard let elements = node.elements else { throw fail(node, "expected a 3×3 matrix, found \(node.typeName)") }
+        var m = [[Double]]()
+        if elements.count == 9 {
+            let flat = try elements.map { e -> Double in
+                guard let v = e.number, v.isFinite else { throw fail(e, "expected a number, found \(e.typeName)") }
+                return v
+            }
+            m = [Array(flat[0..<3]), Array(flat[3..<6]), Array(flat[6..<9])]
+        } else if elements.count == 3 {
+            m = try elements.map { inner in
+                guard let values = inner.elements, values.count == 3 else {
+                    throw fail(inner, "expected 3 numbers (a matrix row or column)")
+                }
+                return try values.map { e in
+                    guard let v = e.number, v.isFinite else { throw fail(e, "expected a number, found \(e.typeName)") }
+                    return v
+                }
+            }
+        } else {
+            throw fail(node, "expected a 3×3 matrix (3 arrays of 3, or 9 numbers), found \(elements.count) elements")
+        }
+        // Column-major: m[i] is column i, so the bottom row is m[0][2], m[1][2], m[2][2].
+        let columnMajor = m[0][2] == 0 && m[1][2] == 0 && m[2][2] == 1
+        let rowMajor = m[2][0] == 0 && m[2][1] == 0 && m[2][2] == 1
+        let fx = m[0][0], fy = m[1][1]
+        let cx: Double, cy: Double, skew: Double, lower: Double
+        if columnMajor {
+            (cx, cy, skew, lower) = (m[2][0], m[2][1], m[1][0], m[0][1])
+        } else if rowMajor {
+            (cx, cy, skew, lower) = (m[0][2], m[1][2], m[0][1], m[1][0])
+        } else {
+            throw fail(node, "not an intrinsic matrix: no 0, 0, 1 row or column")
+        }
+        guard fx > 0, fy > 0 else { throw fail(node, "focal lengths must be positive (fx = \(fx), fy = \(fy))") }
+        guard lower == 0 else { throw fail(node, "not an upper-triangular intrinsic matrix") }
+        guard skew == 0 else { throw fail(node, "skewed intrinsic matrices (skew = \(skew)) are not supported") }
+        return (fx, fy, cx, cy)
+    }
+
+    /// Two numbers given as `[a, b]` or `{"<first>": a, "<second>": b}`.
+    static func pair(_ node: JSONNode, names: (String, String), fail: (JSONNode, String) -> RGBDError) throws -> (Double, Double) {
+        if let elements = node.elements {
+            guard elements.count == 2, let a = elements[0].number, let b = elements[1].number, a.isFinite, b.isFinite else {
+                throw fail(node, "expected [\(names.0), \(names.1)] as 2 numbers")
+            }
+            return (a, b)
+        }
+        if node.isObject {
+            guard let a = node.member(names.0)?.number, let b = node.member(names.1)?.number, a.isFinite, b.isFinite else {
+                throw fail(node, "expected {\"\(names.0)\": number, \"\(names.1)\": number}")
+            }
+            return (a, b)
+        }
+        throw fail(node, "expected [\(names.0), \(names.1)], found \(node.typeName)")
+    }
+
+    /// A lookup table: finite magnifications greater than −1 (an empty array is allowed
+    /// here; callers check the length).
+    static func lookupTable(_ node: JSONNode, fail: (JSONNode, String) -> RGBDError) throws -> [Float] {
+        guard let elements = node.elements else { throw fail(node, "expected an array of numbers, found \(node.typeName)") }
+        return try elements.map { e in
+            guard let v = e.number else { throw fail(e, "expected a number, found \(e.typeName)") }
+            guard v.isFinite, v > -1, v < 10 else { throw fail(e, "magnification \(v) is out of range (−1, 10)") }
+            return Float(v)
+        }
+    }
+
+    /// A depth map from the json-c tree (used only when the fast reader was not).
+    static func depthFromTree(_ node: JSONNode, file: String) throws -> DepthMap {
+        func fail(_ n: JSONNode, _ message: String) -> RGBDError {
+            RGBDError(.invalidCapture, file: file, location: n.path, message)
+        }
+        guard let rows = node.elements else { throw fail(node, "expected an array of rows, found \(node.typeName)") }
+        guard !rows.isEmpty else { throw fail(node, "the depth map is empty") }
+        var values: [Float] = []
+        var width = -1
+        for (r, rowNode) in rows.enumerated() {
+            guard let count = rowNode.count else { throw fail(rowNode, "row \(r): expected an array of numbers") }
+            if width < 0 {
+                guard count > 0 else { throw fail(rowNode, "row 0 is empty") }
+                width = count
+                values.reserveCapacity(width * rows.count)
+            } else if count != width {
+                throw fail(node, "row \(r) has \(count) values, but row 0 has \(width) (ragged depth rows)")
+            }
+            for c in 0..<count {
+                // json-c stores null elements as NULL, which `elements` cannot represent.
+                guard let e = rowNode.element(at: c) else { values.append(.nan); continue }
+                guard let v = e.number else { throw fail(e, "row \(r), column \(c): expected a number, found \(e.typeName)") }
+                let f = Float(v)
+                values.append(f > 0 && f.isFinite ? f : .nan)
+            }
+        }
+        return DepthMap(width: width, height: rows.count, channels: 1, samples: values)
+    }
+}

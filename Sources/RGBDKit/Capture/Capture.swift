@@ -1,0 +1,73 @@
+/// One iPhone depth capture as exported: the calibration and depth map from the JSON,
+/// and the color photo from the JPEG, all as captured (distorted, sensor orientation).
+public struct Capture: Sendable {
+    /// The capture JSON's path.
+    public var jsonPath: String
+    /// The color image's path.
+    public var imagePath: String
+    /// The calibration at its reference dimensions.
+    public var calibration: Calibration
+    /// The depth map as captured: meters, NaN = no depth.
+    public var depth: DepthMap
+    /// The color image as stored in the JPEG (no EXIF rotation).
+    public var color: ColorImage
+    /// Things worth telling the user that did not stop the reading (aspect mismatches).
+    public var warnings: [String]
+
+    /// The name outputs are derived from: the JSON's file name without its extension.
+    public var stem: String { Path.stem(jsonPath) }
+
+    /// Loads a capture: parses the JSON and decodes the image (`image` defaults to the
+    /// file beside the JSON with the same stem and a `.jpg`/`.jpeg` extension in any case),
+    /// both at once on two threads. Sizes are checked against the calibration.
+    public static func load(json: String, image: String? = nil, timings: StageTimings? = nil) throws -> Capture {
+        let imagePath = try image ?? Capture.imagePath(besideJSON: json)
+        let (contents, color) = try Concurrently.run(
+            { try timings.measure("parse") { try CaptureReader.read(path: json) } },
+            { try timings.measure("decode") {
+                let bytes = try FileSystem.readFile(imagePath)
+                return try JPEGCodec.decodeRGB(bytes, file: imagePath)
+            } })
+        var warnings: [String] = []
+        try checkSize(width: color.width, height: color.height, of: "image", file: imagePath,
+                      calibration: contents.calibration, warnings: &warnings)
+        try checkSize(width: contents.depth.width, height: contents.depth.height, of: "depth map", file: json,
+                      calibration: contents.calibration, warnings: &warnings)
+        return Capture(jsonPath: json, imagePath: imagePath, calibration: contents.calibration,
+                       depth: contents.depth, color: color, warnings: warnings)
+    }
+
+    /// The JPEG beside a capture JSON: same directory and stem, extension `jpg` or `jpeg`
+    /// in any case.
+    public static func imagePath(besideJSON json: String) throws -> String {
+        let directory = Path.directory(of: json)
+        let stem = Path.stem(json)
+        let names = (try? FileSystem.contentsOfDirectory(directory)) ?? []
+        let candidates = names.filter { name in
+            Path.stem(name) == stem && ["jpg", "jpeg"].contains(Path.pathExtension(name))
+        }
+        guard let name = candidates.first else {
+            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg or \(stem).jpeg in \(directory)); pass --image")
+        }
+        return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
+    }
+
+    /// Rejects an image whose stored size is the reference size transposed (a rotated
+    /// export), and warns when aspect ratios differ by more than 1 % (FORMAT.md §2–3).
+    static func checkSize(width: Int, height: Int, of what: String, file: String, calibration: Calibration,
+                          warnings: inout [String]) throws {
+        let (W, H) = calibration.referenceSize
+        if W != H {
+            let transposedAspect = Double(height) / Double(width) - Double(W) / Double(H)
+            let sameAspect = Double(width) / Double(height) - Double(W) / Double(H)
+            if abs(transposedAspect) < 1e-6 && abs(sameAspect) > 1e-6 {
+                throw RGBDError(.invalidImage, file: file,
+                                "the \(what) is \(width)×\(height), the calibration's reference size transposed (\(W)×\(H)): it was rotated to portrait; rgbd needs the pixels in sensor (landscape) orientation")
+            }
+        }
+        let mismatch = calibration.aspectMismatch(width: width, height: height)
+        if mismatch > 0.01 {
+            warnings.append("\(file): the \(what) is \(width)×\(height), whose aspect ratio differs from the reference \(W)×\(H) by \(Int((mismatch * 100).rounded())) %; calibration is scaled per axis")
+        }
+    }
+}

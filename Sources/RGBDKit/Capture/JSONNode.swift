@@ -1,0 +1,125 @@
+import CJSONC
+
+/// A parsed json-c document; owns the root object (released with `json_object_put`).
+final class JSONDocument {
+    let root: OpaquePointer
+
+    private init(root: OpaquePointer) { self.root = root }
+
+    deinit { json_object_put(root) }
+
+    /// Parses `bytes` strictly (`JSON_TOKENER_STRICT`), rejecting trailing content.
+    ///
+    /// - Returns: the document, or the byte offset and description of the first error.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<JSONDocument, JSONSyntaxError> {
+        guard let tokener = json_tokener_new_ex(64) else {
+            return .failure(JSONSyntaxError(offset: 0, message: "cannot allocate a JSON parser"))
+        }
+        defer { json_tokener_free(tokener) }
+        json_tokener_set_flags(tokener, JSON_TOKENER_STRICT)
+        let object = bytes.withMemoryRebound(to: CChar.self) { chars in
+            json_tokener_parse_ex(tokener, chars.baseAddress, Int32(clamping: chars.count))
+        }
+        let status = json_tokener_get_error(tokener)
+        let parsedEnd = Int(json_tokener_get_parse_end(tokener))
+        guard let object, status == json_tokener_success else {
+            if let object { json_object_put(object) }
+            let message = status == json_tokener_continue
+                ? "unexpected end of the file"
+                : String(cString: json_tokener_error_desc(status))
+            return .failure(JSONSyntaxError(offset: parsedEnd, message: message))
+        }
+        var i = parsedEnd
+        while i < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[i]) { i += 1 }
+        if i < bytes.count {
+            json_object_put(object)
+            return .failure(JSONSyntaxError(offset: i, message: "unexpected content after the JSON value"))
+        }
+        return .success(JSONDocument(root: object))
+    }
+
+    /// The root as a node named `name` in messages.
+    var rootNode: JSONNode { JSONNode(document: self, raw: root, path: "") }
+}
+
+/// A syntax error in a JSON file, at a byte offset.
+struct JSONSyntaxError: Error {
+    var offset: Int
+    var message: String
+}
+
+/// A borrowed json-c object, kept valid by a reference to its document.
+struct JSONNode {
+    let document: JSONDocument
+    let raw: OpaquePointer
+    /// Key path from the root, for messages (`calibration_data.intrinsic_matrix`).
+    let path: String
+
+    /// The JSON type of this value.
+    var type: json_type { json_object_get_type(raw) }
+
+    /// The member `key` of an object, nil if absent or if this is not an object.
+    func member(_ key: String) -> JSONNode? {
+        guard type == json_type_object else { return nil }
+        var value: OpaquePointer? = nil
+        guard json_object_object_get_ex(raw, key, &value) != 0, let value else { return nil }
+        return JSONNode(document: document, raw: value, path: path.isEmpty ? key : "\(path).\(key)")
+    }
+
+    /// Whether this is a JSON object.
+    var isObject: Bool { type == json_type_object }
+
+    /// Whether this is JSON `null` (json-c represents null as a NULL object, so a
+    /// present-but-null member is found by `member` only as absent).
+    var isNull: Bool { type == json_type_null }
+
+    /// The elements of an array, nil if this is not an array.
+    var elements: [JSONNode]? {
+        guard type == json_type_array else { return nil }
+        let n = json_object_array_length(raw)
+        var out: [JSONNode] = []
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            guard let element = json_object_array_get_idx(raw, i) else {
+                return nil  // a null element; callers treat the array as malformed
+            }
+            out.append(JSONNode(document: document, raw: element, path: "\(path)[\(i)]"))
+        }
+        return out
+    }
+
+    /// Element `i` of an array; nil if it is JSON null (or out of range).
+    func element(at i: Int) -> JSONNode? {
+        guard type == json_type_array, let e = json_object_array_get_idx(raw, i) else { return nil }
+        return JSONNode(document: document, raw: e, path: "\(path)[\(i)]")
+    }
+
+    /// Number of elements, nil if not an array.
+    var count: Int? { type == json_type_array ? json_object_array_length(raw) : nil }
+
+    /// The value as a number, nil if it is not a number.
+    var number: Double? {
+        let t = type
+        guard t == json_type_double || t == json_type_int else { return nil }
+        return json_object_get_double(raw)
+    }
+
+    /// The value as a string, nil if it is not a string.
+    var string: String? {
+        guard type == json_type_string, let chars = json_object_get_string(raw) else { return nil }
+        return String(cString: chars)
+    }
+
+    /// A short name of the JSON type, for messages.
+    var typeName: String {
+        switch type {
+        case json_type_null: return "null"
+        case json_type_boolean: return "a boolean"
+        case json_type_double, json_type_int: return "a number"
+        case json_type_object: return "an object"
+        case json_type_array: return "an array"
+        case json_type_string: return "a string"
+        default: return "an unknown value"
+        }
+    }
+}

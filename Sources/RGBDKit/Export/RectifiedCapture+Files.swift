@@ -1,0 +1,43 @@
+/// Writing a rectified capture's four output files.
+extension RectifiedCapture {
+    /// The paths `write(to:)` produces in `directory`: `<stem>.color.png`,
+    /// `<stem>.depth.png`, `<stem>.depth.tiff`, `<stem>.intrinsics.json`.
+    public func outputPaths(in directory: String) -> [String] {
+        ["color.png", "depth.png", "depth.tiff", "intrinsics.json"].map { Path.join(directory, "\(stem).\($0)") }
+    }
+
+    /// Writes the outputs to `directory` (created if missing): rectified color as 8-bit
+    /// RGB PNG, depth as 16-bit PNG in millimeters (0 = no depth) and as float32 TIFF in
+    /// meters (NaN = no depth), and the intrinsics sidecar.
+    ///
+    /// All four are written under temporary names and renamed into place only when all
+    /// are complete, so a failure leaves none of them half-written. The color PNG is
+    /// encoded on one thread while the others are written on another.
+    @discardableResult
+    public func write(to directory: String, pngEffort: PNGCodec.Effort = .fast,
+                      timings: StageTimings? = nil) throws -> [String] {
+        try FileSystem.createDirectory(directory)
+        let paths = outputPaths(in: directory)
+        let files = StagedFiles()
+        let colorPNG: [UInt8]
+        (colorPNG, _) = try Concurrently.run(
+            { try timings.measure("encode color png") { try PNGCodec.encodeRGB(color, effort: pngEffort) } },
+            {
+                let millimeters = DepthEncoding.millimeters(depth)
+                let depthPNG = try timings.measure("encode depth png") {
+                    try PNGCodec.encodeGray16(width: depth.width, height: depth.height, samples: millimeters, effort: pngEffort)
+                }
+                try timings.measure("write depth png") { try files.stage(paths[1], bytes: depthPNG) }
+                try timings.measure("write depth tiff") {
+                    try files.stage(paths[2]) { fd, temporary in try TIFFCodec.writeFloat(depth, fd: fd, path: temporary) }
+                }
+                try timings.measure("write intrinsics") {
+                    let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source)
+                    try files.stage(paths[3], bytes: Array(text.utf8))
+                }
+            })
+        try timings.measure("write color png") { try files.stage(paths[0], bytes: colorPNG) }
+        try files.commit()
+        return paths
+    }
+}

@@ -1,0 +1,33 @@
+/// A capture after rectification: ideal pinhole images whose intrinsics are the
+/// calibration's intrinsic matrix scaled to each image (FORMAT.md §4, last point).
+public struct RectifiedCapture: Sendable {
+    /// Name outputs are derived from.
+    public var stem: String
+    /// The capture JSON this came from.
+    public var source: String
+    /// Rectified color, 8-bit RGB.
+    public var color: ColorImage
+    /// Rectified depth, meters, NaN = no depth.
+    public var depth: DepthMap
+    /// Pinhole intrinsics of `color`.
+    public var colorIntrinsics: Intrinsics
+    /// Pinhole intrinsics of `depth`.
+    public var depthIntrinsics: Intrinsics
+}
+
+extension Capture {
+    /// Rectifies the color image and the depth map, each with the calibration scaled to
+    /// its own size.
+    public func rectified(with rectifier: Rectifier = Rectifier(), timings: StageTimings? = nil) -> RectifiedCapture {
+        let colorCalibration = calibration.scaled(toWidth: color.width, height: color.height)
+        let depthCalibration = calibration.scaled(toWidth: depth.width, height: depth.height)
+        let rectifiedColor = timings.measure("rectify color") {
+            rectifier.rectify(color, distortion: colorCalibration.distortion)
+        }
+        let rectifiedDepth = timings.measure("rectify depth") {
+            rectifier.rectify(depth, distortion: depthCalibration.distortion)
+        }
+        return RectifiedCapture(stem: stem, source: jsonPath, color: rectifiedColor, depth: rectifiedDepth,
+                                colorIntrinsics: colorCalibration.intrinsics, depthIntrinsics: depthCalibration.intrinsics)
+    }
+}

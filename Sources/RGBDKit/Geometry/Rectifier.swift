@@ -1,0 +1,91 @@
+/// Rectifies images with Apple's lookup-table model (FORMAT.md §4): every output pixel
+/// `p` takes the distorted input's value at `LensDistortion.apply(to: p)`.
+///
+/// Color is sampled bilinearly (black outside the input); depth with `DepthRemap`
+/// (no value invented across an edge, holes stay holes, no depth outside the input).
+/// Rows are independent; `scheduler` decides how they are spread over threads, and the
+/// result is the same bit for bit either way.
+public struct Rectifier: Sendable {
+    /// How rows are spread over threads.
+    public var scheduler: RowScheduler
+    /// Largest relative depth difference to the nearest neighbor that depth
+    /// interpolation still blends (0.05 = 5 %); larger steps are treated as edges.
+    public var maxRelativeDepthStep: Float
+
+    /// A rectifier; by default parallel, blending depths within 5 % of each other.
+    public init(scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = 0.05) {
+        self.scheduler = scheduler
+        self.maxRelativeDepthStep = maxRelativeDepthStep
+    }
+
+    /// Rectifies an 8-bit image (any number of channels) whose size is the
+    /// distortion's, computing source positions on the fly.
+    public func rectify(_ image: ImageBuffer<UInt8>, distortion: LensDistortion) -> ImageBuffer<UInt8> {
+        precondition(image.width == distortion.width && image.height == distortion.height,
+                     "the distortion model is for another image size")
+        let width = image.width, height = image.height, channels = image.channels
+        let evaluator = SourcePositions(distortion)
+        var output = [UInt8](repeating: 0, count: width * height * channels)
+        image.samples.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
+                evaluator.withTables { table, slopes in
+                    scheduler.forEachBand(rows: height) { rows in
+                        for y in rows {
+                            ColorRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, channels: channels,
+                                                  src: src, width: width, height: height, dst: dst)
+                        }
+                    }
+                }
+            }
+        }
+        return ImageBuffer(width: width, height: height, channels: channels, samples: output)
+    }
+
+    /// Rectifies an 8-bit image with a precomputed map of its size.
+    public func rectify(_ image: ImageBuffer<UInt8>, map: RectificationMap) -> ImageBuffer<UInt8> {
+        precondition(image.width == map.width && image.height == map.height, "the map is for another image size")
+        let width = image.width, height = image.height, channels = image.channels
+        var output = [UInt8](repeating: 0, count: width * height * channels)
+        image.samples.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                map.positions.withUnsafeBufferPointer { positions in
+                    guard let src = source.baseAddress, let dst = destination.baseAddress,
+                          let pos = positions.baseAddress else { return }
+                    scheduler.forEachBand(rows: height) { rows in
+                        for y in rows {
+                            ColorRemap.rectifyRow(y, map: pos, channels: channels, src: src, width: width,
+                                                  height: height, dst: dst)
+                        }
+                    }
+                }
+            }
+        }
+        return ImageBuffer(width: width, height: height, channels: channels, samples: output)
+    }
+
+    /// Rectifies a depth map whose size is the distortion's.
+    public func rectify(_ depth: DepthMap, distortion: LensDistortion) -> DepthMap {
+        precondition(depth.width == distortion.width && depth.height == distortion.height,
+                     "the distortion model is for another image size")
+        precondition(depth.channels == 1, "depth maps have one channel")
+        let width = depth.width, height = depth.height
+        let evaluator = SourcePositions(distortion)
+        let step = maxRelativeDepthStep
+        var output = [Float](repeating: .nan, count: width * height)
+        depth.samples.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
+                evaluator.withTables { table, slopes in
+                    scheduler.forEachBand(rows: height) { rows in
+                        for y in rows {
+                            DepthRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, src: src,
+                                                  width: width, height: height, maxRelativeStep: step, dst: dst)
+                        }
+                    }
+                }
+            }
+        }
+        return DepthMap(width: width, height: height, channels: 1, samples: output)
+    }
+}

@@ -1,0 +1,80 @@
+import CTurboJPEG
+
+/// JPEG decoding and encoding with TurboJPEG (2.x API).
+public enum JPEGCodec {
+    /// The stored pixel size of a JPEG, read from its header (`tjDecompressHeader3`).
+    public static func size(of jpeg: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
+        let handle = try Handle(decompress: true, file: file)
+        return try handle.header(jpeg)
+    }
+
+    /// Decodes a JPEG to 8-bit RGB, pixels as stored (no EXIF rotation), with
+    /// `tjDecompress2`.
+    ///
+    /// - Throws: `RGBDError(.invalidImage)` for anything TurboJPEG rejects or warns about
+    ///   (a truncated file is an error, not a gray bottom half).
+    public static func decodeRGB(_ jpeg: [UInt8], file: String? = nil) throws -> ColorImage {
+        let handle = try Handle(decompress: true, file: file)
+        let (width, height) = try handle.header(jpeg)
+        var samples = [UInt8](repeating: 0, count: width * height * 3)
+        let status = jpeg.withUnsafeBufferPointer { src in
+            samples.withUnsafeMutableBufferPointer { dst in
+                tjDecompress2(handle.raw, src.baseAddress, UInt(src.count), dst.baseAddress,
+                              Int32(width), Int32(width * 3), Int32(height), Int32(TJPF_RGB.rawValue), 0)
+            }
+        }
+        if status != 0 { throw handle.error("cannot decode JPEG") }
+        return ColorImage(width: width, height: height, channels: 3, samples: samples)
+    }
+
+    /// Encodes an 8-bit RGB image as a baseline JPEG (`tjCompress2`, 4:2:0 below
+    /// quality 95, 4:4:4 from 95 on).
+    public static func encode(_ image: ColorImage, quality: Int = 92) throws -> [UInt8] {
+        precondition(image.channels == 3, "JPEG encoding takes RGB images")
+        let handle = try Handle(decompress: false, file: nil)
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        let subsampling = quality >= 95 ? TJSAMP_444 : TJSAMP_420
+        let status = image.samples.withUnsafeBufferPointer { src in
+            tjCompress2(handle.raw, src.baseAddress, Int32(image.width), Int32(image.rowStride),
+                        Int32(image.height), Int32(TJPF_RGB.rawValue), &output, &size,
+                        Int32(subsampling.rawValue), Int32(quality), 0)
+        }
+        defer { if let output { tjFree(output) } }
+        guard status == 0, let output else { throw handle.error("cannot encode JPEG") }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    /// A TurboJPEG instance, destroyed with its owner.
+    private final class Handle {
+        let raw: tjhandle
+        let file: String?
+
+        init(decompress: Bool, file: String?) throws {
+            guard let raw = decompress ? tjInitDecompress() : tjInitCompress() else {
+                throw RGBDError(.invalidImage, file: file, "cannot initialize TurboJPEG")
+            }
+            self.raw = raw
+            self.file = file
+        }
+
+        deinit { tjDestroy(raw) }
+
+        func header(_ jpeg: [UInt8]) throws -> (width: Int, height: Int) {
+            var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+            let status = jpeg.withUnsafeBufferPointer { src in
+                tjDecompressHeader3(raw, src.baseAddress, UInt(src.count), &width, &height, &subsampling, &colorspace)
+            }
+            if status != 0 { throw error("not a readable JPEG") }
+            guard width > 0, height > 0 else {
+                throw RGBDError(.invalidImage, file: file, "JPEG has an empty image (\(width)×\(height))")
+            }
+            return (Int(width), Int(height))
+        }
+
+        func error(_ what: String) -> RGBDError {
+            let reason = tjGetErrorStr2(raw).map { String(cString: $0) } ?? "unknown TurboJPEG error"
+            return RGBDError(.invalidImage, file: file, "\(what): \(reason)")
+        }
+    }
+}

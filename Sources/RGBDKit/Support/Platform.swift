@@ -1,0 +1,256 @@
+// The one place that talks to the operating system directly (POSIX calls exist on both
+// Linux and macOS; only the module name differs).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#else
+#error("unsupported platform")
+#endif
+
+/// File-system operations rgbd needs, on top of POSIX.
+public enum FileSystem {
+    /// Reads a whole file into memory.
+    ///
+    /// - Throws: `RGBDError(.io)` naming the file and the system's reason.
+    public static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw systemError(path, "cannot open") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw systemError(path, "cannot stat") }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            throw RGBDError(.io, file: path, "is a directory, not a file")
+        }
+        let size = Int(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return true }
+            while done < size {
+                let n = read(fd, base + done, size - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                if n == 0 { break }
+                done += n
+            }
+            return true
+        }
+        guard ok else { throw systemError(path, "cannot read") }
+        if done < size { bytes.removeLast(size - done) }
+        return bytes
+    }
+
+    /// Whether `path` names an existing directory.
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Whether `path` names an existing file or directory.
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// The names in a directory (not `.` and `..`), sorted.
+    public static func contentsOfDirectory(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw systemError(path, "cannot list directory") }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { ptr in
+                ptr.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Creates a directory and its parents, like `mkdir -p`.
+    public static func createDirectory(_ path: String) throws {
+        if isDirectory(path) { return }
+        let parent = Path.directory(of: path)
+        if parent != path && !parent.isEmpty && parent != "." { try createDirectory(parent) }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw systemError(path, "cannot create directory")
+        }
+    }
+
+    /// Creates an empty temporary file beside `path` and returns its name and an open
+    /// descriptor; the name starts with `.` and ends with `.rgbd-tmp-XXXXXX`.
+    static func makeTemporary(beside path: String) throws -> (path: String, fd: Int32) {
+        let dir = Path.directory(of: path)
+        let base = Path.lastComponent(path)
+        var template = Array("\(dir)/.\(base).rgbd-tmp-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        guard fd >= 0 else { throw systemError(path, "cannot create a temporary file in \(dir)") }
+        fchmod(fd, 0o644)
+        let name = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (name, fd)
+    }
+
+    /// Writes all of `bytes` to `fd`.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, base + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw systemError(path, "cannot write")
+            }
+            done += n
+        }
+    }
+
+    static func closeFile(_ fd: Int32) { close(fd) }
+
+    /// Renames `from` to `to` atomically (same directory).
+    static func rename(_ from: String, to: String) throws {
+        if renameFile(from, to) != 0 { throw systemError(to, "cannot rename temporary file into place") }
+    }
+
+    private static func renameFile(_ from: String, _ to: String) -> Int32 {
+        #if canImport(Glibc)
+        return Glibc.rename(from, to)
+        #elseif canImport(Musl)
+        return Musl.rename(from, to)
+        #else
+        return Darwin.rename(from, to)
+        #endif
+    }
+
+    /// Removes a file, ignoring errors (used to clean up temporaries).
+    static func removeQuietly(_ path: String) { unlink(path) }
+
+    /// Whether standard error is a terminal (progress bars are drawn only then).
+    public static var standardErrorIsTerminal: Bool { isatty(2) != 0 }
+
+    /// Writes a string to standard error, unbuffered.
+    public static func printError(_ text: String) {
+        var text = text
+        text.withUTF8 { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var done = 0
+            while done < buffer.count {
+                let n = write(2, base + done, buffer.count - done)
+                if n <= 0 { if errno == EINTR { continue }; return }
+                done += n
+            }
+        }
+    }
+
+    /// The current value of a monotonic clock, in seconds.
+    public static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+
+    /// Peak resident memory of this process so far, in bytes.
+    public static func peakResidentBytes() -> Int {
+        var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        #if canImport(Darwin)
+        return Int(usage.ru_maxrss)  // bytes on macOS
+        #else
+        return Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
+        #endif
+    }
+
+    /// The number of processors available to this process.
+    public static var processorCount: Int {
+        let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return n > 0 ? Int(n) : 1
+    }
+
+    private static func systemError(_ path: String, _ what: String) -> RGBDError {
+        let reason = String(cString: strerror(errno))
+        return RGBDError(.io, file: path, "\(what): \(reason)")
+    }
+
+    /// Parses a decimal string with the C library's correctly rounded `strtof`.
+    ///
+    /// Returns nil if the whole buffer is not consumed.
+    static func strtofExact(_ text: UnsafeBufferPointer<UInt8>) -> Float? {
+        // Copy into a NUL-terminated buffer (numbers are short).
+        var tmp = [CChar](repeating: 0, count: text.count + 1)
+        for i in 0..<text.count { tmp[i] = CChar(bitPattern: text[i]) }
+        return tmp.withUnsafeBufferPointer { buffer -> Float? in
+            guard let base = buffer.baseAddress else { return nil }
+            var end: UnsafeMutablePointer<CChar>? = nil
+            let value = strtof(base, &end)
+            guard let end, end - UnsafeMutablePointer(mutating: base) == text.count else { return nil }
+            return value
+        }
+    }
+}
+
+/// String helpers for file paths ('/'-separated).
+public enum Path {
+    /// The directory part of a path (`.` when there is none).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The last component of a path.
+    public static func lastComponent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The last component without its extension (`a/b/shot.json` → `shot`).
+    public static func stem(_ path: String) -> String {
+        let name = lastComponent(path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// The extension of the last component, lowercased, without the dot (`""` if none).
+    public static func pathExtension(_ path: String) -> String {
+        let name = lastComponent(path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...]).lowercased()
+    }
+
+    /// `a` + `/` + `b`, without doubling the slash.
+    public static func join(_ a: String, _ b: String) -> String {
+        if a.isEmpty { return b }
+        return a.hasSuffix("/") ? a + b : a + "/" + b
+    }
+}
+
+/// A mutual-exclusion lock (pthread mutex), for the few shared records rgbd keeps.
+final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}

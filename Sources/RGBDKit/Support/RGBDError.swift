@@ -1,0 +1,53 @@
+/// The one error type of rgbd: what went wrong, with the file (and, where it applies,
+/// the JSON key or depth row) it went wrong in.
+///
+/// `description` is a single line meant for users, for example
+/// `shot.json: calibration_data.intrinsic_matrix: not a 3×3 intrinsic matrix (no 0,0,1 row or column)`.
+public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The kind of failure, for callers that branch on it.
+    public enum Kind: String, Sendable {
+        /// A file could not be opened, read or written.
+        case io
+        /// The JSON is not valid JSON.
+        case invalidJSON
+        /// The JSON is valid but a key is missing or holds the wrong kind of value.
+        case invalidCapture
+        /// An image file could not be decoded, or its size contradicts the calibration.
+        case invalidImage
+        /// An argument given by the caller is out of range.
+        case invalidArgument
+    }
+
+    /// The kind of failure.
+    public var kind: Kind
+    /// The file the failure is about, if any.
+    public var file: String?
+    /// The JSON key path (`calibration_data.lens_distortion_center`) or other location.
+    public var location: String?
+    /// What is wrong, in words.
+    public var message: String
+
+    /// Makes an error; `file` and `location` are prefixed to the message when printed.
+    public init(_ kind: Kind, file: String? = nil, location: String? = nil, _ message: String) {
+        self.kind = kind
+        self.file = file
+        self.location = location
+        self.message = message
+    }
+
+    /// `file: location: message`, leaving out the parts that are absent.
+    public var description: String {
+        var parts: [String] = []
+        if let file { parts.append(file) }
+        if let location { parts.append(location) }
+        parts.append(message)
+        return parts.joined(separator: ": ")
+    }
+
+    /// The same error, attributed to `file` if it names no file yet.
+    public func inFile(_ file: String) -> RGBDError {
+        var copy = self
+        if copy.file == nil { copy.file = file }
+        return copy
+    }
+}

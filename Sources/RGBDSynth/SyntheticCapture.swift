@@ -1,0 +1,128 @@
+import Dispatch
+import RGBDKit
+
+/// A synthetic iPhone capture: `SyntheticScene` seen through a pinhole camera with
+/// realistic calibration, rendered and then distorted with a realistic lookup table
+/// exactly as a lens would, so rectification must give back the pinhole images.
+///
+/// Distorted pixel `q` shows the scene at the rectified point `p` with
+/// `LensDistortion.apply(to: p) = q`, found with the model's exact numerical inverse.
+/// Color is area-sampled (supersampled over the distorted pixel, as a sensor
+/// integrates light); depth is sampled at the pixel center.
+public struct SyntheticCapture: Sendable {
+    /// The scene.
+    public var scene: SyntheticScene
+    /// The calibration written to the capture JSON.
+    public var calibration: Calibration
+    /// Color image size.
+    public var colorWidth: Int
+    /// See `colorWidth`.
+    public var colorHeight: Int
+    /// Depth map size.
+    public var depthWidth: Int
+    /// See `depthWidth`.
+    public var depthHeight: Int
+
+    /// A capture of the default scene with an iPhone-like calibration at reference
+    /// dimensions 4032×3024, images of the given sizes.
+    public init(colorWidth: Int = 4032, colorHeight: Int = 3024, depthWidth: Int = 768, depthHeight: Int = 576,
+                scene: SyntheticScene = SyntheticScene(), calibration: Calibration = SyntheticCapture.iPhoneCalibration()) {
+        self.scene = scene
+        self.calibration = calibration
+        self.colorWidth = colorWidth
+        self.colorHeight = colorHeight
+        self.depthWidth = depthWidth
+        self.depthHeight = depthHeight
+    }
+
+    /// An iPhone-like calibration: 4032×3024 reference, fx = fy = 2900, principal point
+    /// and distortion center near (but not at) the image center, and a 42-entry barrel
+    /// table `mag(s) = −0.028·s² − 0.012·s⁴` of the normalized radius `s` (−4 % at the
+    /// corner) with an inverse table consistent with it.
+    public static func iPhoneCalibration(tableSize: Int = 42, cornerMagnification: Double = -0.04) -> Calibration {
+        let width = 4032, height = 3024
+        let center = SIMD2(2015.53, 1511.21)
+        let k2 = cornerMagnification * 0.7, k4 = cornerMagnification * 0.3
+        let table: [Float] = (0..<tableSize).map { i in
+            let s = Double(i) / Double(tableSize - 1)
+            return Float(k2 * s * s + k4 * s * s * s * s)
+        }
+        let forward = LensDistortion(center: center, table: table, width: width, height: height)
+        let inverse = inverseTable(of: forward)
+        return Calibration(
+            intrinsics: Intrinsics(fx: 2900, fy: 2900, cx: 2016.3, cy: 1511.6, width: width, height: height),
+            pixelSize: 0.0014, distortionCenter: center, lookupTable: table, inverseLookupTable: inverse)
+    }
+
+    /// The inverse table of `forward`: at distorted radius `r_d = i·r_max/(n − 1)`,
+    /// `ρ/r_d − 1` where `ρ·(1 + mag(ρ)) = r_d`.
+    public static func inverseTable(of forward: LensDistortion) -> [Float] {
+        let n = forward.table.count
+        return (0..<n).map { i in
+            if i == 0 { return Float(-Double(forward.table[0]) / (1 + Double(forward.table[0]))) }
+            let rd = Double(i) * forward.maxRadius / Double(n - 1)
+            let p = forward.invert(forward.center + SIMD2(rd, 0))
+            return Float((p.x - forward.center.x) / rd - 1)
+        }
+    }
+
+    /// Intrinsics of the rectified (pinhole) color image.
+    public var colorIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: colorWidth, height: colorHeight) }
+    /// Intrinsics of the rectified (pinhole) depth map.
+    public var depthIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: depthWidth, height: depthHeight) }
+
+    /// The true depth at rectified pixel `(u, v)` of an image with intrinsics `k`.
+    public func trueDepth(u: Double, v: Double, intrinsics k: Intrinsics) -> Double {
+        scene.hit((u - k.cx) / k.fx, (v - k.cy) / k.fy).z
+    }
+
+    /// The distorted color image, each pixel the mean over `supersampling²` points.
+    public func renderColor(supersampling n: Int = 3) -> ColorImage {
+        let k = colorIntrinsics
+        let distortion = calibration.scaled(toWidth: colorWidth, height: colorHeight).distortion
+        let width = colorWidth
+        var samples = [UInt8](repeating: 0, count: colorWidth * colorHeight * 3)
+        samples.withUnsafeMutableBufferPointer { buffer in
+            guard let out = buffer.baseAddress else { return }
+            RowScheduler.parallel.forEachBand(rows: colorHeight) { rows in
+                for y in rows {
+                    for x in 0..<width {
+                        var sum = SIMD3<Double>.zero
+                        for j in 0..<n {
+                            for i in 0..<n {
+                                let q = SIMD2(Double(x) + (Double(i) + 0.5) / Double(n) - 0.5,
+                                              Double(y) + (Double(j) + 0.5) / Double(n) - 0.5)
+                                let p = distortion.invert(q)
+                                sum += scene.color((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy)
+                            }
+                        }
+                        let mean = sum / Double(n * n)
+                        let o = (y * width + x) * 3
+                        for c in 0..<3 { out[o + c] = UInt8(max(0, min(255, mean[c].rounded()))) }
+                    }
+                }
+            }
+        }
+        return ColorImage(width: colorWidth, height: colorHeight, channels: 3, samples: samples)
+    }
+
+    /// The distorted depth map (meters), sampled at pixel centers.
+    public func renderDepth() -> DepthMap {
+        let k = depthIntrinsics
+        let distortion = calibration.scaled(toWidth: depthWidth, height: depthHeight).distortion
+        let width = depthWidth
+        var samples = [Float](repeating: 0, count: depthWidth * depthHeight)
+        samples.withUnsafeMutableBufferPointer { buffer in
+            guard let out = buffer.baseAddress else { return }
+            RowScheduler.parallel.forEachBand(rows: depthHeight) { rows in
+                for y in rows {
+                    for x in 0..<width {
+                        let p = distortion.invert(SIMD2(Double(x), Double(y)))
+                        out[y * width + x] = Float(scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy).z)
+                    }
+                }
+            }
+        }
+        return DepthMap(width: depthWidth, height: depthHeight, channels: 1, samples: samples)
+    }
+}

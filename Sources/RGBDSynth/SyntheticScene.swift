@@ -1,0 +1,85 @@
+import RGBDKit
+
+/// A scene with known geometry, in the camera frame (OpenCV: x right, y down,
+/// z forward; meters): a fronto-parallel checkerboard wall, a floor and a box on it.
+///
+/// Everything is analytic, so the true depth and color seen along any ray are known
+/// exactly; the tests compare rgbd's output with them.
+public struct SyntheticScene: Sendable {
+    /// Distance of the wall plane `z = wallZ`.
+    public var wallZ: Double = 3.0
+    /// Side of the wall's checker squares.
+    public var checkerSize: Double = 0.1
+    /// A corner of the checker pattern (the lines are `x = origin.x + k·size` and
+    /// `y = origin.y + k·size` on the wall).
+    public var checkerOrigin: SIMD2<Double> = SIMD2(0.013, -0.027)
+    /// The floor plane `y = floorY` (below the camera).
+    public var floorY: Double = 1.2
+    /// The box's opposite corners (axis-aligned, standing on the floor).
+    public var boxMin: SIMD3<Double> = SIMD3(-0.95, 0.55, 1.6)
+    /// See `boxMin`.
+    public var boxMax: SIMD3<Double> = SIMD3(-0.35, 1.2, 2.0)
+
+    /// The surfaces of the scene.
+    public enum Surface: Sendable { case wall, floor, box }
+
+    /// Colors of the surfaces.
+    public static let lightSquare: SIMD3<Double> = SIMD3(225, 205, 170)
+    /// See `lightSquare`.
+    public static let darkSquare: SIMD3<Double> = SIMD3(30, 40, 75)
+
+    /// A scene with the default layout.
+    public init() {}
+
+    /// The nearest surface along the ray through `(a, b, 1)`: its depth `z` and which
+    /// surface it is. The wall is infinite, so every forward ray hits something.
+    public func hit(_ a: Double, _ b: Double) -> (z: Double, surface: Surface, face: Int) {
+        var best = (z: wallZ, surface: Surface.wall, face: 0)
+        if b > 0 {
+            let z = floorY / b
+            if z < best.z { best = (z, .floor, 0) }
+        }
+        // Slab intersection of the ray t·(a, b, 1) with the box; t is the depth z.
+        let d = SIMD3(a, b, 1.0)
+        var tNear = -Double.infinity, tFar = Double.infinity, face = 0
+        for axis in 0..<3 {
+            if d[axis] == 0 {
+                if 0 < boxMin[axis] || 0 > boxMax[axis] { return best }
+                continue
+            }
+            var t0 = boxMin[axis] / d[axis], t1 = boxMax[axis] / d[axis]
+            if t0 > t1 { swap(&t0, &t1) }
+            if t0 > tNear { tNear = t0; face = axis }
+            tFar = min(tFar, t1)
+        }
+        if tNear <= tFar && tNear > 0 && tNear < best.z { best = (tNear, .box, face) }
+        return best
+    }
+
+    /// The color seen along the ray through `(a, b, 1)`.
+    public func color(_ a: Double, _ b: Double) -> SIMD3<Double> {
+        let h = hit(a, b)
+        let x = a * h.z, y = b * h.z, z = h.z
+        switch h.surface {
+        case .wall:
+            let i = Int(((x - checkerOrigin.x) / checkerSize).rounded(.down))
+            let j = Int(((y - checkerOrigin.y) / checkerSize).rounded(.down))
+            return (i + j) & 1 == 0 ? Self.lightSquare : Self.darkSquare
+        case .floor:
+            let i = Int((x / 0.25).rounded(.down)), j = Int((z / 0.25).rounded(.down))
+            return (i + j) & 1 == 0 ? SIMD3(130, 120, 105) : SIMD3(95, 85, 75)
+        case .box:
+            switch h.face {
+            case 2: return SIMD3(200, 60, 50)     // front
+            case 1: return SIMD3(235, 150, 90)    // top
+            default: return SIMD3(150, 45, 35)    // side
+            }
+        }
+    }
+
+    /// The box's front-face corners (at `z = boxMin.z`), top-left first, clockwise.
+    public var boxFrontCorners: [SIMD3<Double>] {
+        [SIMD3(boxMin.x, boxMin.y, boxMin.z), SIMD3(boxMax.x, boxMin.y, boxMin.z),
+         SIMD3(boxMax.x, boxMax.y, boxMin.z), SIMD3(boxMin.x, boxMax.y, boxMin.z)]
+    }
+}

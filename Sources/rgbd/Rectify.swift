@@ -1,0 +1,70 @@
+import ArgumentParser
+import RGBDKit
+
+/// `rgbd rectify`: rectified color, depth and intrinsics for each capture.
+struct Rectify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rectify captures: undistorted color, depth and pinhole intrinsics.",
+        discussion: """
+        INPUTS are capture JSON files or directories of captures (every NAME.json with a \
+        NAME.jpg or NAME.jpeg beside it). The image defaults to the JPEG beside the JSON \
+        with the same name (.jpg or .jpeg, any case). Pixels are used as stored: the \
+        JPEG's EXIF rotation is not applied.
+
+        For each capture NAME, written into the output directory:
+          NAME.color.png       rectified color, 8-bit RGB
+          NAME.depth.png       rectified depth, 16-bit gray, millimeters (0 = no depth)
+          NAME.depth.tiff      rectified depth, 32-bit float, meters (NaN = no depth)
+          NAME.intrinsics.json rectified pinhole intrinsics of depth (top level, as \
+        Open3D's read_pinhole_camera_intrinsic reads them) and of color, \
+        intrinsic_matrix column-major
+
+        Depth is Z along the optical axis. Color is interpolated bilinearly; depth is \
+        interpolated only between neighbors of similar depth, so no depth is invented \
+        between a foreground and a background. Files appear only when complete. A \
+        capture that fails is reported on stderr and the others are still processed; \
+        the exit status is 1 if any failed.
+        """)
+
+    @Argument(help: "Capture JSON files, or directories of captures.")
+    var inputs: [String]
+
+    @Option(name: .customLong("image"), help: "The color image, if not the JPEG beside the JSON (one capture only).")
+    var image: String?
+
+    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
+    var output: String
+
+    @Option(help: "Depth steps larger than this fraction of the depth are edges, never blended.")
+    var depthEdge: Float = 0.05
+
+    @Flag(help: "Compress PNGs harder (smaller files, several times slower).")
+    var smallPNG = false
+
+    @Flag(help: "Report the time spent in each stage on stderr.")
+    var timings = false
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+    var quiet = false
+
+    func validate() throws {
+        if image != nil && inputs.count != 1 {
+            throw ValidationError("--image applies to a single capture JSON")
+        }
+        if !(depthEdge > 0 && depthEdge < 1) {
+            throw ValidationError("--depth-edge must be between 0 and 1")
+        }
+    }
+
+    func run() throws {
+        let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
+        let effort: PNGCodec.Effort = smallPNG ? .small : .fast
+        let failures = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings).run { item, stageTimings in
+            let capture = try Capture.load(json: item.json, image: item.image, timings: stageTimings)
+            for warning in capture.warnings { Report.warning(warning) }
+            let rectified = capture.rectified(with: rectifier, timings: stageTimings)
+            try rectified.write(to: output, pngEffort: effort, timings: stageTimings)
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
