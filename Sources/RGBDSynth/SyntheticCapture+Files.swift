@@ -64,7 +64,7 @@ extension SyntheticCapture {
     /// Renders and writes `<stem>.jpg`, `<stem>.json` and `<stem>.truth.json` into
     /// `directory`. `holes` rectangles (in depth pixels) are written as 0 (no depth).
     @discardableResult
-    public func write(to directory: String, stem: String, jpegQuality: Int = 95, supersampling: Int = 3,
+    public func write(to directory: String, stem: String, jpegQuality: Int = 95, supersampling: Int = 2,
                       holes: [(x: Range<Int>, y: Range<Int>)] = []) throws -> (json: String, image: String) {
         try FileSystem.createDirectory(directory)
         var depth = renderDepth()

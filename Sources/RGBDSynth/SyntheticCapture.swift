@@ -22,6 +22,12 @@ public struct SyntheticCapture: Sendable {
     public var depthWidth: Int
     /// See `depthWidth`.
     public var depthHeight: Int
+    /// Amplitude of deterministic sensor-like noise added to color, in 8-bit levels
+    /// (0 = none). Real photos compress and decode like noisy images, not flat ones.
+    public var colorNoise: Double = 0
+    /// Amplitude of deterministic noise added to depth, in meters (0 = none). Makes the
+    /// JSON look like a real export (17 significant digits per value).
+    public var depthNoise: Double = 0
 
     /// A capture of the default scene with an iPhone-like calibration at reference
     /// dimensions 4032×3024, images of the given sizes.
@@ -76,8 +82,9 @@ public struct SyntheticCapture: Sendable {
         scene.hit((u - k.cx) / k.fx, (v - k.cy) / k.fy).z
     }
 
-    /// The distorted color image, each pixel the mean over `supersampling²` points.
-    public func renderColor(supersampling n: Int = 3) -> ColorImage {
+    /// The distorted color image, each pixel the mean over `supersampling²` points
+    /// (checker edges are already area-correct; supersampling smooths the box's).
+    public func renderColor(supersampling n: Int = 2) -> ColorImage {
         let k = colorIntrinsics
         let distortion = calibration.scaled(toWidth: colorWidth, height: colorHeight).distortion
         let width = colorWidth
@@ -93,17 +100,31 @@ public struct SyntheticCapture: Sendable {
                                 let q = SIMD2(Double(x) + (Double(i) + 0.5) / Double(n) - 0.5,
                                               Double(y) + (Double(j) + 0.5) / Double(n) - 0.5)
                                 let p = distortion.invert(q)
-                                sum += scene.color((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy)
+                                sum += scene.color((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy, pixelAngle: 1 / k.fx)
                             }
                         }
                         let mean = sum / Double(n * n)
                         let o = (y * width + x) * 3
-                        for c in 0..<3 { out[o + c] = UInt8(max(0, min(255, mean[c].rounded()))) }
+                        for c in 0..<3 {
+                            let noise = colorNoise * SyntheticCapture.noise(x, y, c)
+                            out[o + c] = UInt8(max(0, min(255, (mean[c] + noise).rounded())))
+                        }
                     }
                 }
             }
         }
         return ColorImage(width: colorWidth, height: colorHeight, channels: 3, samples: samples)
+    }
+
+    /// Deterministic noise in [−1, 1) from a hash of pixel and channel.
+    static func noise(_ x: Int, _ y: Int, _ c: Int) -> Double {
+        var h = UInt64(truncatingIfNeeded: x) &* 0x9E37_79B9_7F4A_7C15
+        h ^= UInt64(truncatingIfNeeded: y) &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= UInt64(truncatingIfNeeded: c) &* 0x1656_67B1_9E37_79F9
+        h ^= h >> 31
+        h &*= 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 29
+        return Double(h >> 11) / Double(1 << 52) - 1
     }
 
     /// The distorted depth map (meters), sampled at pixel centers.
@@ -118,7 +139,8 @@ public struct SyntheticCapture: Sendable {
                 for y in rows {
                     for x in 0..<width {
                         let p = distortion.invert(SIMD2(Double(x), Double(y)))
-                        out[y * width + x] = Float(scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy).z)
+                        let z = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy).z
+                        out[y * width + x] = Float(z + depthNoise * SyntheticCapture.noise(x, y, 7))
                     }
                 }
             }

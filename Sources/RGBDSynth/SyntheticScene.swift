@@ -56,18 +56,29 @@ public struct SyntheticScene: Sendable {
         return best
     }
 
-    /// The color seen along the ray through `(a, b, 1)`.
-    public func color(_ a: Double, _ b: Double) -> SIMD3<Double> {
+    /// The color seen along the ray through `(a, b, 1)`, for an image whose pixels
+    /// subtend `pixelAngle` (`1/fx`).
+    ///
+    /// Checker edges are linear ramps one pixel wide, centered on the true line: point
+    /// samples of such a ramp equal the area samples of a sharp edge, so the rendered
+    /// image is what a sensor integrating over its pixels would record, without the
+    /// quantization of supersampling.
+    public func color(_ a: Double, _ b: Double, pixelAngle: Double) -> SIMD3<Double> {
         let h = hit(a, b)
         let x = a * h.z, y = b * h.z, z = h.z
+        let ramp = z * pixelAngle
         switch h.surface {
         case .wall:
-            let i = Int(((x - checkerOrigin.x) / checkerSize).rounded(.down))
-            let j = Int(((y - checkerOrigin.y) / checkerSize).rounded(.down))
-            return (i + j) & 1 == 0 ? Self.lightSquare : Self.darkSquare
+            let sx = Self.smoothSign((x - checkerOrigin.x) / checkerSize, width: ramp / checkerSize)
+            let sy = Self.smoothSign((y - checkerOrigin.y) / checkerSize, width: ramp / checkerSize)
+            let light = 0.5 + 0.5 * sx * sy
+            return Self.darkSquare + (Self.lightSquare - Self.darkSquare) * light
         case .floor:
-            let i = Int((x / 0.25).rounded(.down)), j = Int((z / 0.25).rounded(.down))
-            return (i + j) & 1 == 0 ? SIMD3(130, 120, 105) : SIMD3(95, 85, 75)
+            // The floor is seen at a slant; its ramp is only approximately a pixel wide.
+            let sx = Self.smoothSign(x / 0.25, width: ramp / 0.25)
+            let sz = Self.smoothSign(z / 0.25, width: 4 * ramp / 0.25)
+            let light = 0.5 + 0.5 * sx * sz
+            return SIMD3(95, 85, 75) + SIMD3(35, 35, 30) * light
         case .box:
             switch h.face {
             case 2: return SIMD3(200, 60, 50)     // front
@@ -75,6 +86,20 @@ public struct SyntheticScene: Sendable {
             default: return SIMD3(150, 45, 35)    // side
             }
         }
+    }
+
+    /// +1 in even cells of `t` (cells `[k, k+1)`), −1 in odd ones, with linear ramps of
+    /// total `width` (in cells) centered on each integer.
+    static func smoothSign(_ t: Double, width: Double) -> Double {
+        let cell = t.rounded(.down)
+        let parity: Double = Int(cell) & 1 == 0 ? 1 : -1
+        // Distance to the nearest cell boundary, signed toward this cell's interior.
+        let fromLower = t - cell, fromUpper = cell + 1 - t
+        let distance = min(fromLower, fromUpper)
+        let half = width / 2
+        guard distance < half else { return parity }
+        // At the boundary the value is 0; it reaches ±1 at half the width inside.
+        return parity * distance / half
     }
 
     /// The box's front-face corners (at `z = boxMin.z`), top-left first, clockwise.

@@ -31,7 +31,13 @@ struct Synth: ParsableCommand {
     var quality = 95
 
     @Option(help: "Supersampling per axis for color (area sampling over each pixel).")
-    var supersampling = 3
+    var supersampling = 2
+
+    @Option(help: "Deterministic noise on color, in 8-bit levels (benchmark realism).")
+    var colorNoise: Double = 0
+
+    @Option(help: "Deterministic noise on depth, in meters (benchmark realism).")
+    var depthNoise: Double = 0
 
     @Flag(help: "Cut a small rectangle of holes (0) into the depth map.")
     var holes = false
@@ -39,7 +45,9 @@ struct Synth: ParsableCommand {
     func run() throws {
         let (cw, ch) = try size(color)
         let (dw, dh) = try size(depth)
-        let capture = SyntheticCapture(colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh)
+        var capture = SyntheticCapture(colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh)
+        capture.colorNoise = colorNoise
+        capture.depthNoise = depthNoise
         let hole = (x: (dw * 3 / 5)..<(dw * 3 / 5 + max(2, dw / 40)), y: (dh / 4)..<(dh / 4 + max(2, dh / 40)))
         let written = try capture.write(to: output, stem: name, jpegQuality: quality, supersampling: supersampling,
                                         holes: holes ? [hole] : [])
