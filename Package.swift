@@ -44,7 +44,7 @@ let package = Package(
             dependencies: ["RGBDSynth", "RGBDKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "rgbd-bench", dependencies: ["RGBDKit", "RGBDSynth"]),
 
-        .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"]),
+        .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,1 +1,152 @@
+import Foundation
 import Testing
+import RGBDKit
+import RGBDSynth
+
+/// The real `rgbd` binary on real files.
+@Suite(.serialized) struct CLITests {
+    /// The `rgbd` executable built beside this test bundle (or `$RGBD_BIN`).
+    static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["RGBD_BIN"] { return path }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var url = bundle
+        // swift-testing may run from inside an .xctest bundle directory.
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("rgbd").path) && url.path != "/" {
+            url = url.deletingLastPathComponent()
+        }
+        return url.appendingPathComponent("rgbd").path
+    }()
+
+    struct Run { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                   stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rgbd-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url.path
+    }
+
+    /// A small synthetic capture written as an exporter would.
+    static func writeCapture(in directory: String, stem: String) throws -> (json: String, image: String) {
+        let capture = SyntheticCapture(colorWidth: 640, colorHeight: 480, depthWidth: 160, depthHeight: 120)
+        return try capture.write(to: directory, stem: stem, jpegQuality: 95)
+    }
+
+    static func files(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    @Test func rectifyWritesFourCorrectFiles() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary), "no rgbd binary at \(Self.binary)")
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let output = directory + "/out"
+        let run = try Self.run(["rectify", capture.json, "-o", output])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Self.files(in: output) == ["shot.color.png", "shot.depth.png", "shot.depth.tiff", "shot.intrinsics.json"])
+
+        let color = try PNGCodec.decodeRGB(FileSystem.readFile(output + "/shot.color.png"))
+        #expect(color.width == 640 && color.height == 480)
+        let millimeters = try PNGCodec.decodeGray16(FileSystem.readFile(output + "/shot.depth.png"))
+        let meters = try TIFFCodec.readFloat(path: output + "/shot.depth.tiff")
+        #expect(millimeters.width == 160 && meters.width == 160 && meters.height == 120)
+        // The wall is at 3 m: the center-top of the depth map sees it.
+        #expect(millimeters[80, 20] == 3000)
+        #expect(abs(meters[80, 20] - 3) < 0.001)
+        for (mm, m) in zip(millimeters.samples, meters.samples) {
+            #expect(m.isNaN ? mm == 0 : Int(mm) == Int((m * 1000).rounded()))
+        }
+
+        // The sidecar loads as Open3D expects: width, height, 9 numbers column-major.
+        let data = try Data(contentsOf: URL(fileURLWithPath: output + "/shot.intrinsics.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(json["width"] as? Int == 160 && json["height"] as? Int == 120)
+        let k = try #require(json["intrinsic_matrix"] as? [Double])
+        #expect(k.count == 9 && k[2] == 0 && k[5] == 0 && k[8] == 1)
+        #expect(abs(k[0] - 2900.0 * 160 / 4032) < 1e-9 && abs(k[7] - 1511.6 * 120 / 3024) < 1e-9)
+        let colorK = try #require((json["color"] as? [String: Any])?["intrinsic_matrix"] as? [Double])
+        #expect(abs(colorK[6] - 2016.3 * 640 / 4032) < 1e-9)
+    }
+
+    @Test func batchGoesOnPastABadCapture() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let good = try Self.writeCapture(in: directory, stem: "a-good")
+        _ = try Self.writeCapture(in: directory, stem: "c-good")
+        // b-bad: a valid JPEG beside a JSON with ragged depth rows.
+        try FileManager.default.copyItem(atPath: good.image, toPath: directory + "/b-bad.jpg")
+        let text = try String(contentsOfFile: good.json, encoding: .utf8)
+        let broken = text.replacingOccurrences(of: "  \"depth_data\" : [\n    [\n", with: "  \"depth_data\" : [\n    [\n      1.0,\n")
+        try broken.write(toFile: directory + "/b-bad.json", atomically: true, encoding: .utf8)
+
+        let inputsBefore = try Self.files(in: directory).map { try Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0)) }
+        let output = directory + "/out"
+        let run = try Self.run(["rectify", directory, "-o", output])
+        #expect(run.status == 1)
+        let errorLines = run.stderr.split(separator: "\n").filter { $0.contains("error") }
+        #expect(errorLines.count == 1, "\(run.stderr)")
+        #expect(errorLines.first?.contains("b-bad.json") == true)
+        #expect(errorLines.first?.contains("row 1 has") == true, "\(run.stderr)")
+        let written = Self.files(in: output)
+        #expect(written.filter { $0.hasPrefix("a-good.") }.count == 4)
+        #expect(written.filter { $0.hasPrefix("c-good.") }.count == 4)
+        #expect(!written.contains { $0.hasPrefix("b-bad") || $0.contains("tmp") }, "\(written)")
+        // Inputs are never modified.
+        let inputsAfter = try Self.files(in: directory).filter { $0 != "out" }
+            .map { try Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0)) }
+        #expect(inputsBefore == inputsAfter)
+    }
+
+    @Test func badImagesAreNamed() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: capture.image))
+        try jpeg.prefix(jpeg.count / 3).write(to: URL(fileURLWithPath: directory + "/cut.jpg"))
+        let run = try Self.run(["rectify", capture.json, "--image", directory + "/cut.jpg", "-o", directory + "/out"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("cut.jpg"), "\(run.stderr)")
+        #expect(Self.files(in: directory + "/out").isEmpty)
+
+        // A portrait (transposed) JPEG is reported as such.
+        let portrait = SyntheticCapture(colorWidth: 480, colorHeight: 640, depthWidth: 160, depthHeight: 120)
+        let rotated = try JPEGCodec.encode(portrait.renderColor(supersampling: 1))
+        try Data(rotated).write(to: URL(fileURLWithPath: directory + "/portrait.jpg"))
+        let turned = try Self.run(["rectify", capture.json, "--image", directory + "/portrait.jpg", "-o", directory + "/out"])
+        #expect(turned.status == 1)
+        #expect(turned.stderr.contains("portrait.jpg") && turned.stderr.contains("transposed"), "\(turned.stderr)")
+    }
+
+    @Test func missingInputsAndBadArguments() throws {
+        let missing = try Self.run(["rectify", "/nonexistent/shot.json", "-o", "/tmp/rgbd-never"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("/nonexistent/shot.json"))
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/rgbd-never/shot.color.png"))
+        let twoWithImage = try Self.run(["rectify", "a.json", "b.json", "--image", "x.jpg", "-o", "/tmp/x"])
+        #expect(twoWithImage.status != 0)
+        #expect(twoWithImage.stderr.contains("--image"))
+    }
+
+    @Test func helpExplainsInputsOutputsAndUnits() throws {
+        let help = try Self.run(["rectify", "--help"])
+        #expect(help.status == 0)
+        for phrase in ["millimeters", "meters", "intrinsics", "EXIF", "NAME.depth.tiff"] {
+            #expect(help.stdout.contains(phrase), "--help does not mention \(phrase)")
+        }
+    }
+}

@@ -129,7 +129,7 @@ public enum FileSystem {
     }
 
     /// Removes a file, ignoring errors (used to clean up temporaries).
-    static func removeQuietly(_ path: String) { unlink(path) }
+    public static func removeQuietly(_ path: String) { unlink(path) }
 
     /// Whether standard error is a terminal (progress bars are drawn only then).
     public static var standardErrorIsTerminal: Bool { isatty(2) != 0 }
@@ -253,4 +253,9 @@ final class Lock: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
+}
+
+extension FileSystem {
+    /// Removes an empty directory, ignoring errors.
+    public static func removeDirectoryQuietly(_ path: String) { rmdir(path) }
 }
