@@ -27,22 +27,24 @@ enum ColorRemap {
     static func sampleRGB(_ X: Int, _ Y: Int, src: UnsafeRawPointer, width: Int, height: Int,
                           out: UnsafeMutablePointer<UInt8>) {
         let x0 = X >> 8, y0 = Y >> 8
-        let fx = UInt64(X & 255), fy = UInt64(Y & 255)
-        let w00 = (256 - fx) * (256 - fy), w10 = fx * (256 - fy)
-        let w01 = (256 - fx) * fy, w11 = fx * fy
-        if x0 >= 0 && y0 >= 0 && x0 < width - 2 && y0 < height - 1 {
-            let rowBytes = width * 3
-            let o = y0 * rowBytes + x0 * 3
+        let fx = UInt64(truncatingIfNeeded: X & 255), fy = UInt64(truncatingIfNeeded: Y & 255)
+        let w00 = (256 &- fx) &* (256 &- fy), w10 = fx &* (256 &- fy)
+        let w01 = (256 &- fx) &* fy, w11 = fx &* fy
+        if x0 >= 0 && y0 >= 0 && x0 < width &- 2 && y0 < height &- 1 {
+            let rowBytes = width &* 3
+            let o = y0 &* rowBytes &+ x0 &* 3
             let p00 = UInt64(src.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
-            let p10 = UInt64(src.loadUnaligned(fromByteOffset: o + 3, as: UInt32.self).littleEndian)
-            let p01 = UInt64(src.loadUnaligned(fromByteOffset: o + rowBytes, as: UInt32.self).littleEndian)
-            let p11 = UInt64(src.loadUnaligned(fromByteOffset: o + rowBytes + 3, as: UInt32.self).littleEndian)
+            let p10 = UInt64(src.loadUnaligned(fromByteOffset: o &+ 3, as: UInt32.self).littleEndian)
+            let p01 = UInt64(src.loadUnaligned(fromByteOffset: o &+ rowBytes, as: UInt32.self).littleEndian)
+            let p11 = UInt64(src.loadUnaligned(fromByteOffset: o &+ rowBytes &+ 3, as: UInt32.self).littleEndian)
             // Red in bits 0..<32 and blue in bits 32..<64; green alone. Each lane holds at
             // most 255·65536 + 2¹⁵ < 2²⁴, so lanes never carry into each other.
-            @inline(__always) func rb(_ p: UInt64) -> UInt64 { (p & 0xFF) | ((p & 0xFF_0000) << 16) }
-            @inline(__always) func g(_ p: UInt64) -> UInt64 { (p >> 8) & 0xFF }
-            let accRB = rb(p00) &* w00 &+ rb(p10) &* w10 &+ rb(p01) &* w01 &+ rb(p11) &* w11 &+ 0x8000_0000_8000
-            let accG = g(p00) &* w00 &+ g(p10) &* w10 &+ g(p01) &* w01 &+ g(p11) &* w11 &+ 0x8000
+            let rb00 = (p00 & 0xFF) | ((p00 & 0xFF_0000) << 16), g00 = (p00 >> 8) & 0xFF
+            let rb10 = (p10 & 0xFF) | ((p10 & 0xFF_0000) << 16), g10 = (p10 >> 8) & 0xFF
+            let rb01 = (p01 & 0xFF) | ((p01 & 0xFF_0000) << 16), g01 = (p01 >> 8) & 0xFF
+            let rb11 = (p11 & 0xFF) | ((p11 & 0xFF_0000) << 16), g11 = (p11 >> 8) & 0xFF
+            let accRB = rb00 &* w00 &+ rb10 &* w10 &+ rb01 &* w01 &+ rb11 &* w11 &+ 0x8000_0000_8000
+            let accG = g00 &* w00 &+ g10 &* w10 &+ g01 &* w01 &+ g11 &* w11 &+ 0x8000
             out[0] = UInt8(truncatingIfNeeded: accRB >> 16)
             out[1] = UInt8(truncatingIfNeeded: accG >> 16)
             out[2] = UInt8(truncatingIfNeeded: accRB >> 48)
@@ -77,25 +79,15 @@ enum ColorRemap {
         }
     }
 
-    /// Rectifies output row `y`, computing source positions on the fly.
+    /// Rectifies output row `y`, computing source positions on the fly: first the
+    /// whole row's fixed-point positions into `scratch` (2·width `Int32`, eight pixels
+    /// at a time with `SourcePositions.fixedPoint8`), then the sampling.
     @inline(__always)
     static func rectifyRow(_ y: Int, positions: SourcePositions, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
                            channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
-                           dst: UnsafeMutablePointer<UInt8>) {
-        let dy = Float(y) - positions.cy
-        let dy2 = dy * dy
-        let row = dst + y * width * channels
-        let raw = UnsafeRawPointer(src)
-        for x in 0..<width {
-            let dx = Float(x) - positions.cx
-            let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
-            let X = fixed(positions.cx + dx * k), Y = fixed(positions.cy + dy * k)
-            if channels == 3 {
-                sampleRGB(X, Y, src: raw, width: width, height: height, out: row + x * 3)
-            } else {
-                sample(X, Y, channels: channels, src: src, width: width, height: height, out: row + x * channels)
-            }
-        }
+                           dst: UnsafeMutablePointer<UInt8>, scratch: UnsafeMutablePointer<Int32>) {
+        positions.fixedPointRow(y, width: width, table: table, slopes: slopes, into: scratch)
+        rectifyRow(y, map: scratch - y * width * 2, channels: channels, src: src, width: width, height: height, dst: dst)
     }
 
     /// Rectifies output row `y` with positions read from a precomputed map.
@@ -105,12 +97,15 @@ enum ColorRemap {
         let row = dst + y * width * channels
         let positions = map + y * width * 2
         let raw = UnsafeRawPointer(src)
-        for x in 0..<width {
-            let X = Int(positions[2 * x]), Y = Int(positions[2 * x + 1])
-            if channels == 3 {
-                sampleRGB(X, Y, src: raw, width: width, height: height, out: row + x * 3)
-            } else {
-                sample(X, Y, channels: channels, src: src, width: width, height: height, out: row + x * channels)
+        if channels == 3 {
+            for x in 0..<width {
+                sampleRGB(Int(positions[2 &* x]), Int(positions[2 &* x &+ 1]), src: raw, width: width, height: height,
+                          out: row + x &* 3)
+            }
+        } else {
+            for x in 0..<width {
+                sample(Int(positions[2 &* x]), Int(positions[2 &* x &+ 1]), channels: channels, src: src, width: width,
+                       height: height, out: row + x &* channels)
             }
         }
     }

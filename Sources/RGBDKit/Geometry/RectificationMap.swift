@@ -16,20 +16,13 @@ public struct RectificationMap: Sendable {
     public init(_ distortion: LensDistortion, scheduler: RowScheduler = .parallel) {
         let width = distortion.width, height = distortion.height
         let evaluator = SourcePositions(distortion)
-        var positions = [Int32](repeating: 0, count: width * height * 2)
-        positions.withUnsafeMutableBufferPointer { buffer in
+        let positions = LargeBuffer.make(count: width * height * 2) { (buffer: UnsafeMutableBufferPointer<Int32>) in
             guard let out = buffer.baseAddress else { return }
+            let base = out
             evaluator.withTables { table, slopes in
                 scheduler.forEachBand(rows: height) { rows in
                     for y in rows {
-                        let dy = Float(y) - evaluator.cy
-                        let row = out + y * width * 2
-                        for x in 0..<width {
-                            let dx = Float(x) - evaluator.cx
-                            let k = evaluator.scale(radiusSquared: dx * dx + dy * dy, table: table, slopes: slopes)
-                            row[2 * x] = Int32(clamping: ColorRemap.fixed(evaluator.cx + dx * k))
-                            row[2 * x + 1] = Int32(clamping: ColorRemap.fixed(evaluator.cy + dy * k))
-                        }
+                        evaluator.fixedPointRow(y, width: width, table: table, slopes: slopes, into: base + y * width * 2)
                     }
                 }
             }

@@ -25,15 +25,16 @@ public struct Rectifier: Sendable {
                      "the distortion model is for another image size")
         let width = image.width, height = image.height, channels = image.channels
         let evaluator = SourcePositions(distortion)
-        var output = [UInt8](repeating: 0, count: width * height * channels)
-        image.samples.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
+        let output = LargeBuffer.make(count: width * height * channels) { (destination: UnsafeMutableBufferPointer<UInt8>) in
+            image.samples.withUnsafeBufferPointer { source in
                 guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
                 evaluator.withTables { table, slopes in
                     scheduler.forEachBand(rows: height) { rows in
+                        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                        defer { scratch.deallocate() }
                         for y in rows {
                             ColorRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, channels: channels,
-                                                  src: src, width: width, height: height, dst: dst)
+                                                  src: src, width: width, height: height, dst: dst, scratch: scratch)
                         }
                     }
                 }
@@ -46,9 +47,8 @@ public struct Rectifier: Sendable {
     public func rectify(_ image: ImageBuffer<UInt8>, map: RectificationMap) -> ImageBuffer<UInt8> {
         precondition(image.width == map.width && image.height == map.height, "the map is for another image size")
         let width = image.width, height = image.height, channels = image.channels
-        var output = [UInt8](repeating: 0, count: width * height * channels)
-        image.samples.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
+        let output = LargeBuffer.make(count: width * height * channels) { (destination: UnsafeMutableBufferPointer<UInt8>) in
+            image.samples.withUnsafeBufferPointer { source in
                 map.positions.withUnsafeBufferPointer { positions in
                     guard let src = source.baseAddress, let dst = destination.baseAddress,
                           let pos = positions.baseAddress else { return }
@@ -72,9 +72,8 @@ public struct Rectifier: Sendable {
         let width = depth.width, height = depth.height
         let evaluator = SourcePositions(distortion)
         let step = maxRelativeDepthStep
-        var output = [Float](repeating: .nan, count: width * height)
-        depth.samples.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
+        let output = LargeBuffer.make(count: width * height) { (destination: UnsafeMutableBufferPointer<Float>) in
+            depth.samples.withUnsafeBufferPointer { source in
                 guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
                 evaluator.withTables { table, slopes in
                     scheduler.forEachBand(rows: height) { rows in

@@ -16,12 +16,13 @@ public enum JPEGCodec {
     public static func decodeRGB(_ jpeg: [UInt8], file: String? = nil) throws -> ColorImage {
         let handle = try Handle(decompress: true, file: file)
         let (width, height) = try handle.header(jpeg)
-        var samples = [UInt8](repeating: 0, count: width * height * 3)
-        let status = jpeg.withUnsafeBufferPointer { src in
-            samples.withUnsafeMutableBufferPointer { dst in
+        var status: Int32 = 0
+        let samples = LargeBuffer.make(count: width * height * 3) { (dst: UnsafeMutableBufferPointer<UInt8>) in
+            status = jpeg.withUnsafeBufferPointer { src in
                 tjDecompress2(handle.raw, src.baseAddress, UInt(src.count), dst.baseAddress,
                               Int32(width), Int32(width * 3), Int32(height), Int32(TJPF_RGB.rawValue), 0)
             }
+            // A failed decode may leave rows unwritten; they are never read (we throw).
         }
         if status != 0 { throw handle.error("cannot decode JPEG") }
         return ColorImage(width: width, height: height, channels: 3, samples: samples)
