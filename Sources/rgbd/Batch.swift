@@ -8,8 +8,9 @@ struct Batch {
     var quiet: Bool
     var showTimings: Bool
 
-    /// Processes every capture; returns how many failed.
-    func run(_ operation: (CaptureDiscovery.Item, StageTimings?) throws -> Void) -> Int {
+    /// Processes every capture; returns how many failed. With `single` set, more than
+    /// one capture is an error with that message.
+    func run(single: String? = nil, _ operation: (CaptureDiscovery.Item, StageTimings?) throws -> Void) -> Int {
         var items: [CaptureDiscovery.Item] = []
         var failures = 0
         for input in inputs {
@@ -19,6 +20,10 @@ struct Batch {
                 Report.error(error)
                 failures += 1
             }
+        }
+        if let single, items.count > 1 {
+            Report.error(RGBDError(.invalidArgument, "\(items.count) captures: \(single)"))
+            return failures + 1
         }
         if let image, items.count == 1 { items[0].image = image }
         let progress = Progress(total: items.count, enabled: !quiet)

@@ -13,7 +13,7 @@ struct RGBD: ParsableCommand {
         ideal pinhole images and their intrinsics.
         """,
         version: RGBDVersion.string,
-        subcommands: [Rectify.self])
+        subcommands: [Rectify.self, Cloud.self])
 }
 
 RGBD.main()

@@ -1,0 +1,164 @@
+/// Which way the axes of exported points point.
+public enum CameraAxes: String, Sendable, CaseIterable {
+    /// OpenCV camera frame: x right, y down, z forward (FORMAT.md §5).
+    case opencv
+    /// OpenGL-style viewers' frame: `(X, −Y, −Z)`.
+    case opengl
+}
+
+/// What `PointCloud` keeps and computes.
+public struct PointCloudOptions: Equatable, Sendable {
+    /// Points nearer than this (meters) are dropped.
+    public var minDepth: Float = 0
+    /// Points farther than this (meters) are dropped.
+    public var maxDepth: Float = .infinity
+    /// Keep every `stride`-th depth pixel along both axes.
+    public var stride: Int = 1
+    /// Drop points on depth discontinuities (see `edgeThreshold`).
+    public var dropEdges: Bool = true
+    /// A point is on a discontinuity when one of its 4 neighbors' depth differs from its
+    /// own by more than this fraction of its depth (0.05 = 5 %); holes do not count.
+    public var edgeThreshold: Float = 0.05
+    /// Compute normals from the depth grid's neighbors, oriented toward the camera.
+    public var normals: Bool = false
+    /// Output frame.
+    public var axes: CameraAxes = .opencv
+
+    /// The defaults: every pixel, edges dropped, no normals, OpenCV frame.
+    public init() {}
+}
+
+/// Back-projection of a rectified depth map into camera-frame points (FORMAT.md §5):
+/// `X = (u − cx)·Z/fx`, `Y = (v − cy)·Z/fy`, `Z`, meters, with the color of the matching
+/// footprint of the rectified color image.
+///
+/// Points are produced row by row on demand (`forEachPoint`), so writers can stream
+/// them without a second copy of the cloud in memory; `count` says how many there will be.
+public struct PointCloud: Sendable {
+    /// Rectified depth, meters, NaN = no depth.
+    public let depth: DepthMap
+    /// Pinhole intrinsics of `depth`.
+    public let intrinsics: Intrinsics
+    /// Per-depth-pixel color: the rectified color averaged over each depth pixel's
+    /// footprint (`ImageBuffer.areaAverage`), or nil for points without color.
+    public let colors: ColorImage?
+    /// Filters and extras.
+    public let options: PointCloudOptions
+    /// Which depth pixels become points (after stride, range and edge filters).
+    let kept: [Bool]
+    /// The number of points `forEachPoint` produces.
+    public let count: Int
+
+    /// One exported point, in the chosen frame.
+    public struct Point: Sendable {
+        public var position: SIMD3<Float>
+        public var color: SIMD3<UInt8>
+        public var normal: SIMD3<Float>
+    }
+
+    /// A cloud of the rectified capture's depth, colored by its rectified color.
+    public init(_ capture: RectifiedCapture, options: PointCloudOptions = PointCloudOptions()) {
+        self.init(depth: capture.depth, intrinsics: capture.depthIntrinsics,
+                  colors: capture.color.areaAverage(toWidth: capture.depth.width, height: capture.depth.height),
+                  options: options)
+    }
+
+    /// A cloud of any depth map with its intrinsics and optional per-pixel colors (of
+    /// the depth map's size).
+    public init(depth: DepthMap, intrinsics: Intrinsics, colors: ColorImage?, options: PointCloudOptions) {
+        precondition(colors.map { $0.width == depth.width && $0.height == depth.height && $0.channels == 3 } ?? true,
+                     "colors must be RGB at the depth map's size")
+        self.depth = depth
+        self.intrinsics = intrinsics
+        self.colors = colors
+        self.options = options
+        kept = Self.selection(depth, options: options)
+        count = kept.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+
+    /// Which depth pixels become points: a valid depth within the range, on the stride
+    /// grid, and (with `dropEdges`) no 4-neighbor whose depth differs by more than
+    /// `edgeThreshold` times its own.
+    static func selection(_ depth: DepthMap, options: PointCloudOptions) -> [Bool] {
+        let width = depth.width, height = depth.height
+        var kept = [Bool](repeating: false, count: width * height)
+        depth.samples.withUnsafeBufferPointer { buffer in
+            guard let d = buffer.baseAddress else { return }
+            for v in Swift.stride(from: 0, to: height, by: options.stride) {
+                for u in Swift.stride(from: 0, to: width, by: options.stride) {
+                    let z = d[v * width + u]
+                    guard z.isFinite, z > 0, z >= options.minDepth, z <= options.maxDepth else { continue }
+                    if options.dropEdges {
+                        let limit = options.edgeThreshold * z
+                        func jumps(_ x: Int, _ y: Int) -> Bool {
+                            guard x >= 0, y >= 0, x < width, y < height else { return false }
+                            let n = d[y * width + x]
+                            return n.isFinite && abs(n - z) > limit
+                        }
+                        if jumps(u - 1, v) || jumps(u + 1, v) || jumps(u, v - 1) || jumps(u, v + 1) { continue }
+                    }
+                    kept[v * width + u] = true
+                }
+            }
+        }
+        return kept
+    }
+
+    /// Calls `body` for every point, row by row.
+    public func forEachPoint(_ body: (Point) throws -> Void) rethrows {
+        let k = intrinsics, width = depth.width, height = depth.height
+        let fxInv = Float(1 / k.fx), fyInv = Float(1 / k.fy), cx = Float(k.cx), cy = Float(k.cy)
+        let flip: SIMD3<Float> = options.axes == .opengl ? SIMD3(1, -1, -1) : SIMD3(1, 1, 1)
+        try depth.samples.withUnsafeBufferPointer { buffer in
+            guard let d = buffer.baseAddress else { return }
+            @inline(__always) func point(_ u: Int, _ v: Int) -> SIMD3<Float>? {
+                guard u >= 0, v >= 0, u < width, v < height else { return nil }
+                let z = d[v * width + u]
+                guard z.isFinite, z > 0 else { return nil }
+                return SIMD3((Float(u) - cx) * z * fxInv, (Float(v) - cy) * z * fyInv, z)
+            }
+            for v in 0..<height {
+                for u in 0..<width where kept[v * width + u] {
+                    guard let p = point(u, v) else { continue }
+                    var normal = SIMD3<Float>.zero
+                    if options.normals {
+                        normal = Self.normal(at: p, left: point(u - 1, v), right: point(u + 1, v),
+                                             up: point(u, v - 1), down: point(u, v + 1),
+                                             limit: options.edgeThreshold * p.z)
+                    }
+                    var color = SIMD3<UInt8>(255, 255, 255)
+                    if let colors {
+                        let o = (v * width + u) * 3
+                        color = SIMD3(colors.samples[o], colors.samples[o + 1], colors.samples[o + 2])
+                    }
+                    try body(Point(position: p * flip, color: color, normal: normal * flip))
+                }
+            }
+        }
+    }
+
+    /// The surface normal at `p` from its grid neighbors (central differences where
+    /// both exist on the same surface, one-sided otherwise), pointing toward the camera;
+    /// zero if there are not enough neighbors.
+    static func normal(at p: SIMD3<Float>, left: SIMD3<Float>?, right: SIMD3<Float>?, up: SIMD3<Float>?,
+                       down: SIMD3<Float>?, limit: Float) -> SIMD3<Float> {
+        @inline(__always) func near(_ q: SIMD3<Float>?) -> SIMD3<Float>? {
+            guard let q, abs(q.z - p.z) <= limit else { return nil }
+            return q
+        }
+        let l = near(left), r = near(right), u = near(up), d = near(down)
+        let horizontal: SIMD3<Float>
+        if let l, let r { horizontal = r - l } else if let r { horizontal = r - p } else if let l { horizontal = p - l } else { return .zero }
+        let vertical: SIMD3<Float>
+        if let u, let d { vertical = d - u } else if let d { vertical = d - p } else if let u { vertical = p - u } else { return .zero }
+        var n = SIMD3(horizontal.y * vertical.z - horizontal.z * vertical.y,
+                      horizontal.z * vertical.x - horizontal.x * vertical.z,
+                      horizontal.x * vertical.y - horizontal.y * vertical.x)
+        let length = (n * n).sum().squareRoot()
+        guard length > 0 else { return .zero }
+        n /= length
+        // Toward the camera at the origin: n · (0 − p) > 0.
+        if (n * p).sum() > 0 { n = -n }
+        return n
+    }
+}

@@ -1,0 +1,104 @@
+import ArgumentParser
+import RGBDKit
+
+extension CameraAxes: ExpressibleByArgument {}
+
+/// `rgbd cloud`: colored PLY point clouds from captures.
+struct Cloud: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Back-project captures to colored PLY point clouds (meters).",
+        discussion: """
+        Each capture is rectified first (as `rgbd rectify` does), then every depth pixel \
+        (u, v) with depth Z becomes the point X = (u - cx) Z / fx, Y = (v - cy) Z / fy, Z in \
+        meters, with the intrinsics of the rectified depth map: the OpenCV camera frame \
+        (x right, y down, z forward), or (X, -Y, -Z) with --axes opengl.
+
+        A point's color is the rectified color image averaged over the depth pixel's \
+        footprint (the color image is several times larger than the depth map), not a \
+        single color pixel.
+
+        Holes give no points. By default points on depth discontinuities are dropped: a \
+        point whose depth differs from one of its 4 neighbors' by more than --edge-threshold \
+        times its depth (default 0.05 = 5 %) lies on an edge, where depth sensors produce \
+        "flying pixels" between foreground and background. --keep-edges keeps them.
+
+        Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
+        uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
+        neighbors, oriented toward the camera). Header comments give the units, frame, \
+        intrinsics and source. OUT is a directory (NAME.ply per capture) or, for a single \
+        capture, a path ending in .ply. Files appear only when complete.
+        """)
+
+    @Argument(help: "Capture JSON files, or directories of captures.")
+    var inputs: [String]
+
+    @Option(name: .customLong("image"), help: "The color image, if not the JPEG beside the JSON (one capture only).")
+    var image: String?
+
+    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.")
+    var output: String
+
+    @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")
+    var axes: CameraAxes = .opencv
+
+    @Option(help: "Drop points nearer than this many meters.")
+    var minDepth: Float = 0
+
+    @Option(help: "Drop points farther than this many meters.")
+    var maxDepth: Float = .infinity
+
+    @Option(help: "Keep every N-th depth pixel in each direction.")
+    var stride: Int = 1
+
+    @Option(help: "Relative depth jump to a neighbor that marks a point as on an edge.")
+    var edgeThreshold: Float = 0.05
+
+    @Flag(help: "Keep points on depth discontinuities (flying pixels).")
+    var keepEdges = false
+
+    @Flag(help: "Add normals (nx, ny, nz) from the depth grid, oriented toward the camera.")
+    var normals = false
+
+    @Flag(help: "Write ASCII PLY instead of binary.")
+    var ascii = false
+
+    @Option(help: "Depth steps larger than this fraction are never blended when rectifying.")
+    var depthEdge: Float = 0.05
+
+    @Flag(help: "Report the time spent in each stage on stderr.")
+    var timings = false
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+    var quiet = false
+
+    func validate() throws {
+        if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
+        if stride < 1 { throw ValidationError("--stride must be at least 1") }
+        if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
+        if !(edgeThreshold > 0) { throw ValidationError("--edge-threshold must be positive") }
+        if !(depthEdge > 0 && depthEdge < 1) { throw ValidationError("--depth-edge must be between 0 and 1") }
+    }
+
+    func run() throws {
+        var options = PointCloudOptions()
+        options.minDepth = minDepth
+        options.maxDepth = maxDepth
+        options.stride = stride
+        options.dropEdges = !keepEdges
+        options.edgeThreshold = edgeThreshold
+        options.normals = normals
+        options.axes = axes
+        let singleFile = output.lowercased().hasSuffix(".ply")
+        let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
+        let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
+        let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
+        let failures = batch.run(single: singleFile ? "a .ply output path takes a single capture; give a directory" : nil) { item, stageTimings in
+            let capture = try Capture.load(json: item.json, image: item.image, timings: stageTimings)
+            for warning in capture.warnings { Report.warning(warning) }
+            let rectified = capture.rectified(with: rectifier, timings: stageTimings)
+            let path = singleFile ? output : Path.join(output, "\(capture.stem).ply")
+            try rectified.writeCloud(to: path, options: options, encoding: encoding, timings: stageTimings)
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
