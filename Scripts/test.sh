@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing system libraries, builds in release mode with
-# testing enabled (the ground-truth scenes render quickly only when optimized), and runs
-# the Swift tests (library, ground truth, the real rgbd binary).
+# testing enabled (the ground-truth scenes render quickly only when optimized), runs the
+# Swift tests (library, ground truth, the real rgbd binary), then the Python tests of the
+# outputs (PLY interop with numpy / plyfile / Open3D's formulas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,3 +13,8 @@ swift build -c release -Xswiftc -enable-testing --build-tests
 
 echo "== swift tests" >&2
 swift test -c release -Xswiftc -enable-testing --skip-build
+
+echo "== python tests (real rgbd binary, numpy, plyfile)" >&2
+python3 -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
+RGBD_BIN="$(swift build -c release -Xswiftc -enable-testing --show-bin-path)/rgbd" \
+  python3 -m pytest -q -p no:cacheprovider Tests/python
