@@ -11,8 +11,8 @@ extension RectifiedCapture {
     /// meters (NaN = no depth), and the intrinsics sidecar.
     ///
     /// All four are written under temporary names and renamed into place only when all
-    /// are complete, so a failure leaves none of them half-written. The color PNG is
-    /// encoded on one thread while the others are written on another.
+    /// are complete, so a failure leaves none of them half-written. The depth files are
+    /// written in the background while the color PNG is encoded on all processors.
     @discardableResult
     public func write(to directory: String, pngEffort: PNGCodec.Effort = .fast,
                       timings: StageTimings? = nil) throws -> [String] {
@@ -20,8 +20,7 @@ extension RectifiedCapture {
         let paths = outputPaths(in: directory)
         let files = StagedFiles()
         let colorPNG: [UInt8]
-        (colorPNG, _) = try Concurrently.run(
-            { try timings.measure("encode color png") { try PNGCodec.encodeRGB(color, effort: pngEffort) } },
+        (colorPNG, _) = try Concurrently.withBackground(
             {
                 let millimeters = DepthEncoding.millimeters(depth)
                 let depthPNG = try timings.measure("encode depth png") {
@@ -35,7 +34,8 @@ extension RectifiedCapture {
                     let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source)
                     try files.stage(paths[3], bytes: Array(text.utf8))
                 }
-            })
+            },
+            foreground: { try timings.measure("encode color png") { try PNGCodec.encodeRGB(color, effort: pngEffort) } })
         try timings.measure("write color png") { try files.stage(paths[0], bytes: colorPNG) }
         try files.commit()
         return paths
