@@ -66,7 +66,7 @@ public enum PNGCodec {
         guard lines.width > 0, lines.height > 0, lines.width <= limit, lines.height <= limit else {
             throw RGBDError(.invalidImage, "cannot encode PNG: a \(lines.width)×\(lines.height) image")
         }
-        let candidates = Candidate.all(for: effort)
+        let candidates = Candidate.all(for: effort, photo: rgb)
         // zlib header: deflate with a 32 KiB window; FLEVEL (informative) fastest or
         // default; the check bits make the 16-bit value a multiple of 31.
         let zlibHeader: [UInt8] = effort == .fast ? [0x78, 0x01] : [0x78, 0x9C]
@@ -115,6 +115,7 @@ public enum PNGCodec {
         var message = [CChar](repeating: 0, count: 256)
         var status: Int32 = 0
         let file = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            LargeBuffer.adviseHugePages(UnsafeMutableRawBufferPointer(output))
             var written = 0
             status = rgbd_png_write_container(UInt32(lines.width), UInt32(lines.height), rgb ? 8 : 16,
                                               rgb ? 1 : 0, segments, sizes, segments.count,
@@ -285,10 +286,16 @@ private struct Candidate {
     /// UP takes about 159 ms and the vectorized Paeth about 170 ms, so `fast` uses Paeth.
     /// On the 768×576 16-bit depth map, no filter at level 6 (158 KB) beats every filter
     /// with `Z_RLE` (Paeth 192 KB, adaptive 191 KB), hence the second candidate of `small`.
-    static func all(for effort: PNGCodec.Effort) -> [Candidate] {
+    ///
+    /// In `rgbd rectify` (2 threads), `Z_HUFFMAN_ONLY` encodes the photo in 140 ms
+    /// against 177 ms for `Z_RLE`, and 0.2 % smaller; on the nearly noise-free sample
+    /// capture it is 3 % larger. So `fast` uses it for color (`photo`), and keeps `Z_RLE`
+    /// for depth maps, whose flat areas and holes it shrinks far better (1.7 KB against
+    /// 12.8 KB for the sample's 256×192 map).
+    static func all(for effort: PNGCodec.Effort, photo: Bool) -> [Candidate] {
         switch effort {
         case .fast:
-            [Candidate(filter: .fixed(.paeth), level: 1, strategy: Z_RLE)]
+            [Candidate(filter: .fixed(.paeth), level: 1, strategy: photo ? Z_HUFFMAN_ONLY : Z_RLE)]
         case .small:
             [Candidate(filter: .adaptive, level: 1, strategy: Z_RLE),
              Candidate(filter: .fixed(.none), level: 6, strategy: Z_DEFAULT_STRATEGY)]

@@ -25,23 +25,27 @@ public enum FileSystem {
             throw RGBDError(.io, file: path, "is a directory, not a file")
         }
         let size = Int(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
         var done = 0
-        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return true }
-            while done < size {
-                let n = read(fd, base + done, size - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
+        var ok = true
+        // Read straight into uninitialized (huge-page advised) storage: no zeroing pass.
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            LargeBuffer.adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
+            if let base = buffer.baseAddress {
+                while done < size {
+                    let n = read(fd, base + done, size - done)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        ok = false
+                        break
+                    }
+                    if n == 0 { break }
+                    done += n
                 }
-                if n == 0 { break }
-                done += n
             }
-            return true
+            initialized = done
         }
         guard ok else { throw systemError(path, "cannot read") }
-        if done < size { bytes.removeLast(size - done) }
+        if done < size { bytes.removeLast(size - done) }  // the file shrank meanwhile
         return bytes
     }
 
