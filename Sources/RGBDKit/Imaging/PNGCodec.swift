@@ -137,10 +137,6 @@ public enum PNGCodec {
                                     prefix: [UInt8], reserve: Int) throws -> Deflater {
         let rowBytes = lines.rowBytes
         let filteredBytes = rows.count * (rowBytes + 1)
-        let deflaters = try candidates.map {
-            try Deflater(level: $0.level, strategy: $0.strategy, expectedInput: filteredBytes,
-                         prefix: prefix, reserve: reserve)
-        }
         // Scratch: a zero row (above the first), two raw rows (16-bit samples are
         // byte-swapped into them), and a filtered row per filter type.
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * rowBytes + 5 * (rowBytes + 1))
@@ -154,6 +150,23 @@ public enum PNGCodec {
         // a single stream; row y is converted into rawRows[y & 1].
         var previous = rows.lowerBound == 0
             ? zeroRow : lines.row(rows.lowerBound - 1, scratch: rawRows[(rows.lowerBound - 1) & 1])
+        // `huffmanUnlessFlat`: if most of the strip's first Paeth-filtered row is zero
+        // (flat or synthetic content), Z_RLE; otherwise (photographs) Z_HUFFMAN_ONLY.
+        var flat = false
+        if candidates.contains(where: { $0.strategy == Candidate.huffmanUnlessFlat }) {
+            let first = lines.row(rows.lowerBound, scratch: rawRows[rows.lowerBound & 1])
+            let probe = filtered[Int(RowFilter.paeth.rawValue)] + 1
+            RowFilter.apply(.paeth, first, previous, probe, rowBytes, lines.bytesPerPixel)
+            var zeros = 0
+            for i in 0..<rowBytes where probe[i] == 0 { zeros += 1 }
+            flat = 2 * zeros > rowBytes
+        }
+        let deflaters = try candidates.map { candidate in
+            let strategy = candidate.strategy != Candidate.huffmanUnlessFlat ? candidate.strategy
+                : flat ? Z_RLE : Z_HUFFMAN_ONLY
+            return try Deflater(level: candidate.level, strategy: strategy, expectedInput: filteredBytes,
+                                prefix: prefix, reserve: reserve)
+        }
         for y in rows {
             let current = lines.row(y, scratch: rawRows[y & 1])
             for (candidate, deflater) in zip(candidates, deflaters) {
@@ -262,7 +275,11 @@ private struct Candidate {
 
     let filter: Filter
     let level: Int32
+    /// A zlib strategy, or `huffmanUnlessFlat`.
     let strategy: Int32
+
+    /// Not a zlib strategy: chosen per strip between `Z_HUFFMAN_ONLY` and `Z_RLE`.
+    static let huffmanUnlessFlat: Int32 = -1
 
     /// What each effort tries.
     ///
@@ -288,14 +305,15 @@ private struct Candidate {
     /// with `Z_RLE` (Paeth 192 KB, adaptive 191 KB), hence the second candidate of `small`.
     ///
     /// In `rgbd rectify` (2 threads), `Z_HUFFMAN_ONLY` encodes the photo in 140 ms
-    /// against 177 ms for `Z_RLE`, and 0.2 % smaller; on the nearly noise-free sample
-    /// capture it is 3 % larger. So `fast` uses it for color (`photo`), and keeps `Z_RLE`
-    /// for depth maps, whose flat areas and holes it shrinks far better (1.7 KB against
-    /// 12.8 KB for the sample's 256×192 map).
+    /// against 177 ms for `Z_RLE`, and 0.2 % smaller, but it cannot go below 1 bit per
+    /// byte where the image is flat. So `fast` color picks per strip
+    /// (`huffmanUnlessFlat`): Huffman-only unless most of the strip's first filtered row
+    /// is zero. Depth maps keep `Z_RLE`: their flat areas and holes shrink far better
+    /// (1.7 KB against 12.8 KB for the sample's 256×192 map).
     static func all(for effort: PNGCodec.Effort, photo: Bool) -> [Candidate] {
         switch effort {
         case .fast:
-            [Candidate(filter: .fixed(.paeth), level: 1, strategy: photo ? Z_HUFFMAN_ONLY : Z_RLE)]
+            [Candidate(filter: .fixed(.paeth), level: 1, strategy: photo ? huffmanUnlessFlat : Z_RLE)]
         case .small:
             [Candidate(filter: .adaptive, level: 1, strategy: Z_RLE),
              Candidate(filter: .fixed(.none), level: 6, strategy: Z_DEFAULT_STRATEGY)]
