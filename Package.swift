@@ -6,7 +6,9 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "rgbd", targets: ["rgbd"]),
-        .library(name: "RGBDKit", targets: ["RGBDKit"]),
+        // The C-ABI shared library (rgbd.h): libRGBDKit.so / libRGBDKit.dylib. (SwiftPM
+        // cannot name it librgbd: product names must differ from the `rgbd` executable.)
+        .library(name: "RGBDKit", type: .dynamic, targets: ["RGBDC", "RGBDKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -31,6 +33,16 @@ let package = Package(
         .target(
             name: "RGBDKit",
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC"]),
+
+        // The C interface: the hand-written header, and its Swift implementation
+        // (`@c @implementation`, checked by the compiler against the header). On Linux
+        // the Swift runtime is linked in statically, so the library loads on machines
+        // without the Swift toolchain.
+        .target(name: "CRGBD"),
+        .target(
+            name: "RGBDC",
+            dependencies: ["RGBDKit", "CRGBD"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
 
         // Deterministic synthetic captures with ground truth (sample, tests, benchmarks).
         .target(name: "RGBDSynth", dependencies: ["RGBDKit"]),

@@ -36,6 +36,24 @@ public struct LensDistortion: Equatable, Sendable {
         self.maxRadius = (dx * dx + dy * dy).squareRoot()
     }
 
+    /// A model for a `width × height` image from calibration values at reference
+    /// dimensions (`referenceWidth × referenceHeight`, where `center` is given), checked
+    /// as capture reading checks them: positive sizes, a finite center, at least two
+    /// finite table entries in (−1, 10).
+    public static func validated(center: SIMD2<Double>, referenceWidth: Int, referenceHeight: Int, table: [Float],
+                                 width: Int, height: Int) throws -> LensDistortion {
+        guard referenceWidth > 0, referenceHeight > 0, width > 0, height > 0 else {
+            throw RGBDError(.invalidArgument, "sizes must be positive (reference \(referenceWidth)×\(referenceHeight), image \(width)×\(height))")
+        }
+        guard center.x.isFinite, center.y.isFinite else { throw RGBDError(.invalidArgument, "the distortion center is not finite") }
+        guard table.count >= 2 else { throw RGBDError(.invalidArgument, "the lookup table needs at least 2 entries, has \(table.count)") }
+        if let bad = table.firstIndex(where: { !($0 > -1 && $0 < 10) }) {
+            throw RGBDError(.invalidArgument, "lookup table entry \(bad) (\(table[bad])) is out of range (−1, 10)")
+        }
+        let sx = Double(width) / Double(referenceWidth), sy = Double(height) / Double(referenceHeight)
+        return LensDistortion(center: SIMD2(center.x * sx, center.y * sy), table: table, width: width, height: height)
+    }
+
     /// The relative magnification at radius `r` (linear interpolation in the table,
     /// the last entry at and beyond `maxRadius`).
     public func magnification(atRadius r: Double) -> Double {

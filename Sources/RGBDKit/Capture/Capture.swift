@@ -28,18 +28,46 @@ public struct Capture: Sendable {
                 let bytes = try FileSystem.readFile(imagePath)
                 return try JPEGCodec.decodeRGB(bytes, file: imagePath)
             } })
+        return try Capture(json: json, image: imagePath, contents: contents, color: color)
+    }
+
+    /// Makes a capture from the bytes of its JSON and JPEG (both parsed on two threads);
+    /// `name` stands for the files in messages and gives `stem`.
+    public static func load(jsonBytes: [UInt8], jpegBytes: [UInt8], name: String) throws -> Capture {
+        let jsonName = name.hasSuffix(".json") ? name : name + ".json"
+        let imageName = Path.join(Path.directory(of: jsonName), Path.stem(jsonName) + ".jpg")
+        let (contents, color) = try Concurrently.run(
+            { try CaptureReader.parse(jsonBytes, file: jsonName) },
+            { try JPEGCodec.decodeRGB(jpegBytes, file: imageName) })
+        return try Capture(json: jsonName, image: imageName, contents: contents, color: color)
+    }
+
+    /// Assembles a capture, checking the images' sizes against the calibration.
+    private init(json: String, image: String, contents: CaptureReader.Contents, color: ColorImage) throws {
         var warnings: [String] = []
-        try checkSize(width: color.width, height: color.height, of: "image", file: imagePath,
-                      calibration: contents.calibration, warnings: &warnings)
-        try checkSize(width: contents.depth.width, height: contents.depth.height, of: "depth map", file: json,
-                      calibration: contents.calibration, warnings: &warnings)
-        return Capture(jsonPath: json, imagePath: imagePath, calibration: contents.calibration,
-                       depth: contents.depth, color: color, warnings: warnings)
+        try Self.checkSize(width: color.width, height: color.height, of: "image", file: image,
+                           calibration: contents.calibration, warnings: &warnings)
+        try Self.checkSize(width: contents.depth.width, height: contents.depth.height, of: "depth map", file: json,
+                           calibration: contents.calibration, warnings: &warnings)
+        self.init(jsonPath: json, imagePath: image, calibration: contents.calibration, depth: contents.depth,
+                  color: color, warnings: warnings)
+    }
+
+    /// A capture from its parts, as they are (no checks).
+    public init(jsonPath: String, imagePath: String, calibration: Calibration, depth: DepthMap, color: ColorImage,
+                warnings: [String] = []) {
+        self.jsonPath = jsonPath
+        self.imagePath = imagePath
+        self.calibration = calibration
+        self.depth = depth
+        self.color = color
+        self.warnings = warnings
     }
 
     /// The JPEG beside a capture JSON: same directory and stem, extension `jpg` or `jpeg`
     /// in any case.
     public static func imagePath(besideJSON json: String) throws -> String {
+        guard FileSystem.exists(json) else { throw RGBDError(.io, file: json, "no such file") }
         let directory = Path.directory(of: json)
         let stem = Path.stem(json)
         let names = (try? FileSystem.contentsOfDirectory(directory)) ?? []
@@ -47,7 +75,7 @@ public struct Capture: Sendable {
             Path.stem(name) == stem && ["jpg", "jpeg"].contains(Path.pathExtension(name))
         }
         guard let name = candidates.first else {
-            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg or \(stem).jpeg in \(directory)); pass --image")
+            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg or \(stem).jpeg in \(directory)); give the image explicitly (--image)")
         }
         return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
     }

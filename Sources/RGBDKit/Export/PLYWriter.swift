@@ -26,8 +26,16 @@ public enum PLYWriter {
     @discardableResult
     public static func write(_ cloud: PointCloud, fd: Int32, path: String, encoding: Encoding,
                              comments: [String]) throws -> Int {
+        try write(count: cloud.count, normals: cloud.options.normals, fd: fd, path: path, encoding: encoding,
+                  comments: comments, points: cloud.forEachPoint)
+    }
+
+    /// Streams `count` points, produced by `points` (which calls its argument once per
+    /// point), to an open descriptor (closed afterwards). Returns the number written.
+    @discardableResult
+    public static func write(count: Int, normals: Bool, fd: Int32, path: String, encoding: Encoding, comments: [String],
+                             points: ((PointCloud.Point) throws -> Void) throws -> Void) throws -> Int {
         defer { FileSystem.closeFile(fd) }
-        let normals = cloud.options.normals
         let capacity = 1 << 18
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         defer { buffer.deallocate() }
@@ -43,10 +51,10 @@ public enum PLYWriter {
                 used += 1
             }
         }
-        try append(header(count: cloud.count, normals: normals, encoding: encoding, comments: comments).utf8)
+        try append(header(count: count, normals: normals, encoding: encoding, comments: comments).utf8)
         let record = normals ? 27 : 15
         var written = 0
-        try cloud.forEachPoint { point in
+        try points { point in
             switch encoding {
             case .binaryLittleEndian:
                 if used + record > capacity { try flush() }
@@ -68,8 +76,37 @@ public enum PLYWriter {
             written += 1
         }
         try flush()
-        precondition(written == cloud.count, "PointCloud.count disagrees with forEachPoint")
+        guard written == count else {
+            throw RGBDError(.invalidArgument, file: path, "\(written) points produced, \(count) declared in the header")
+        }
         return written
+    }
+}
+
+extension PLYWriter {
+    /// Writes points given as arrays (`count·3` floats, `count·3` color bytes or nil for
+    /// white, `count·3` normal floats or nil for none) to `path`, atomically.
+    public static func write(path: String, points: UnsafeBufferPointer<Float>, colors: UnsafeBufferPointer<UInt8>?,
+                             normals: UnsafeBufferPointer<Float>?, encoding: Encoding, comments: [String] = []) throws {
+        let count = points.count / 3
+        guard points.count == count * 3, colors.map({ $0.count == count * 3 }) ?? true,
+              normals.map({ $0.count == count * 3 }) ?? true else {
+            throw RGBDError(.invalidArgument, file: path, "points, colors and normals must hold 3 values per point")
+        }
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path) { fd, temporary in
+            try write(count: count, normals: normals != nil, fd: fd, path: temporary, encoding: encoding,
+                      comments: comments) { body in
+                for i in 0..<count {
+                    let p = SIMD3(points[3 * i], points[3 * i + 1], points[3 * i + 2])
+                    let c = colors.map { SIMD3($0[3 * i], $0[3 * i + 1], $0[3 * i + 2]) } ?? SIMD3(255, 255, 255)
+                    let n = normals.map { SIMD3($0[3 * i], $0[3 * i + 1], $0[3 * i + 2]) } ?? .zero
+                    try body(PointCloud.Point(position: p, color: c, normal: n))
+                }
+            }
+        }
+        try files.commit()
     }
 }
 

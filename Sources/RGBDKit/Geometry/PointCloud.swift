@@ -51,9 +51,19 @@ public struct PointCloud: Sendable {
 
     /// One exported point, in the chosen frame.
     public struct Point: Sendable {
+        /// Meters, in the chosen frame.
         public var position: SIMD3<Float>
+        /// RGB.
         public var color: SIMD3<UInt8>
+        /// Unit normal toward the camera (zero if not computed or not computable).
         public var normal: SIMD3<Float>
+
+        /// A point from its parts.
+        public init(position: SIMD3<Float>, color: SIMD3<UInt8>, normal: SIMD3<Float>) {
+            self.position = position
+            self.color = color
+            self.normal = normal
+        }
     }
 
     /// A cloud of the rectified capture's depth, colored by its rectified color.

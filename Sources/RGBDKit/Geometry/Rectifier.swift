@@ -23,24 +23,34 @@ public struct Rectifier: Sendable {
     public func rectify(_ image: ImageBuffer<UInt8>, distortion: LensDistortion) -> ImageBuffer<UInt8> {
         precondition(image.width == distortion.width && image.height == distortion.height,
                      "the distortion model is for another image size")
-        let width = image.width, height = image.height, channels = image.channels
-        let evaluator = SourcePositions(distortion)
-        let output = LargeBuffer.make(count: width * height * channels) { (destination: UnsafeMutableBufferPointer<UInt8>) in
+        let output = LargeBuffer.make(count: image.samples.count) { (destination: UnsafeMutableBufferPointer<UInt8>) in
             image.samples.withUnsafeBufferPointer { source in
-                guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-                evaluator.withTables { table, slopes in
-                    scheduler.forEachBand(rows: height) { rows in
-                        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
-                        defer { scratch.deallocate() }
-                        for y in rows {
-                            ColorRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, channels: channels,
-                                                  src: src, width: width, height: height, dst: dst, scratch: scratch)
-                        }
-                    }
+                rectify(source, channels: image.channels, distortion: distortion, into: destination)
+            }
+        }
+        return ImageBuffer(width: image.width, height: image.height, channels: image.channels, samples: output)
+    }
+
+    /// Rectifies 8-bit samples (`distortion.width × distortion.height` pixels of
+    /// `channels` interleaved samples) into a caller buffer of the same size, which must
+    /// not overlap the source.
+    public func rectify(_ source: UnsafeBufferPointer<UInt8>, channels: Int, distortion: LensDistortion,
+                        into destination: UnsafeMutableBufferPointer<UInt8>) {
+        let width = distortion.width, height = distortion.height
+        precondition(channels > 0 && source.count == width * height * channels && destination.count == source.count,
+                     "buffer sizes do not match the image")
+        guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
+        let evaluator = SourcePositions(distortion)
+        evaluator.withTables { table, slopes in
+            scheduler.forEachBand(rows: height) { rows in
+                let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                defer { scratch.deallocate() }
+                for y in rows {
+                    ColorRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, channels: channels,
+                                          src: src, width: width, height: height, dst: dst, scratch: scratch)
                 }
             }
         }
-        return ImageBuffer(width: width, height: height, channels: channels, samples: output)
     }
 
     /// Rectifies an 8-bit image with a precomputed map of its size.
@@ -69,22 +79,31 @@ public struct Rectifier: Sendable {
         precondition(depth.width == distortion.width && depth.height == distortion.height,
                      "the distortion model is for another image size")
         precondition(depth.channels == 1, "depth maps have one channel")
-        let width = depth.width, height = depth.height
+        let output = LargeBuffer.make(count: depth.samples.count) { (destination: UnsafeMutableBufferPointer<Float>) in
+            depth.samples.withUnsafeBufferPointer { source in
+                rectify(source, distortion: distortion, into: destination)
+            }
+        }
+        return DepthMap(width: depth.width, height: depth.height, channels: 1, samples: output)
+    }
+
+    /// Rectifies depth samples (`distortion.width × distortion.height`, meters, NaN = no
+    /// depth) into a caller buffer of the same size, which must not overlap the source.
+    public func rectify(_ source: UnsafeBufferPointer<Float>, distortion: LensDistortion,
+                        into destination: UnsafeMutableBufferPointer<Float>) {
+        let width = distortion.width, height = distortion.height
+        precondition(source.count == width * height && destination.count == source.count,
+                     "buffer sizes do not match the depth map")
+        guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
         let evaluator = SourcePositions(distortion)
         let step = maxRelativeDepthStep
-        let output = LargeBuffer.make(count: width * height) { (destination: UnsafeMutableBufferPointer<Float>) in
-            depth.samples.withUnsafeBufferPointer { source in
-                guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-                evaluator.withTables { table, slopes in
-                    scheduler.forEachBand(rows: height) { rows in
-                        for y in rows {
-                            DepthRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, src: src,
-                                                  width: width, height: height, maxRelativeStep: step, dst: dst)
-                        }
-                    }
+        evaluator.withTables { table, slopes in
+            scheduler.forEachBand(rows: height) { rows in
+                for y in rows {
+                    DepthRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, src: src,
+                                          width: width, height: height, maxRelativeStep: step, dst: dst)
                 }
             }
         }
-        return DepthMap(width: width, height: height, channels: 1, samples: output)
     }
 }

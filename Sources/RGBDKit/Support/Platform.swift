@@ -239,10 +239,11 @@ public enum Path {
 }
 
 /// A mutual-exclusion lock (pthread mutex), for the few shared records rgbd keeps.
-final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    /// A new, unlocked lock.
+    public init() {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
     }
@@ -252,7 +253,8 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    /// Runs `body` holding the lock.
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -289,5 +291,32 @@ public enum LargeBuffer {
         guard end > start, let pointer = UnsafeMutableRawPointer(bitPattern: start) else { return }
         _ = madvise(pointer, end - start, 14)  // MADV_HUGEPAGE
         #endif
+    }
+}
+
+/// A C string per thread (the C interface's last error message), in pthread
+/// thread-specific storage; each thread's string is freed when the thread ends.
+public enum ThreadMessage {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { free($0) }
+        return key
+    }()
+
+
+    /// Replaces the calling thread's message.
+    public static func set(_ message: String) {
+        let old = pthread_getspecific(key)
+        pthread_setspecific(key, strdup(message))
+        free(old)
+    }
+
+    /// The calling thread's message ("" if none); valid until the next `set` on it.
+    public static var current: UnsafePointer<CChar> {
+        guard let p = pthread_getspecific(key) else {
+            // A static, NUL-terminated empty string.
+            return UnsafeRawPointer(("" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+        }
+        return UnsafePointer(p.assumingMemoryBound(to: CChar.self))
     }
 }

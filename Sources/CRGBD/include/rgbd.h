@@ -1,0 +1,172 @@
+/*
+ * rgbd.h — the C interface of rgbd (librgbd / libRGBDKit), the one source of truth.
+ *
+ * Rectifies iPhone depth captures (JSON calibration + depth map, JPEG photo) with Apple's
+ * lens-distortion lookup-table model and back-projects them to point clouds.
+ *
+ * Conventions
+ *  - Every function returning int returns RGBD_OK (0) on success and an RGBD_ERROR_*
+ *    code otherwise; rgbd_last_error() then describes the failure (one line, naming the
+ *    file and key where it applies). Outputs are written only on success.
+ *  - Handles are opaque. Every *_load / *_create has a *_destroy that accepts NULL.
+ *  - Output buffers are allocated by the caller; each function states the size it
+ *    needs and takes the caller's size to check it. rgbd never keeps a pointer it was
+ *    given beyond the call, and never frees caller memory.
+ *  - Strings passed in are NUL-terminated UTF-8, borrowed for the duration of the call.
+ *    Strings returned are owned by rgbd (see each function).
+ *  - All functions are safe to call from several threads at once, also on the same
+ *    capture handle (a handle is immutable; lazily computed results are locked).
+ *  - Images are row-major, rows packed without padding: color is H×W×3 uint8 RGB,
+ *    depth is H×W float32 meters along the optical axis, NaN = no depth.
+ *  - Intrinsics follow the OpenCV pinhole model in pixels of the image they describe,
+ *    pixel coordinates being integer pixel indices; points are meters in the OpenCV
+ *    camera frame (x right, y down, z forward) unless options say otherwise.
+ */
+#ifndef RGBD_H
+#define RGBD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. */
+#define RGBD_OK 0
+#define RGBD_ERROR_IO 1               /* a file could not be read or written */
+#define RGBD_ERROR_INVALID_JSON 2     /* the JSON is not valid JSON */
+#define RGBD_ERROR_INVALID_CAPTURE 3  /* a key is missing or holds the wrong value */
+#define RGBD_ERROR_INVALID_IMAGE 4    /* an image cannot be decoded or has the wrong size */
+#define RGBD_ERROR_INVALID_ARGUMENT 5 /* NULL where a pointer is needed, buffer too small, ... */
+
+/* The library version, e.g. "0.1.0". Static storage: never freed, never changes. */
+const char *rgbd_version(void);
+
+/* The message of the last failed call on the calling thread ("" if none). Owned by
+ * rgbd; valid until the next failing rgbd call on the same thread. */
+const char *rgbd_last_error(void);
+
+/* ---- Captures --------------------------------------------------------------------- */
+
+/* A loaded capture: calibration, depth map and color image as captured. Immutable. */
+typedef struct rgbd_capture rgbd_capture;
+
+/* Loads a capture from a JSON file and a JPEG. image_path may be NULL: the JPEG beside
+ * the JSON with the same stem (.jpg/.jpeg, any case). On success *out receives a handle
+ * the caller owns and releases with rgbd_capture_destroy. */
+int rgbd_capture_load(const char *json_path, const char *image_path, rgbd_capture **out);
+
+/* Loads a capture from bytes in memory (the JSON text and the JPEG file's bytes),
+ * borrowed for the call. name (may be NULL) is used in error messages. */
+int rgbd_capture_load_memory(const uint8_t *json, size_t json_size, const uint8_t *jpeg, size_t jpeg_size,
+                             const char *name, rgbd_capture **out);
+
+/* Releases a capture. Accepts NULL. */
+void rgbd_capture_destroy(rgbd_capture *capture);
+
+/* Sizes in pixels of the color image, the depth map, and the calibration's reference
+ * dimensions. Any of the output pointers may be NULL. */
+int rgbd_capture_color_size(const rgbd_capture *capture, int32_t *width, int32_t *height);
+int rgbd_capture_depth_size(const rgbd_capture *capture, int32_t *width, int32_t *height);
+int rgbd_capture_reference_size(const rgbd_capture *capture, int32_t *width, int32_t *height);
+
+/* Pinhole intrinsics, in pixels of the image of size width × height. */
+typedef struct rgbd_intrinsics {
+    double fx, fy, cx, cy;
+    int32_t width, height;
+} rgbd_intrinsics;
+
+/* Which intrinsics rgbd_capture_intrinsics reports. */
+#define RGBD_INTRINSICS_REFERENCE 0 /* as recorded, at the reference dimensions */
+#define RGBD_INTRINSICS_COLOR 1     /* of the rectified color image (scaled to it) */
+#define RGBD_INTRINSICS_DEPTH 2     /* of the rectified depth map (scaled to it) */
+
+int rgbd_capture_intrinsics(const rgbd_capture *capture, int32_t which, rgbd_intrinsics *out);
+
+/* The lens distortion center at the reference dimensions, in pixels. */
+int rgbd_capture_distortion_center(const rgbd_capture *capture, double *x, double *y);
+
+/* The lookup tables: inverse = 0 for lens_distortion_lookup_table (rectified →
+ * distorted), 1 for the inverse table (0 entries if the capture had none). First call
+ * with values = NULL to get *count, then with a buffer of at least *count floats. */
+int rgbd_capture_lookup_table(const rgbd_capture *capture, int32_t inverse, float *values, size_t capacity,
+                              size_t *count);
+
+/* The images as captured (distorted): color needs width*height*3 bytes, depth
+ * width*height floats (NaN = no depth). size/count is the caller buffer's size. */
+int rgbd_capture_color(const rgbd_capture *capture, uint8_t *rgb, size_t size);
+int rgbd_capture_depth(const rgbd_capture *capture, float *depth, size_t count);
+
+/* The rectified images, same sizes as captured. The first call rectifies both (on all
+ * cores) and keeps the result with the handle. */
+int rgbd_capture_rectified_color(const rgbd_capture *capture, uint8_t *rgb, size_t size);
+int rgbd_capture_rectified_depth(const rgbd_capture *capture, float *depth, size_t count);
+
+/* ---- Point clouds ----------------------------------------------------------------- */
+
+/* Options of back-projection, as rgbd cloud's flags. */
+typedef struct rgbd_cloud_options {
+    float min_depth;      /* meters; points nearer are dropped (default 0) */
+    float max_depth;      /* meters; points farther are dropped (default +infinity) */
+    int32_t stride;       /* keep every stride-th depth pixel in each direction (default 1) */
+    int32_t keep_edges;   /* nonzero: keep points on depth discontinuities (default 0) */
+    float edge_threshold; /* relative depth jump to a 4-neighbor that marks an edge (0.05) */
+    int32_t normals;      /* nonzero: compute normals toward the camera (default 0) */
+    int32_t axes;         /* RGBD_AXES_OPENCV (default) or RGBD_AXES_OPENGL: (X, -Y, -Z) */
+} rgbd_cloud_options;
+
+#define RGBD_AXES_OPENCV 0
+#define RGBD_AXES_OPENGL 1
+
+/* Fills *options with the defaults above. */
+void rgbd_cloud_options_default(rgbd_cloud_options *options);
+
+/* The number of points rgbd_capture_point_cloud produces with these options (NULL =
+ * defaults). */
+int rgbd_capture_point_cloud_count(const rgbd_capture *capture, const rgbd_cloud_options *options,
+                                   size_t *count);
+
+/* Back-projects the rectified depth: points (count*3 floats, x y z per point), colors
+ * (count*3 bytes RGB, averaged over each depth pixel's footprint in the rectified
+ * color image) and, if normals is not NULL and options->normals is set, normals
+ * (count*3 floats). capacity is the number of points the buffers hold; it must be at
+ * least the count from rgbd_capture_point_cloud_count. *written receives the count. */
+int rgbd_capture_point_cloud(const rgbd_capture *capture, const rgbd_cloud_options *options, float *points,
+                             uint8_t *colors, float *normals, size_t capacity, size_t *written);
+
+/* Writes the capture's point cloud as PLY (binary little-endian, or ASCII if ascii is
+ * nonzero) to path, atomically (temporary name, then rename). */
+int rgbd_capture_write_ply(const rgbd_capture *capture, const rgbd_cloud_options *options, const char *path,
+                           int32_t ascii);
+
+/* Writes any points as PLY: points count*3 floats, colors count*3 bytes (may be NULL:
+ * white), normals count*3 floats (may be NULL: no normal properties). */
+int rgbd_write_ply(const char *path, const float *points, const uint8_t *colors, const float *normals,
+                   size_t count, int32_t ascii);
+
+/* ---- Rectifying your own frames --------------------------------------------------- */
+
+/* Calibration values for rectifying arbitrary frames (a video from the same camera). */
+typedef struct rgbd_lens {
+    int32_t reference_width, reference_height; /* intrinsic_matrix_reference_dimensions */
+    double center_x, center_y;                 /* lens_distortion_center at the reference */
+    const float *table;                        /* lens_distortion_lookup_table, borrowed */
+    size_t table_count;                        /* at least 2 */
+} rgbd_lens;
+
+/* Rectifies an 8-bit image of 1, 3 or 4 interleaved channels (bilinear, black outside):
+ * src and dst are width*height*channels bytes and must not overlap. The lens is scaled
+ * to the image's size. */
+int rgbd_rectify_u8(const rgbd_lens *lens, const uint8_t *src, int32_t width, int32_t height, int32_t channels,
+                    uint8_t *dst);
+
+/* Rectifies a float32 depth map (NaN = no depth) without blending across edges larger
+ * than max_relative_step (0 = default 0.05). src and dst are width*height floats. */
+int rgbd_rectify_f32(const rgbd_lens *lens, const float *src, int32_t width, int32_t height,
+                     float max_relative_step, float *dst);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RGBD_H */

@@ -1,0 +1,381 @@
+// The C interface declared in Sources/CRGBD/include/rgbd.h, implemented over RGBDKit.
+// Each function validates its arguments, catches every error, records the message for
+// rgbd_last_error() and returns a status: nothing Swift throws or traps on crosses the
+// boundary for bad input.
+import CRGBD
+import RGBDKit
+
+// MARK: - Errors
+
+/// Status code of an error (rgbd.h's RGBD_ERROR_*), recording its message.
+private func fail(_ error: any Error) -> Int32 {
+    guard let error = error as? RGBDError else {
+        ThreadMessage.set("\(error)")
+        return RGBD_ERROR_INVALID_ARGUMENT
+    }
+    ThreadMessage.set(error.description)
+    switch error.kind {
+    case .io: return RGBD_ERROR_IO
+    case .invalidJSON: return RGBD_ERROR_INVALID_JSON
+    case .invalidCapture: return RGBD_ERROR_INVALID_CAPTURE
+    case .invalidImage: return RGBD_ERROR_INVALID_IMAGE
+    case .invalidArgument: return RGBD_ERROR_INVALID_ARGUMENT
+    }
+}
+
+/// Runs `body`, turning a thrown error into its status.
+private func guarded(_ body: () throws -> Void) -> Int32 {
+    do {
+        try body()
+        return RGBD_OK
+    } catch {
+        return fail(error)
+    }
+}
+
+private func argument(_ message: String) -> RGBDError { RGBDError(.invalidArgument, message) }
+
+private func string(_ pointer: UnsafePointer<CChar>?, _ name: String) throws -> String {
+    guard let pointer else { throw argument("\(name) is NULL") }
+    return String(cString: pointer)
+}
+
+/// Checks a caller buffer: not NULL and at least `needed` elements.
+private func buffer<T>(_ pointer: UnsafeMutablePointer<T>?, _ size: Int, needed: Int, _ name: String) throws
+    -> UnsafeMutableBufferPointer<T> {
+    guard let pointer else { throw argument("\(name) is NULL") }
+    guard size >= needed else { throw argument("\(name) holds \(size) elements, \(needed) are needed") }
+    return UnsafeMutableBufferPointer(start: pointer, count: needed)
+}
+
+// MARK: - Handles
+
+/// What a `rgbd_capture *` points to: the capture and what has been computed from it.
+private final class CaptureHandle: @unchecked Sendable {
+    let capture: Capture
+    private let lock = Lock()
+    private var rectifiedCache: RectifiedCapture?
+    private var cloudCache: (options: PointCloudOptions, cloud: PointCloud)?
+
+    init(_ capture: Capture) { self.capture = capture }
+
+    /// The rectified capture, computed once.
+    var rectified: RectifiedCapture {
+        lock.withLock {
+            if let rectifiedCache { return rectifiedCache }
+            let rectified = capture.rectified()
+            rectifiedCache = rectified
+            return rectified
+        }
+    }
+
+    /// The point cloud for `options`; the last one is kept (count, then points).
+    func cloud(_ options: PointCloudOptions) -> PointCloud {
+        let rectified = self.rectified
+        return lock.withLock {
+            if let cloudCache, cloudCache.options == options { return cloudCache.cloud }
+            let cloud = PointCloud(rectified, options: options)
+            cloudCache = (options, cloud)
+            return cloud
+        }
+    }
+}
+
+private func handle(_ pointer: OpaquePointer?) throws -> CaptureHandle {
+    guard let pointer else { throw argument("capture is NULL") }
+    return Unmanaged<CaptureHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+private func store(_ capture: Capture, _ out: UnsafeMutablePointer<OpaquePointer?>) {
+    out.pointee = OpaquePointer(Unmanaged.passRetained(CaptureHandle(capture)).toOpaque())
+}
+
+// MARK: - Library
+
+@c @implementation
+public func rgbd_version() -> UnsafePointer<CChar>! {
+    UnsafeRawPointer(("0.1.0" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+@c @implementation
+public func rgbd_last_error() -> UnsafePointer<CChar>! {
+    ThreadMessage.current
+}
+
+// MARK: - Captures
+
+@c @implementation
+public func rgbd_capture_load(_ jsonPath: UnsafePointer<CChar>!, _ imagePath: UnsafePointer<CChar>!,
+                              _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let json = try string(jsonPath, "json_path")
+        let image = imagePath.map { String(cString: $0) }
+        store(try Capture.load(json: json, image: image), out)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_load_memory(_ json: UnsafePointer<UInt8>!, _ jsonSize: Int, _ jpeg: UnsafePointer<UInt8>!,
+                                     _ jpegSize: Int, _ name: UnsafePointer<CChar>!,
+                                     _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        guard let json, let jpeg else { throw argument("json and jpeg must not be NULL") }
+        let label = name.map { String(cString: $0) } ?? "memory"
+        let capture = try Capture.load(jsonBytes: Array(UnsafeBufferPointer(start: json, count: jsonSize)),
+                                       jpegBytes: Array(UnsafeBufferPointer(start: jpeg, count: jpegSize)), name: label)
+        store(capture, out)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_destroy(_ capture: OpaquePointer!) {
+    guard let capture else { return }
+    Unmanaged<CaptureHandle>.fromOpaque(UnsafeRawPointer(capture)).release()
+}
+
+private func size(_ width: Int, _ height: Int, _ w: UnsafeMutablePointer<Int32>?, _ h: UnsafeMutablePointer<Int32>?) {
+    w?.pointee = Int32(clamping: width)
+    h?.pointee = Int32(clamping: height)
+}
+
+@c @implementation
+public func rgbd_capture_color_size(_ capture: OpaquePointer!, _ width: UnsafeMutablePointer<Int32>!,
+                                    _ height: UnsafeMutablePointer<Int32>!) -> Int32 {
+    guarded {
+        let c = try handle(capture).capture.color
+        size(c.width, c.height, width, height)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_depth_size(_ capture: OpaquePointer!, _ width: UnsafeMutablePointer<Int32>!,
+                                    _ height: UnsafeMutablePointer<Int32>!) -> Int32 {
+    guarded {
+        let d = try handle(capture).capture.depth
+        size(d.width, d.height, width, height)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_reference_size(_ capture: OpaquePointer!, _ width: UnsafeMutablePointer<Int32>!,
+                                        _ height: UnsafeMutablePointer<Int32>!) -> Int32 {
+    guarded {
+        let r = try handle(capture).capture.calibration.referenceSize
+        size(r.width, r.height, width, height)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_intrinsics(_ capture: OpaquePointer!, _ which: Int32,
+                                    _ out: UnsafeMutablePointer<rgbd_intrinsics>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let capture = try handle(capture).capture
+        let k: Intrinsics
+        switch which {
+        case RGBD_INTRINSICS_REFERENCE: k = capture.calibration.intrinsics
+        case RGBD_INTRINSICS_COLOR: k = capture.calibration.intrinsics.scaled(toWidth: capture.color.width, height: capture.color.height)
+        case RGBD_INTRINSICS_DEPTH: k = capture.calibration.intrinsics.scaled(toWidth: capture.depth.width, height: capture.depth.height)
+        default: throw argument("which must be RGBD_INTRINSICS_REFERENCE, _COLOR or _DEPTH, not \(which)")
+        }
+        out.pointee = rgbd_intrinsics(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy,
+                                      width: Int32(clamping: k.width), height: Int32(clamping: k.height))
+    }
+}
+
+@c @implementation
+public func rgbd_capture_distortion_center(_ capture: OpaquePointer!, _ x: UnsafeMutablePointer<Double>!,
+                                           _ y: UnsafeMutablePointer<Double>!) -> Int32 {
+    guarded {
+        let center = try handle(capture).capture.calibration.distortionCenter
+        x?.pointee = center.x
+        y?.pointee = center.y
+    }
+}
+
+@c @implementation
+public func rgbd_capture_lookup_table(_ capture: OpaquePointer!, _ inverse: Int32, _ values: UnsafeMutablePointer<Float>!,
+                                      _ capacity: Int, _ count: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        let calibration = try handle(capture).capture.calibration
+        let table = inverse != 0 ? calibration.inverseLookupTable : calibration.lookupTable
+        count?.pointee = table.count
+        guard values != nil else { return }
+        let out = try buffer(values, capacity, needed: table.count, "values")
+        for (i, v) in table.enumerated() { out[i] = v }
+    }
+}
+
+@c @implementation
+public func rgbd_capture_color(_ capture: OpaquePointer!, _ rgb: UnsafeMutablePointer<UInt8>!, _ size: Int) -> Int32 {
+    guarded {
+        let color = try handle(capture).capture.color
+        let out = try buffer(rgb, size, needed: color.samples.count, "rgb")
+        _ = out.initialize(from: color.samples)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_depth(_ capture: OpaquePointer!, _ depth: UnsafeMutablePointer<Float>!, _ count: Int) -> Int32 {
+    guarded {
+        let map = try handle(capture).capture.depth
+        let out = try buffer(depth, count, needed: map.samples.count, "depth")
+        _ = out.initialize(from: map.samples)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_rectified_color(_ capture: OpaquePointer!, _ rgb: UnsafeMutablePointer<UInt8>!,
+                                         _ size: Int) -> Int32 {
+    guarded {
+        let h = try handle(capture)
+        let out = try buffer(rgb, size, needed: h.capture.color.samples.count, "rgb")
+        _ = out.initialize(from: h.rectified.color.samples)
+    }
+}
+
+@c @implementation
+public func rgbd_capture_rectified_depth(_ capture: OpaquePointer!, _ depth: UnsafeMutablePointer<Float>!,
+                                         _ count: Int) -> Int32 {
+    guarded {
+        let h = try handle(capture)
+        let out = try buffer(depth, count, needed: h.capture.depth.samples.count, "depth")
+        _ = out.initialize(from: h.rectified.depth.samples)
+    }
+}
+
+// MARK: - Point clouds
+
+@c @implementation
+public func rgbd_cloud_options_default(_ options: UnsafeMutablePointer<rgbd_cloud_options>!) {
+    guard let options else { return }
+    options.pointee = cOptions(PointCloudOptions())
+}
+
+private func cOptions(_ o: PointCloudOptions) -> rgbd_cloud_options {
+    rgbd_cloud_options(min_depth: o.minDepth, max_depth: o.maxDepth, stride: Int32(clamping: o.stride),
+                       keep_edges: o.dropEdges ? 0 : 1, edge_threshold: o.edgeThreshold,
+                       normals: o.normals ? 1 : 0, axes: o.axes == .opengl ? RGBD_AXES_OPENGL : RGBD_AXES_OPENCV)
+}
+
+private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?) throws -> PointCloudOptions {
+    var o = PointCloudOptions()
+    guard let c = pointer?.pointee else { return o }
+    guard c.min_depth >= 0, c.max_depth > c.min_depth else { throw argument("need 0 <= min_depth < max_depth") }
+    guard c.stride >= 1 else { throw argument("stride must be at least 1") }
+    guard c.edge_threshold > 0, c.edge_threshold.isFinite else { throw argument("edge_threshold must be positive") }
+    guard c.axes == RGBD_AXES_OPENCV || c.axes == RGBD_AXES_OPENGL else { throw argument("axes must be RGBD_AXES_OPENCV or RGBD_AXES_OPENGL") }
+    o.minDepth = c.min_depth
+    o.maxDepth = c.max_depth
+    o.stride = Int(c.stride)
+    o.dropEdges = c.keep_edges == 0
+    o.edgeThreshold = c.edge_threshold
+    o.normals = c.normals != 0
+    o.axes = c.axes == RGBD_AXES_OPENGL ? .opengl : .opencv
+    return o
+}
+
+@c @implementation
+public func rgbd_capture_point_cloud_count(_ capture: OpaquePointer!, _ options: UnsafePointer<rgbd_cloud_options>!,
+                                           _ count: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        guard let count else { throw argument("count is NULL") }
+        count.pointee = try handle(capture).cloud(swiftOptions(options)).count
+    }
+}
+
+@c @implementation
+public func rgbd_capture_point_cloud(_ capture: OpaquePointer!, _ options: UnsafePointer<rgbd_cloud_options>!,
+                                     _ points: UnsafeMutablePointer<Float>!, _ colors: UnsafeMutablePointer<UInt8>!,
+                                     _ normals: UnsafeMutablePointer<Float>!, _ capacity: Int,
+                                     _ written: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        let cloud = try handle(capture).cloud(swiftOptions(options))
+        let n = cloud.count
+        let p = try buffer(points, capacity * 3, needed: n * 3, "points")
+        let c = try buffer(colors, capacity * 3, needed: n * 3, "colors")
+        let normalsOut = normals == nil ? nil : try buffer(normals, capacity * 3, needed: n * 3, "normals")
+        var i = 0
+        cloud.forEachPoint { point in
+            p[3 * i] = point.position.x; p[3 * i + 1] = point.position.y; p[3 * i + 2] = point.position.z
+            c[3 * i] = point.color.x; c[3 * i + 1] = point.color.y; c[3 * i + 2] = point.color.z
+            if let normalsOut {
+                normalsOut[3 * i] = point.normal.x; normalsOut[3 * i + 1] = point.normal.y; normalsOut[3 * i + 2] = point.normal.z
+            }
+            i += 1
+        }
+        written?.pointee = i
+    }
+}
+
+@c @implementation
+public func rgbd_capture_write_ply(_ capture: OpaquePointer!, _ options: UnsafePointer<rgbd_cloud_options>!,
+                                   _ path: UnsafePointer<CChar>!, _ ascii: Int32) -> Int32 {
+    guarded {
+        let h = try handle(capture)
+        let destination = try string(path, "path")
+        try h.rectified.writeCloud(to: destination, options: swiftOptions(options),
+                                   encoding: ascii != 0 ? .ascii : .binaryLittleEndian)
+    }
+}
+
+@c @implementation
+public func rgbd_write_ply(_ path: UnsafePointer<CChar>!, _ points: UnsafePointer<Float>!, _ colors: UnsafePointer<UInt8>!,
+                           _ normals: UnsafePointer<Float>!, _ count: Int, _ ascii: Int32) -> Int32 {
+    guarded {
+        let destination = try string(path, "path")
+        guard let points else { throw argument("points is NULL") }
+        guard count >= 0, count <= Int.max / 4 else { throw argument("count \(count) is out of range") }
+        try PLYWriter.write(path: destination, points: UnsafeBufferPointer(start: points, count: 3 * count),
+                            colors: colors.map { UnsafeBufferPointer(start: $0, count: 3 * count) },
+                            normals: normals.map { UnsafeBufferPointer(start: $0, count: 3 * count) },
+                            encoding: ascii != 0 ? .ascii : .binaryLittleEndian,
+                            comments: ["generated by rgbd \(RGBDVersion.string)", "units meters"])
+    }
+}
+
+// MARK: - Rectifying frames
+
+private func lens(_ pointer: UnsafePointer<rgbd_lens>?, width: Int32, height: Int32) throws -> LensDistortion {
+    guard let l = pointer?.pointee else { throw argument("lens is NULL") }
+    guard let table = l.table else { throw argument("lens.table is NULL") }
+    guard l.table_count >= 2, l.table_count <= 1 << 20 else { throw argument("lens.table_count must be at least 2") }
+    guard width > 0, height > 0, Int(width) * Int(height) <= 1 << 31 else {
+        throw argument("image size \(width)×\(height) is out of range")
+    }
+    return try LensDistortion.validated(
+        center: SIMD2(l.center_x, l.center_y), referenceWidth: Int(l.reference_width),
+        referenceHeight: Int(l.reference_height), table: Array(UnsafeBufferPointer(start: table, count: l.table_count)),
+        width: Int(width), height: Int(height))
+}
+
+@c @implementation
+public func rgbd_rectify_u8(_ lensPointer: UnsafePointer<rgbd_lens>!, _ src: UnsafePointer<UInt8>!, _ width: Int32,
+                            _ height: Int32, _ channels: Int32, _ dst: UnsafeMutablePointer<UInt8>!) -> Int32 {
+    guarded {
+        let distortion = try lens(lensPointer, width: width, height: height)
+        guard [1, 3, 4].contains(channels) else { throw argument("channels must be 1, 3 or 4, not \(channels)") }
+        guard let src, let dst else { throw argument("src and dst must not be NULL") }
+        let count = Int(width) * Int(height) * Int(channels)
+        guard dst + count <= src || src + count <= dst else { throw argument("src and dst overlap") }
+        Rectifier().rectify(UnsafeBufferPointer(start: src, count: count), channels: Int(channels), distortion: distortion,
+                            into: UnsafeMutableBufferPointer(start: dst, count: count))
+    }
+}
+
+@c @implementation
+public func rgbd_rectify_f32(_ lensPointer: UnsafePointer<rgbd_lens>!, _ src: UnsafePointer<Float>!, _ width: Int32,
+                             _ height: Int32, _ maxRelativeStep: Float, _ dst: UnsafeMutablePointer<Float>!) -> Int32 {
+    guarded {
+        let distortion = try lens(lensPointer, width: width, height: height)
+        guard let src, let dst else { throw argument("src and dst must not be NULL") }
+        let step = maxRelativeStep == 0 ? 0.05 : maxRelativeStep
+        guard step > 0, step.isFinite else { throw argument("max_relative_step must be positive (or 0 for the default)") }
+        let count = Int(width) * Int(height)
+        guard UnsafePointer(dst) + count <= src || src + count <= UnsafePointer(dst) else { throw argument("src and dst overlap") }
+        Rectifier(maxRelativeDepthStep: step).rectify(UnsafeBufferPointer(start: src, count: count), distortion: distortion,
+                                                      into: UnsafeMutableBufferPointer(start: dst, count: count))
+    }
+}
