@@ -1,6 +1,6 @@
 // rgbd-bench: in-process micro-benchmarks of RGBDKit's stages on one capture.
 //
-//     rgbd-bench CAPTURE.json [--runs N]
+//     rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]]
 //
 // For each stage, one untimed warm-up run (this VM is slow to touch fresh memory the
 // first time), then N timed runs (default 7). Prints one line per stage on stdout:
@@ -12,6 +12,15 @@
 // rectify_depth, encode_color_png, encode_depth_png, write_depth_tiff. Encoders take
 // the rectified images, as `rgbd rectify` does. Scripts/bench-rectify.sh runs this
 // beside the whole-process and Python baselines.
+//
+// Cloud stages, on the capture rectified once (`Capture.load` + `rectified()`), default
+// `PointCloudOptions` as `rgbd cloud` uses them: cloud_points (`PointCloud` construction:
+// colors averaged over each depth pixel's footprint, points selected), cloud_write_ply
+// (that cloud's binary PLY, streamed to a staged file), cloud_backproject_and_write (both:
+// the back-projection plus PLY writing figure). Scripts/bench-cloud.sh runs these.
+//
+// `--only` keeps the stages whose names start with one of the prefixes (`--only cloud`,
+// `--only parse,rectify_color`); it may be repeated.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -21,7 +30,29 @@ import Darwin
 #endif
 import RGBDKit
 
-let usage = "usage: rgbd-bench CAPTURE.json [--runs N]\n"
+let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]]\n"
+
+/// Every stage, in the order run.
+let stageNames = [
+    "parse", "decode", "rectify_color", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
+    "encode_color_png", "encode_depth_png", "write_depth_tiff",
+    "cloud_points", "cloud_write_ply", "cloud_backproject_and_write",
+]
+
+/// Which stages to run: those whose names start with one of `prefixes` (all if empty).
+struct Selection {
+    var prefixes: [String] = []
+
+    /// Whether the stage `name` runs.
+    func includes(_ name: String) -> Bool {
+        prefixes.isEmpty || prefixes.contains { name.hasPrefix($0) }
+    }
+
+    /// Whether any of `names` runs (so their shared setup is needed).
+    func includesAny(_ names: String...) -> Bool {
+        names.contains(where: includes)
+    }
+}
 
 /// The median of non-empty `values` (the mean of the middle two for an even count).
 func median(_ values: [Double]) -> Double {
@@ -35,9 +66,11 @@ func milliseconds(_ ms: Double) -> String {
     "\((ms * 1000).rounded() / 1000)"
 }
 
-/// Runs `body` once untimed, then `runs` times timed, and prints the `bench` line.
-/// The result of each call is kept alive until the clock is read, so no work is skipped.
-func bench<T>(_ name: String, runs: Int, _ body: () throws -> T) rethrows {
+/// Runs `body` once untimed, then `runs` times timed, and prints the `bench` line; does
+/// nothing if `selection` leaves the stage out. The result of each call is kept alive
+/// until the clock is read, so no work is skipped.
+func bench<T>(_ name: String, runs: Int, selection: Selection, _ body: () throws -> T) rethrows {
+    guard selection.includes(name) else { return }
     withExtendedLifetime(try body()) {}
     var times: [Double] = []
     for _ in 0..<runs {
@@ -50,8 +83,8 @@ func bench<T>(_ name: String, runs: Int, _ body: () throws -> T) rethrows {
     print("bench \(name) median_ms \(milliseconds(median(times))) runs \(times.map(milliseconds).joined(separator: " "))")
 }
 
-/// Benchmarks every stage on the capture at `json` (its image is the JPEG beside it).
-func run(json: String, runs: Int) throws {
+/// Benchmarks the selected stages on the capture at `json` (its image is the JPEG beside it).
+func run(json: String, runs: Int, selection: Selection) throws {
     let imagePath = try Capture.imagePath(besideJSON: json)
     let capture = try Capture.load(json: json, image: imagePath)
     let color = capture.color, depth = capture.depth
@@ -61,41 +94,89 @@ func run(json: String, runs: Int) throws {
                           + "\(runs) timed runs after 1 warm-up, \(FileSystem.processorCount) processors\n")
 
     // Reading.
-    try bench("parse", runs: runs) { try CaptureReader.read(path: json) }
-    try bench("decode", runs: runs) { try JPEGCodec.decodeRGB(try FileSystem.readFile(imagePath), file: imagePath) }
+    try bench("parse", runs: runs, selection: selection) { try CaptureReader.read(path: json) }
+    try bench("decode", runs: runs, selection: selection) {
+        try JPEGCodec.decodeRGB(try FileSystem.readFile(imagePath), file: imagePath)
+    }
 
     // Rectifying: positions on the fly (parallel, serial), or through a cached map.
-    bench("rectify_color", runs: runs) { Rectifier().rectify(color, distortion: colorDistortion) }
-    bench("rectify_color_serial", runs: runs) { Rectifier(scheduler: .serial).rectify(color, distortion: colorDistortion) }
-    bench("map_build", runs: runs) { RectificationMap(colorDistortion) }
-    let map = RectificationMap(colorDistortion)
-    bench("rectify_color_map", runs: runs) { Rectifier().rectify(color, map: map) }
-    bench("rectify_depth", runs: runs) { Rectifier().rectify(depth, distortion: depthDistortion) }
-
-    // Writing the rectified images, as `rgbd rectify` does (default PNG effort).
-    let rectifiedColor = Rectifier().rectify(color, distortion: colorDistortion)
-    let rectifiedDepth = Rectifier().rectify(depth, distortion: depthDistortion)
-    try bench("encode_color_png", runs: runs) { try PNGCodec.encodeRGB(rectifiedColor) }
-    let millimeters = DepthEncoding.millimeters(rectifiedDepth)
-    try bench("encode_depth_png", runs: runs) {
-        try PNGCodec.encodeGray16(width: rectifiedDepth.width, height: rectifiedDepth.height, samples: millimeters)
+    bench("rectify_color", runs: runs, selection: selection) {
+        Rectifier().rectify(color, distortion: colorDistortion)
     }
+    bench("rectify_color_serial", runs: runs, selection: selection) {
+        Rectifier(scheduler: .serial).rectify(color, distortion: colorDistortion)
+    }
+    bench("map_build", runs: runs, selection: selection) { RectificationMap(colorDistortion) }
+    if selection.includes("rectify_color_map") {
+        let map = RectificationMap(colorDistortion)
+        bench("rectify_color_map", runs: runs, selection: selection) { Rectifier().rectify(color, map: map) }
+    }
+    bench("rectify_depth", runs: runs, selection: selection) {
+        Rectifier().rectify(depth, distortion: depthDistortion)
+    }
+
     // Staged beside the capture (the same file system rgbd writes to) and never
     // committed: the temporaries are removed when `staged` is released, after timing.
-    let destination = Path.join(Path.directory(of: json), "\(capture.stem).bench.depth.tiff")
     var staged: [StagedFiles] = []
-    try bench("write_depth_tiff", runs: runs) {
-        let files = StagedFiles()
-        try files.stage(destination) { fd, temporary in
-            try TIFFCodec.writeFloat(rectifiedDepth, fd: fd, path: temporary)
-        }
-        staged.append(files)
+
+    // Writing the rectified images, as `rgbd rectify` does (default PNG effort).
+    if selection.includes("encode_color_png") {
+        let rectifiedColor = Rectifier().rectify(color, distortion: colorDistortion)
+        try bench("encode_color_png", runs: runs, selection: selection) { try PNGCodec.encodeRGB(rectifiedColor) }
     }
-    staged.removeAll()
+    if selection.includesAny("encode_depth_png", "write_depth_tiff") {
+        let rectifiedDepth = Rectifier().rectify(depth, distortion: depthDistortion)
+        let millimeters = DepthEncoding.millimeters(rectifiedDepth)
+        try bench("encode_depth_png", runs: runs, selection: selection) {
+            try PNGCodec.encodeGray16(width: rectifiedDepth.width, height: rectifiedDepth.height, samples: millimeters)
+        }
+        let destination = Path.join(Path.directory(of: json), "\(capture.stem).bench.depth.tiff")
+        try bench("write_depth_tiff", runs: runs, selection: selection) {
+            let files = StagedFiles()
+            try files.stage(destination) { fd, temporary in
+                try TIFFCodec.writeFloat(rectifiedDepth, fd: fd, path: temporary)
+            }
+            staged.append(files)
+        }
+        staged.removeAll()
+    }
+
+    // Point clouds, as `rgbd cloud` makes them (default options, binary PLY).
+    if selection.includesAny("cloud_points", "cloud_write_ply", "cloud_backproject_and_write") {
+        let rectified = capture.rectified()
+        let cloud = PointCloud(rectified)
+        let k = rectified.depthIntrinsics
+        FileSystem.printError("rgbd-bench: cloud of \(k.width)x\(k.height) depth: \(cloud.count) points\n")
+        let comments = [
+            "generated by rgbd-bench", "source \(json)", "units meters",
+            "frame OpenCV camera frame (x right, y down, z forward)",
+            "intrinsics depth \(k.width)x\(k.height) fx \(k.fx) fy \(k.fy) cx \(k.cx) cy \(k.cy) (rectified pinhole)",
+        ]
+        let destination = Path.join(Path.directory(of: json), "\(capture.stem).bench.cloud.ply")
+        /// Streams `cloud` to a new staged file; returns the number of points.
+        func writePLY(_ cloud: PointCloud) throws -> Int {
+            let files = StagedFiles()
+            var count = 0
+            try files.stage(destination) { fd, temporary in
+                count = try PLYWriter.write(cloud, fd: fd, path: temporary, encoding: .binaryLittleEndian,
+                                            comments: comments)
+            }
+            staged.append(files)
+            return count
+        }
+        bench("cloud_points", runs: runs, selection: selection) { PointCloud(rectified) }
+        try bench("cloud_write_ply", runs: runs, selection: selection) { try writePLY(cloud) }
+        staged.removeAll()
+        try bench("cloud_backproject_and_write", runs: runs, selection: selection) {
+            try writePLY(PointCloud(rectified))
+        }
+        staged.removeAll()
+    }
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 var runs = 7
+var selection = Selection()
 var capturePath: String? = nil
 while let argument = arguments.first {
     arguments.removeFirst()
@@ -110,6 +191,15 @@ while let argument = arguments.first {
         }
         arguments.removeFirst()
         runs = n
+    case "--only":
+        let prefixes = arguments.first.map { $0.split(separator: ",").map(String.init) } ?? []
+        guard !prefixes.isEmpty, prefixes.allSatisfy({ prefix in stageNames.contains { $0.hasPrefix(prefix) } }) else {
+            FileSystem.printError("rgbd-bench: --only takes stage name prefixes among: "
+                                  + stageNames.joined(separator: ", ") + "\n" + usage)
+            exit(2)
+        }
+        arguments.removeFirst()
+        selection.prefixes += prefixes
     default:
         guard capturePath == nil, !argument.hasPrefix("-") else {
             FileSystem.printError("rgbd-bench: unexpected argument \(argument)\n" + usage)
@@ -123,7 +213,7 @@ guard let capturePath else {
     exit(2)
 }
 do {
-    try run(json: capturePath, runs: runs)
+    try run(json: capturePath, runs: runs, selection: selection)
 } catch {
     FileSystem.printError("rgbd-bench: error: \(error)\n")
     exit(1)

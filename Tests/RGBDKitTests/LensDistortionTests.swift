@@ -49,6 +49,28 @@ import Testing
         #expect(worst < 0.002)
     }
 
+    /// The kernels' positions (eight at a time, fixed point 1/256 px) against the model.
+    @Test func vectorizedFixedPointPositionsMatchModel() {
+        let scaled = SyntheticCalibration.iPhone.scaled(toWidth: 4032, height: 3024).distortion
+        let evaluator = SourcePositions(scaled)
+        let width = 4032
+        var row = [Int32](repeating: 0, count: 2 * width)
+        var worst = 0.0
+        for y in [0, 1, 777, 1511, 1512, 2900, 3023] {
+            row.withUnsafeMutableBufferPointer { out in
+                evaluator.withTables { table, slopes in
+                    evaluator.fixedPointRow(y, width: width, table: table, slopes: slopes, into: out.baseAddress!)
+                }
+            }
+            for x in 0..<width {
+                let exact = scaled.apply(to: SIMD2(Double(x), Double(y)))
+                worst = max(worst, abs(Double(row[2 * x]) / 256 - exact.x), abs(Double(row[2 * x + 1]) / 256 - exact.y))
+            }
+        }
+        // Half a 1/256 step of rounding plus Float resolution at 4000 px.
+        #expect(worst < 0.5 / 256 + 0.002, "worst \(worst) px")
+    }
+
     @Test func zeroTableIsIdentity() {
         let identity = LensDistortion(center: SIMD2(311.7, 240.2), table: [Float](repeating: 0, count: 42), width: 640, height: 480)
         for p in [SIMD2(0.0, 0.0), SIMD2(639.0, 479.0), SIMD2(100.25, 300.5)] {

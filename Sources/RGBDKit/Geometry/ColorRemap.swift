@@ -8,16 +8,6 @@
 /// exact integers independent of the order of evaluation. Neighbors outside the
 /// source count as black.
 enum ColorRemap {
-    /// Fixed-point `round(256·v)`, rounding halves up.
-    ///
-    /// For `v ≥ 0` truncation is the floor, which avoids a `floorf` call on CPUs without
-    /// SSE4.1 (the x86-64 baseline Swift compiles for); negative positions are rare.
-    @inline(__always)
-    static func fixed(_ v: Float) -> Int {
-        let scaled = v * 256 + 0.5
-        return scaled >= 0 ? Int(scaled) : Int(scaled.rounded(.down))
-    }
-
     /// Samples an RGB image (3 channels) at fixed-point `(X, Y)` into `out[0...2]`.
     ///
     /// The fast path reads each neighbor with one unaligned 4-byte load (the fourth byte
