@@ -297,16 +297,9 @@ public func rgbd_capture_point_cloud(_ capture: OpaquePointer!, _ options: Unsaf
         let p = try buffer(points, capacity * 3, needed: n * 3, "points")
         let c = try buffer(colors, capacity * 3, needed: n * 3, "colors")
         let normalsOut = normals == nil ? nil : try buffer(normals, capacity * 3, needed: n * 3, "normals")
-        var i = 0
-        cloud.forEachPoint { point in
-            p[3 * i] = point.position.x; p[3 * i + 1] = point.position.y; p[3 * i + 2] = point.position.z
-            c[3 * i] = point.color.x; c[3 * i + 1] = point.color.y; c[3 * i + 2] = point.color.z
-            if let normalsOut {
-                normalsOut[3 * i] = point.normal.x; normalsOut[3 * i + 1] = point.normal.y; normalsOut[3 * i + 2] = point.normal.z
-            }
-            i += 1
-        }
-        written?.pointee = i
+        guard let pointsBase = p.baseAddress else { written?.pointee = 0; return }
+        written?.pointee = cloud.fill(rows: 0..<cloud.depth.height, points: pointsBase, colors: c.baseAddress,
+                                      normals: normalsOut?.baseAddress)
     }
 }
 

@@ -26,8 +26,51 @@ public enum PLYWriter {
     @discardableResult
     public static func write(_ cloud: PointCloud, fd: Int32, path: String, encoding: Encoding,
                              comments: [String]) throws -> Int {
-        try write(count: cloud.count, normals: cloud.options.normals, fd: fd, path: path, encoding: encoding,
-                  comments: comments, points: cloud.forEachPoint)
+        guard encoding == .binaryLittleEndian else {
+            return try write(count: cloud.count, normals: cloud.options.normals, fd: fd, path: path, encoding: encoding,
+                             comments: comments, points: cloud.forEachPoint)
+        }
+        // Binary: fill a block of rows at a time with `PointCloud.fill`, then lay the
+        // records out (no per-point calls).
+        defer { FileSystem.closeFile(fd) }
+        let normals = cloud.options.normals
+        let head = Array(header(count: cloud.count, normals: normals, encoding: encoding, comments: comments).utf8)
+        try head.withUnsafeBytes { try FileSystem.writeAll(fd, $0, path: path) }
+        let width = cloud.depth.width, blockRows = max(1, 16_384 / max(1, width))
+        let record = normals ? 27 : 15
+        let capacity = blockRows * width
+        let points = UnsafeMutablePointer<Float>.allocate(capacity: 3 * capacity)
+        let colors = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * capacity)
+        let normalValues = normals ? UnsafeMutablePointer<Float>.allocate(capacity: 3 * capacity) : nil
+        let out = UnsafeMutableRawPointer.allocate(byteCount: record * capacity, alignment: 16)
+        defer { points.deallocate(); colors.deallocate(); normalValues?.deallocate(); out.deallocate() }
+        var written = 0
+        var v = 0
+        while v < cloud.depth.height {
+            let rows = v..<min(cloud.depth.height, v + blockRows)
+            let n = cloud.fill(rows: rows, points: points, colors: colors, normals: normalValues)
+            for i in 0..<n {
+                let r = out + i &* record
+                r.storeBytes(of: points[3 &* i].bitPattern.littleEndian, toByteOffset: 0, as: UInt32.self)
+                r.storeBytes(of: points[3 &* i &+ 1].bitPattern.littleEndian, toByteOffset: 4, as: UInt32.self)
+                r.storeBytes(of: points[3 &* i &+ 2].bitPattern.littleEndian, toByteOffset: 8, as: UInt32.self)
+                r.storeBytes(of: colors[3 &* i], toByteOffset: 12, as: UInt8.self)
+                r.storeBytes(of: colors[3 &* i &+ 1], toByteOffset: 13, as: UInt8.self)
+                r.storeBytes(of: colors[3 &* i &+ 2], toByteOffset: 14, as: UInt8.self)
+                if let normalValues {
+                    r.storeBytes(of: normalValues[3 &* i].bitPattern.littleEndian, toByteOffset: 15, as: UInt32.self)
+                    r.storeBytes(of: normalValues[3 &* i &+ 1].bitPattern.littleEndian, toByteOffset: 19, as: UInt32.self)
+                    r.storeBytes(of: normalValues[3 &* i &+ 2].bitPattern.littleEndian, toByteOffset: 23, as: UInt32.self)
+                }
+            }
+            try FileSystem.writeAll(fd, UnsafeRawBufferPointer(start: out, count: n * record), path: path)
+            written += n
+            v = rows.upperBound
+        }
+        guard written == cloud.count else {
+            throw RGBDError(.invalidArgument, file: path, "\(written) points produced, \(cloud.count) declared in the header")
+        }
+        return written
     }
 
     /// Streams `count` points, produced by `points` (which calls its argument once per

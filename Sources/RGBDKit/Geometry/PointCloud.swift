@@ -114,35 +114,82 @@ public struct PointCloud: Sendable {
         return kept
     }
 
-    /// Calls `body` for every point, row by row.
-    public func forEachPoint(_ body: (Point) throws -> Void) rethrows {
+    /// Writes the points of depth rows `rows`, in order, into caller arrays: `points`
+    /// (3 floats each), `colors` (3 bytes each, if given) and `normals` (3 floats each,
+    /// if given; zero unless `options.normals`). Returns how many were written; the
+    /// arrays must hold `pointCount(rows:)` points.
+    public func fill(rows: Range<Int>, points: UnsafeMutablePointer<Float>, colors out: UnsafeMutablePointer<UInt8>?,
+                     normals: UnsafeMutablePointer<Float>?) -> Int {
         let k = intrinsics, width = depth.width, height = depth.height
         let fxInv = Float(1 / k.fx), fyInv = Float(1 / k.fy), cx = Float(k.cx), cy = Float(k.cy)
-        let flip: SIMD3<Float> = options.axes == .opengl ? SIMD3(1, -1, -1) : SIMD3(1, 1, 1)
-        try depth.samples.withUnsafeBufferPointer { buffer in
+        let sign: Float = options.axes == .opengl ? -1 : 1
+        let computeNormals = options.normals && normals != nil
+        var n = 0
+        depth.samples.withUnsafeBufferPointer { buffer in
             guard let d = buffer.baseAddress else { return }
             @inline(__always) func point(_ u: Int, _ v: Int) -> SIMD3<Float>? {
                 guard u >= 0, v >= 0, u < width, v < height else { return nil }
-                let z = d[v * width + u]
+                let z = d[v &* width &+ u]
                 guard z.isFinite, z > 0 else { return nil }
                 return SIMD3((Float(u) - cx) * z * fxInv, (Float(v) - cy) * z * fyInv, z)
             }
-            for v in 0..<height {
-                for u in 0..<width where kept[v * width + u] {
-                    guard let p = point(u, v) else { continue }
-                    var normal = SIMD3<Float>.zero
-                    if options.normals {
-                        normal = Self.normal(at: p, left: point(u - 1, v), right: point(u + 1, v),
-                                             up: point(u, v - 1), down: point(u, v + 1),
-                                             limit: options.edgeThreshold * p.z)
+            kept.withUnsafeBufferPointer { keep in
+                for v in rows.clamped(to: 0..<height) {
+                    let yScale = (Float(v) - cy) * fyInv
+                    for u in 0..<width where keep[v &* width &+ u] {
+                        let z = d[v &* width &+ u]
+                        let o = 3 &* n
+                        points[o] = (Float(u) - cx) * z * fxInv
+                        points[o &+ 1] = sign * yScale * z
+                        points[o &+ 2] = sign * z
+                        if let out {
+                            let c = (v &* width &+ u) &* 3
+                            if let colors {
+                                out[o] = colors.samples[c]; out[o &+ 1] = colors.samples[c &+ 1]; out[o &+ 2] = colors.samples[c &+ 2]
+                            } else {
+                                out[o] = 255; out[o &+ 1] = 255; out[o &+ 2] = 255
+                            }
+                        }
+                        if let normals {
+                            var normal = SIMD3<Float>.zero
+                            if computeNormals, let p = point(u, v) {
+                                normal = Self.normal(at: p, left: point(u - 1, v), right: point(u + 1, v),
+                                                     up: point(u, v - 1), down: point(u, v + 1),
+                                                     limit: options.edgeThreshold * p.z)
+                            }
+                            normals[o] = normal.x; normals[o &+ 1] = sign * normal.y; normals[o &+ 2] = sign * normal.z
+                        }
+                        n &+= 1
                     }
-                    var color = SIMD3<UInt8>(255, 255, 255)
-                    if let colors {
-                        let o = (v * width + u) * 3
-                        color = SIMD3(colors.samples[o], colors.samples[o + 1], colors.samples[o + 2])
-                    }
-                    try body(Point(position: p * flip, color: color, normal: normal * flip))
                 }
+            }
+        }
+        return n
+    }
+
+    /// The number of points in depth rows `rows`.
+    public func pointCount(rows: Range<Int>) -> Int {
+        kept.withUnsafeBufferPointer { keep in
+            var n = 0
+            for i in (rows.clamped(to: 0..<depth.height).lowerBound * depth.width)..<(rows.clamped(to: 0..<depth.height).upperBound * depth.width)
+                where keep[i] { n += 1 }
+            return n
+        }
+    }
+
+    /// Calls `body` for every point, row by row (built on `fill`).
+    public func forEachPoint(_ body: (Point) throws -> Void) rethrows {
+        let width = depth.width
+        let points = UnsafeMutablePointer<Float>.allocate(capacity: 3 * width)
+        let colors = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * width)
+        let normals = UnsafeMutablePointer<Float>.allocate(capacity: 3 * width)
+        defer { points.deallocate(); colors.deallocate(); normals.deallocate() }
+        for v in 0..<depth.height {
+            let n = fill(rows: v..<(v + 1), points: points, colors: colors, normals: normals)
+            for i in 0..<n {
+                try body(Point(position: SIMD3(points[3 * i], points[3 * i + 1], points[3 * i + 2]),
+                               color: SIMD3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]),
+                               normal: SIMD3(normals[3 * i], normals[3 * i + 1], normals[3 * i + 2])))
             }
         }
     }
