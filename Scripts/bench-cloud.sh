@@ -15,47 +15,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=${RUNS:-7}
-out=${RGBD_BENCH_OUT:-bench-out}
-raw=$out/raw-cloud
-capture=$out/bench.json
-image=$out/bench.jpg
+raw=${RGBD_BENCH_OUT:-bench-out}/raw-cloud
+# shellcheck source=Scripts/bench-common.sh
+source Scripts/bench-common.sh
 rectified=$out/rectified
-
-./Scripts/bootstrap.sh
-# The interpreter itself, not a wrapper (pyenv shims cost tens of ms per start).
-py=$(python3 -c 'import sys; print(sys.executable)')
-echo "== python requirements (Scripts/requirements-bench.txt)" >&2
-PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --disable-pip-version-check -r Scripts/requirements-bench.txt
-
-build=(swift build -c release)
-if [ -n "${RGBD_SCRATCH:-}" ]; then build+=(--scratch-path "$RGBD_SCRATCH"); fi
-echo "== building (release)" >&2
-"${build[@]}"
-bin=$("${build[@]}" --show-bin-path)
-
-if [ ! -f "$capture" ] || [ ! -f "$image" ]; then
-  echo "== generating the capture into $out/ (once; kept for later runs)" >&2
-  "$bin/rgbd-synth" -o "$out" --name bench --color 4032x3024 --depth 768x576 \
-    --quality 92 --color-noise 6 --depth-noise 0.002 >/dev/null
-fi
-
-rm -rf "$raw"
-mkdir -p "$raw"
-# Other work on the machine skews everything: the summary shows the load around the runs.
-cat /proc/loadavg >"$raw/loadavg-start.txt" 2>/dev/null || true
-
-# timed TAG COMMAND...: runs COMMAND under /usr/bin/time; wall seconds and peak KiB go
-# to raw/TAG.time, stdout and stderr to raw/TAG.out and raw/TAG.err.
-timed() {
-  local tag=$1
-  shift
-  if ! /usr/bin/time -f '%e %M' -o "$raw/$tag.time" "$@" >"$raw/$tag.out" 2>"$raw/$tag.err"; then
-    echo "bench-cloud: failed: $*" >&2
-    cat "$raw/$tag.err" >&2
-    exit 1
-  fi
-}
 rgbd_run() { timed "$1" "$bin/rgbd" cloud "$capture" -o "$out/cloud.ply" --timings -q; }
 py_run() { timed "$1" "$py" Scripts/baseline_cloud.py "$capture" "$image" "$out/py-cloud.ply" --stages; }
 

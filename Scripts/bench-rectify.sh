@@ -14,46 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=${RUNS:-7}
-out=${RGBD_BENCH_OUT:-bench-out}
-raw=$out/raw
-capture=$out/bench.json
-image=$out/bench.jpg
-
-./Scripts/bootstrap.sh
-# The interpreter itself, not a wrapper (pyenv shims cost tens of ms per start).
-py=$(python3 -c 'import sys; print(sys.executable)')
-echo "== python requirements (Scripts/requirements-bench.txt)" >&2
-PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --disable-pip-version-check -r Scripts/requirements-bench.txt
-
-build=(swift build -c release)
-if [ -n "${RGBD_SCRATCH:-}" ]; then build+=(--scratch-path "$RGBD_SCRATCH"); fi
-echo "== building (release)" >&2
-"${build[@]}"
-bin=$("${build[@]}" --show-bin-path)
-
-if [ ! -f "$capture" ] || [ ! -f "$image" ]; then
-  echo "== generating the capture into $out/ (once; kept for later runs)" >&2
-  "$bin/rgbd-synth" -o "$out" --name bench --color 4032x3024 --depth 768x576 \
-    --quality 92 --color-noise 6 --depth-noise 0.002 >/dev/null
-fi
-
-rm -rf "$raw"
-mkdir -p "$raw"
-# Other work on the machine skews everything: the summary shows the load around the runs.
-cat /proc/loadavg >"$raw/loadavg-start.txt" 2>/dev/null || true
-
-# timed TAG COMMAND...: runs COMMAND under /usr/bin/time; wall seconds and peak KiB go
-# to raw/TAG.time, stdout and stderr to raw/TAG.out and raw/TAG.err.
-timed() {
-  local tag=$1
-  shift
-  if ! /usr/bin/time -f '%e %M' -o "$raw/$tag.time" "$@" >"$raw/$tag.out" 2>"$raw/$tag.err"; then
-    echo "bench-rectify: failed: $*" >&2
-    cat "$raw/$tag.err" >&2
-    exit 1
-  fi
-}
+raw=${RGBD_BENCH_OUT:-bench-out}/raw
+# shellcheck source=Scripts/bench-common.sh
+source Scripts/bench-common.sh
 rgbd_run() { timed "$1" "$bin/rgbd" rectify "$capture" -o "$out/rgbd" --timings -q; }
 py_run() { timed "$1" "$py" Scripts/baseline_rectify.py "$capture" "$image" "$out/py" --stages; }
 
@@ -69,7 +32,7 @@ echo "== baselines: cv2.remap and orjson.loads (Scripts/baseline_remap.py)" >&2
 "$py" Scripts/baseline_remap.py --width 4032 --height 3024 --runs "$runs" --json "$capture" >"$raw/baseline_remap.txt"
 
 echo "== rgbd-bench (in-process stages)" >&2
-"$bin/rgbd-bench" "$capture" --runs "$runs" >"$raw/rgbd-bench.txt"
+"$bin/rgbd-bench" "$capture" --runs "$runs" --only parse,decode,rectify,map,encode,write >"$raw/rgbd-bench.txt"
 
 cat /proc/loadavg >"$raw/loadavg-end.txt" 2>/dev/null || true
 swift --version 2>&1 | grep -m1 -i 'swift version' >"$raw/swift-version.txt" || true

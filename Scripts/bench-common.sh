@@ -1,0 +1,45 @@
+# Shared setup of the benchmarks (sourced by bench-rectify.sh and bench-cloud.sh, with
+# $raw set to their raw-output folder): installs what is missing, builds release, makes
+# the benchmark capture once, and defines `timed`.
+#
+# Sets: runs, out, capture, image, py (the interpreter), bin (the build's product folder).
+
+runs=${RUNS:-7}
+out=${RGBD_BENCH_OUT:-bench-out}
+capture=$out/bench.json
+image=$out/bench.jpg
+
+./Scripts/bootstrap.sh
+# The interpreter itself, not a wrapper (pyenv shims cost tens of ms per start).
+py=$(python3 -c 'import sys; print(sys.executable)')
+echo "== python requirements (Scripts/requirements-bench.txt)" >&2
+PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --disable-pip-version-check -r Scripts/requirements-bench.txt
+
+build=(swift build -c release)
+if [ -n "${RGBD_SCRATCH:-}" ]; then build+=(--scratch-path "$RGBD_SCRATCH"); fi
+echo "== building (release)" >&2
+"${build[@]}"
+bin=$("${build[@]}" --show-bin-path)
+
+if [ ! -f "$capture" ] || [ ! -f "$image" ]; then
+  echo "== generating the capture into $out/ (once; kept for later runs)" >&2
+  "$bin/rgbd-synth" -o "$out" --name bench --color 4032x3024 --depth 768x576 \
+    --quality 92 --color-noise 6 --depth-noise 0.002 >/dev/null
+fi
+
+rm -rf "$raw"
+mkdir -p "$raw"
+# Other work on the machine skews everything: the summary shows the load around the runs.
+cat /proc/loadavg >"$raw/loadavg-start.txt" 2>/dev/null || true
+
+# timed TAG COMMAND...: runs COMMAND under /usr/bin/time; wall seconds and peak KiB go
+# to $raw/TAG.time, stdout and stderr to $raw/TAG.out and $raw/TAG.err.
+timed() {
+  local tag=$1
+  shift
+  if ! /usr/bin/time -f '%e %M' -o "$raw/$tag.time" "$@" >"$raw/$tag.out" 2>"$raw/$tag.err"; then
+    echo "$(basename "$0"): failed: $*" >&2
+    cat "$raw/$tag.err" >&2
+    exit 1
+  fi
+}
