@@ -16,4 +16,5 @@ struct RGBD: ParsableCommand {
         subcommands: [Rectify.self, Cloud.self])
 }
 
+Interruption.removeStagedFilesOnSignal()
 RGBD.main()

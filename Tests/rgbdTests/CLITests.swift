@@ -142,6 +142,32 @@ import RGBDSynth
         #expect(twoWithImage.stderr.contains("--image"))
     }
 
+    /// Ctrl-C at any moment leaves either all four outputs or none, and no temporary.
+    @Test func interruptionLeavesNoPartialOutput() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try SyntheticCapture(colorWidth: 2016, colorHeight: 1512, depthWidth: 384, depthHeight: 288)
+            .write(to: directory, stem: "shot", jpegQuality: 90, supersampling: 1)
+        var interrupted = 0
+        for (i, delay) in [0.005, 0.02, 0.04, 0.06, 0.08, 0.12, 0.2].enumerated() {
+            let output = directory + "/out\(i)"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["rectify", capture.json, "-o", output, "-q"]
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            process.interrupt()
+            process.waitUntilExit()
+            #expect([0, 130].contains(process.terminationStatus), "status \(process.terminationStatus)")
+            if process.terminationStatus == 130 { interrupted += 1 }
+            let files = Self.files(in: output)
+            #expect(files.isEmpty || files.count == 4, "\(files)")
+            #expect(!files.contains { $0.contains("rgbd-tmp") }, "\(files)")
+        }
+        #expect(interrupted > 0)
+    }
+
     @Test func helpExplainsInputsOutputsAndUnits() throws {
         let help = try Self.run(["rectify", "--help"])
         #expect(help.status == 0)

@@ -9,6 +9,7 @@ import Darwin
 #else
 #error("unsupported platform")
 #endif
+import Dispatch
 
 /// File-system operations rgbd needs, on top of POSIX.
 public enum FileSystem {
@@ -318,5 +319,27 @@ public enum ThreadMessage {
             return UnsafeRawPointer(("" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
         }
         return UnsafePointer(p.assumingMemoryBound(to: CChar.self))
+    }
+}
+
+/// Clean exits on Ctrl-C and `kill`.
+public enum Interruption {
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    /// On SIGINT or SIGTERM, removes the temporaries of uncommitted `StagedFiles` (so an
+    /// interrupted run leaves neither half-written outputs nor temporary files), says so
+    /// on stderr and exits with status 130. Call once, at start-up.
+    public static func removeStagedFilesOnSignal() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                StagedFiles.removeAllPending()
+                FileSystem.printError("\nrgbd: interrupted; no partial output was left\n")
+                exit(130)
+            }
+            source.resume()
+            sources.append(source)
+        }
     }
 }

@@ -7,6 +7,23 @@ public final class StagedFiles {
     private var staged: [(temporary: String, destination: String)] = []
     private var committed = false
 
+    /// Temporaries of every set in the process not yet committed or removed, for
+    /// `removeAllPending` (an interrupted run's cleanup).
+    nonisolated(unsafe) private static var pending: Set<String> = []
+    /// Set by `removeAllPending`: the process is exiting, nothing more is staged.
+    nonisolated(unsafe) private static var closed = false
+    private static let pendingLock = Lock()
+
+    /// Removes the temporaries of every uncommitted set (for a signal handler's cleanup
+    /// before exiting; see `Interruption`).
+    public static func removeAllPending() {
+        pendingLock.withLock {
+            for path in pending { FileSystem.removeQuietly(path) }
+            pending.removeAll()
+            closed = true
+        }
+    }
+
     /// An empty set.
     public init() {}
 
@@ -25,6 +42,16 @@ public final class StagedFiles {
     /// temporary file. `write` owns the descriptor and must close it.
     public func stage(_ destination: String, write: (_ fd: Int32, _ temporaryPath: String) throws -> Void) throws {
         let (temporary, fd) = try FileSystem.makeTemporary(beside: destination)
+        let accepted = Self.pendingLock.withLock {
+            if Self.closed { return false }
+            Self.pending.insert(temporary)
+            return true
+        }
+        guard accepted else {
+            FileSystem.closeFile(fd)
+            FileSystem.removeQuietly(temporary)
+            throw RGBDError(.io, file: destination, "not written: the run is being interrupted")
+        }
         staged.append((temporary, destination))
         do {
             try write(fd, temporary)
@@ -37,6 +64,7 @@ public final class StagedFiles {
     public func commit() throws {
         for (temporary, destination) in staged {
             try FileSystem.rename(temporary, to: destination)
+            Self.pendingLock.withLock { _ = Self.pending.remove(temporary) }
         }
         committed = true
     }
@@ -44,6 +72,9 @@ public final class StagedFiles {
     deinit {
         if !committed {
             for (temporary, _) in staged { FileSystem.removeQuietly(temporary) }
+        }
+        Self.pendingLock.withLock {
+            for (temporary, _) in staged { Self.pending.remove(temporary) }
         }
     }
 }
