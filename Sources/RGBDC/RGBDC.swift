@@ -201,10 +201,11 @@ public func rgbd_capture_lookup_table(_ capture: OpaquePointer!, _ inverse: Int3
     guarded {
         let calibration = try handle(capture).capture.calibration
         let table = inverse != 0 ? calibration.inverseLookupTable : calibration.lookupTable
+        if values != nil {
+            let out = try buffer(values, capacity, needed: table.count, "values")
+            for (i, v) in table.enumerated() { out[i] = v }
+        }
         count?.pointee = table.count
-        guard values != nil else { return }
-        let out = try buffer(values, capacity, needed: table.count, "values")
-        for (i, v) in table.enumerated() { out[i] = v }
     }
 }
 
@@ -292,11 +293,14 @@ public func rgbd_capture_point_cloud(_ capture: OpaquePointer!, _ options: Unsaf
                                      _ normals: UnsafeMutablePointer<Float>!, _ capacity: Int,
                                      _ written: UnsafeMutablePointer<Int>!) -> Int32 {
     guarded {
-        let cloud = try handle(capture).cloud(swiftOptions(options))
+        let settings = try swiftOptions(options)
+        let cloud = try handle(capture).cloud(settings)
         let n = cloud.count
+        guard capacity >= 0, capacity <= Int.max / 3 else { throw argument("capacity \(capacity) is out of range") }
         let p = try buffer(points, capacity * 3, needed: n * 3, "points")
         let c = try buffer(colors, capacity * 3, needed: n * 3, "colors")
-        let normalsOut = normals == nil ? nil : try buffer(normals, capacity * 3, needed: n * 3, "normals")
+        // Normals are written only when asked for in the options and given a buffer.
+        let normalsOut = normals == nil || !settings.normals ? nil : try buffer(normals, capacity * 3, needed: n * 3, "normals")
         guard let pointsBase = p.baseAddress else { written?.pointee = 0; return }
         written?.pointee = cloud.fill(rows: 0..<cloud.depth.height, points: pointsBase, colors: c.baseAddress,
                                       normals: normalsOut?.baseAddress)
@@ -337,6 +341,10 @@ private func lens(_ pointer: UnsafePointer<rgbd_lens>?, width: Int32, height: In
     guard l.table_count >= 2, l.table_count <= 1 << 20 else { throw argument("lens.table_count must be at least 2") }
     guard width > 0, height > 0, Int(width) * Int(height) <= 1 << 31 else {
         throw argument("image size \(width)×\(height) is out of range")
+    }
+    // FORMAT.md §2: a frame whose size is the reference size transposed was rotated.
+    if l.reference_width != l.reference_height && width == l.reference_height && height == l.reference_width {
+        throw argument("the image is \(width)×\(height), the reference size transposed (\(l.reference_width)×\(l.reference_height)): it was rotated; rectify frames in sensor orientation")
     }
     return try LensDistortion.validated(
         center: SIMD2(l.center_x, l.center_y), referenceWidth: Int(l.reference_width),

@@ -118,6 +118,7 @@ import RGBDSynth
         (document(dimensions: "[4032]"), "intrinsic_matrix_reference_dimensions"),
         (document(dimensions: "[4032.5, 3024]"), "positive whole numbers"),
         (document(center: "{\"x\": 1}"), "lens_distortion_center"),
+        (document(center: "[1e100, 1e100]"), "lens_distortion_center: (1e+100, 1e+100) is far outside"),
         (document(depth: "[[1, 2, 3], [4, 5]]"), "row 1 has 2 values, but row 0 has 3"),
         (document(depth: "[[1, 2, 3], [4, \"x\", 6]]"), "row 1, column 1: expected a number"),
         (document(depth: "[]"), "depth map is empty"),

@@ -58,7 +58,8 @@ typedef struct rgbd_capture rgbd_capture;
 int rgbd_capture_load(const char *json_path, const char *image_path, rgbd_capture **out);
 
 /* Loads a capture from bytes in memory (the JSON text and the JPEG file's bytes),
- * borrowed for the call. name (may be NULL) is used in error messages. */
+ * borrowed for the call. name (may be NULL) stands for the files in error messages
+ * (NAME.json, NAME.jpg). */
 int rgbd_capture_load_memory(const uint8_t *json, size_t json_size, const uint8_t *jpeg, size_t jpeg_size,
                              const char *name, rgbd_capture **out);
 
@@ -136,12 +137,14 @@ int rgbd_capture_point_cloud(const rgbd_capture *capture, const rgbd_cloud_optio
                              uint8_t *colors, float *normals, size_t capacity, size_t *written);
 
 /* Writes the capture's point cloud as PLY (binary little-endian, or ASCII if ascii is
- * nonzero) to path, atomically (temporary name, then rename). */
+ * nonzero) to path, atomically (temporary name, then rename), creating missing parent
+ * directories. */
 int rgbd_capture_write_ply(const rgbd_capture *capture, const rgbd_cloud_options *options, const char *path,
                            int32_t ascii);
 
 /* Writes any points as PLY: points count*3 floats, colors count*3 bytes (may be NULL:
- * white), normals count*3 floats (may be NULL: no normal properties). */
+ * white), normals count*3 floats (may be NULL: no normal properties). Atomic, and
+ * creates missing parent directories, like rgbd_capture_write_ply. */
 int rgbd_write_ply(const char *path, const float *points, const uint8_t *colors, const float *normals,
                    size_t count, int32_t ascii);
 
@@ -157,7 +160,8 @@ typedef struct rgbd_lens {
 
 /* Rectifies an 8-bit image of 1, 3 or 4 interleaved channels (bilinear, black outside):
  * src and dst are width*height*channels bytes and must not overlap. The lens is scaled
- * to the image's size. */
+ * to the image's size; an image whose size is the reference size transposed (a rotated
+ * frame) is rejected, as are centers far outside the reference image. */
 int rgbd_rectify_u8(const rgbd_lens *lens, const uint8_t *src, int32_t width, int32_t height, int32_t channels,
                     uint8_t *dst);
 

@@ -45,13 +45,22 @@ public struct LensDistortion: Equatable, Sendable {
         guard referenceWidth > 0, referenceHeight > 0, width > 0, height > 0 else {
             throw RGBDError(.invalidArgument, "sizes must be positive (reference \(referenceWidth)×\(referenceHeight), image \(width)×\(height))")
         }
-        guard center.x.isFinite, center.y.isFinite else { throw RGBDError(.invalidArgument, "the distortion center is not finite") }
+        guard isPlausibleCenter(center, width: referenceWidth, height: referenceHeight) else {
+            throw RGBDError(.invalidArgument, "the distortion center (\(center.x), \(center.y)) is far outside the \(referenceWidth)×\(referenceHeight) reference image")
+        }
         guard table.count >= 2 else { throw RGBDError(.invalidArgument, "the lookup table needs at least 2 entries, has \(table.count)") }
         if let bad = table.firstIndex(where: { !($0 > -1 && $0 < 10) }) {
             throw RGBDError(.invalidArgument, "lookup table entry \(bad) (\(table[bad])) is out of range (−1, 10)")
         }
         let sx = Double(width) / Double(referenceWidth), sy = Double(height) / Double(referenceHeight)
         return LensDistortion(center: SIMD2(center.x * sx, center.y * sy), table: table, width: width, height: height)
+    }
+
+    /// Whether a distortion center is finite and within one image size of the image
+    /// (real centers are near the middle; absurd ones would overflow the arithmetic).
+    public static func isPlausibleCenter(_ center: SIMD2<Double>, width: Int, height: Int) -> Bool {
+        let w = Double(width), h = Double(height)
+        return center.x >= -w && center.x <= 2 * w && center.y >= -h && center.y <= 2 * h
     }
 
     /// The relative magnification at radius `r` (linear interpolation in the table,

@@ -32,6 +32,9 @@ enum CalibrationReader {
         }
         let centerNode = try required(schema.distortionCenter)
         let (ox, oy) = try pair(centerNode, names: ("x", "y"), fail: fail)
+        guard LensDistortion.isPlausibleCenter(SIMD2(ox, oy), width: Int(width), height: Int(height)) else {
+            throw fail(centerNode, "(\(ox), \(oy)) is far outside the \(Int(width))×\(Int(height)) reference image")
+        }
         let tableNode = try required(schema.lookupTable)
         let table = try lookupTable(tableNode, fail: fail)
         guard table.count >= 2 else { throw fail(tableNode, "needs at least 2 entries, found \(table.count)") }

@@ -35,7 +35,9 @@ public struct Capture: Sendable {
     /// `name` stands for the files in messages and gives `stem`.
     public static func load(jsonBytes: [UInt8], jpegBytes: [UInt8], name: String) throws -> Capture {
         let jsonName = name.hasSuffix(".json") ? name : name + ".json"
-        let imageName = Path.join(Path.directory(of: jsonName), Path.stem(jsonName) + ".jpg")
+        let directory = Path.directory(of: jsonName)
+        let imageName = directory == "." && !jsonName.hasPrefix("./")
+            ? Path.stem(jsonName) + ".jpg" : Path.join(directory, Path.stem(jsonName) + ".jpg")
         let (contents, color) = try Concurrently.run(
             { try CaptureReader.parse(jsonBytes, file: jsonName) },
             { try JPEGCodec.decodeRGB(jpegBytes, file: imageName) })

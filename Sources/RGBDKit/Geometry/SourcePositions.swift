@@ -126,7 +126,9 @@ extension SourcePositions {
         let dyv = SIMD8<Float>(repeating: dy)
         let r2 = dx * dx + dyv * dyv
         var t = r2.squareRoot() * indexPerPixel
-        t = t.replacing(with: lastIndex, where: t .> lastIndex)
+        // Beyond r_max (and NaN, from absurd calibrations) use the last entry: the
+        // table index must stay in range whatever the input.
+        t = t.replacing(with: lastIndex, where: .!(t .<= lastIndex))
         let (whole, index) = Self.floorNonNegative(t)
         let f = t - whole
         var base = SIMD8<Float>(), slope = SIMD8<Float>()
@@ -139,8 +141,9 @@ extension SourcePositions {
         let limit = SIMD8<Float>(repeating: 8192)
         var sx = SIMD8<Float>(repeating: cx) + dx * k
         var sy = SIMD8<Float>(repeating: cy) + dyv * k
-        sx = sx.replacing(with: limit, where: sx .> limit).replacing(with: -limit, where: sx .< -limit)
-        sy = sy.replacing(with: limit, where: sy .> limit).replacing(with: -limit, where: sy .< -limit)
+        // NaN positions become -limit: outside every image, so black / no depth.
+        sx = sx.replacing(with: limit, where: sx .> limit).replacing(with: -limit, where: .!(sx .>= -limit))
+        sy = sy.replacing(with: limit, where: sy .> limit).replacing(with: -limit, where: .!(sy .>= -limit))
         return (Self.floorSigned(sx * 256 + 0.5), Self.floorSigned(sy * 256 + 0.5))
     }
 }

@@ -1,0 +1,66 @@
+"""rgbd: rectify iPhone depth captures and back-project them to point clouds, from Python.
+
+A thin ctypes layer over the rgbd C library (``rgbd.h``, built as ``libRGBDKit.so`` by
+``swift build -c release``); images and clouds are numpy arrays that the library writes
+in place. The library is found through ``$RGBD_LIBRARY``, next to this package, or in the
+rgbd repository's ``.build/release/`` (see :func:`rgbd.find_library`), and is loaded on
+first use.
+
+Example::
+
+    import rgbd
+    with rgbd.load_capture("shot.json") as cap:          # shot.jpg beside it
+        color = cap.rectified_color()                   # H×W×3 uint8 RGB
+        depth = cap.rectified_depth()                   # h×w float32 meters, NaN = no depth
+        k = cap.intrinsics.depth.matrix                 # 3×3 of the rectified depth map
+        points, colors = cap.point_cloud(max_depth=5)   # (N, 3) float32, (N, 3) uint8
+        rgbd.write_ply("shot.ply", points, colors)
+
+Every failure the library reports raises :class:`RGBDError`, carrying its message and
+status. All functions are safe to call from several threads at once (ctypes releases
+the GIL during each call).
+"""
+
+from __future__ import annotations
+
+from . import _lib
+from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes
+from ._errors import RGBDError, Status
+from ._image import rectify_image, write_ply
+from ._lib import LibraryNotFoundError, find_library
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "library_version",
+    "library_path",
+    "find_library",
+    "load_capture",
+    "load_capture_bytes",
+    "rectify_image",
+    "write_ply",
+    "Capture",
+    "CaptureIntrinsics",
+    "Intrinsics",
+    "Lens",
+    "RGBDError",
+    "Status",
+    "LibraryNotFoundError",
+]
+
+
+def library_version() -> str:
+    """The version of the loaded C library (``rgbd_version()``), e.g. ``"0.1.0"``.
+
+    Loads the library if needed (raises :class:`LibraryNotFoundError` if it cannot).
+    """
+    return _lib.lib().rgbd_version().decode("utf-8")
+
+
+def library_path() -> str:
+    """The path of the C library in use (loading it if needed)."""
+    _lib.lib()
+    path = _lib.loaded_path()
+    assert path is not None
+    return path

@@ -1,0 +1,391 @@
+"""Captures: loading, the images as captured and rectified, calibration, point clouds."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import threading
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterator, NamedTuple, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _lib
+from ._errors import check
+from ._util import PathLike, as_bytes, cloud_options, encode_path, encode_text, output_array, pointer
+
+__all__ = ["Intrinsics", "CaptureIntrinsics", "Lens", "Capture", "load_capture", "load_capture_bytes"]
+
+PointCloud = Union[Tuple[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics (OpenCV model) in pixels of a ``width`` × ``height`` image.
+
+    Pixel coordinates are integer pixel indices (the center of the top-left pixel is 0, 0).
+    """
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    width: int
+    height: int
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The 3×3 camera matrix ``[[fx, 0, cx], [0, fy, cy], [0, 0, 1]]`` (float64, a new array)."""
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    def as_dict(self) -> Dict[str, Any]:
+        """``{"width", "height", "intrinsic_matrix"}`` as Open3D's ``read_pinhole_camera_intrinsic``
+        reads it (the matrix as 9 numbers, column-major), the layout of rgbd's sidecar."""
+        return {
+            "width": self.width,
+            "height": self.height,
+            "intrinsic_matrix": [self.fx, 0.0, 0.0, 0.0, self.fy, 0.0, self.cx, self.cy, 1.0],
+        }
+
+    @classmethod
+    def _from_c(cls, k: _lib.RgbdIntrinsics) -> "Intrinsics":
+        return cls(k.fx, k.fy, k.cx, k.cy, int(k.width), int(k.height))
+
+
+class CaptureIntrinsics(NamedTuple):
+    """The intrinsics of a capture's rectified images: ``color`` and ``depth``."""
+
+    color: Intrinsics
+    depth: Intrinsics
+
+
+class Lens(NamedTuple):
+    """The calibration values :func:`rgbd.rectify_image` takes, from one capture.
+
+    ``rgbd.rectify_image(frame, *cap.lens)`` rectifies another frame of the same camera.
+    """
+
+    reference_size: Tuple[int, int]
+    distortion_center: Tuple[float, float]
+    lookup_table: np.ndarray
+
+
+def _destroy(handle: Any) -> None:
+    """Releases a capture handle (the finalizer of :class:`Capture`; runs at most once)."""
+    _lib.lib().rgbd_capture_destroy(handle)
+
+
+def _size(function: Any, handle: Any) -> Tuple[int, int]:
+    width, height = ctypes.c_int32(), ctypes.c_int32()
+    check(function(handle, ctypes.byref(width), ctypes.byref(height)))
+    return width.value, height.value
+
+
+class Capture:
+    """A loaded capture (calibration, depth map, color photo), backed by an ``rgbd_capture``.
+
+    Create one with :func:`load_capture` or :func:`load_capture_bytes`. The capture is
+    immutable and safe to use from several threads at once. Its handle is released by
+    :meth:`close`, by leaving a ``with`` block, or when the object is garbage-collected.
+    A closed capture raises ``ValueError`` on use.
+
+    Sizes are ``(width, height)``; arrays are ``(height, width[, 3])``. Color is RGB uint8,
+    depth is float32 meters along the optical axis with NaN where there is no depth.
+    """
+
+    def __init__(self, handle: Any, name: str, json_path: Optional[str] = None,
+                 image_path: Optional[str] = None) -> None:
+        """Wraps ``handle`` (an ``rgbd_capture *`` this object takes ownership of).
+
+        Use :func:`load_capture` / :func:`load_capture_bytes` instead of calling this.
+        """
+        if not handle:
+            raise ValueError("handle is NULL")
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _destroy, handle)
+        self._state = threading.Condition(threading.Lock())
+        self._busy = 0
+        self._closed = False
+        #: A name for messages: the JSON's stem, or the name given to load_capture_bytes.
+        self.name = name
+        #: The JSON file it was loaded from (None for load_capture_bytes).
+        self.json_path = json_path
+        #: The image given to load_capture (None: the JPEG beside the JSON, or from memory).
+        self.image_path = image_path
+        lib = _lib.lib()
+        self._color_size = _size(lib.rgbd_capture_color_size, handle)
+        self._depth_size = _size(lib.rgbd_capture_depth_size, handle)
+        self._reference_size = _size(lib.rgbd_capture_reference_size, handle)
+
+    # ---- lifetime ----------------------------------------------------------------------
+
+    @contextmanager
+    def _use(self) -> Iterator[Any]:
+        """The handle, kept alive (close() waits) for the duration of the block."""
+        with self._state:
+            if self._closed:
+                raise ValueError(f"capture {self.name!r} is closed")
+            self._busy += 1
+        try:
+            yield self._handle
+        finally:
+            with self._state:
+                self._busy -= 1
+                if self._busy == 0:
+                    self._state.notify_all()
+
+    def close(self) -> None:
+        """Releases the library's handle (``rgbd_capture_destroy``). Idempotent.
+
+        Waits for calls on this capture running in other threads to finish first.
+        """
+        with self._state:
+            if self._closed:
+                return
+            self._closed = True
+            while self._busy:
+                self._state.wait()
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has been called."""
+        return self._closed
+
+    def __enter__(self) -> "Capture":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "rgbd.Capture cannot be pickled (it wraps a handle of the C library); "
+            "pass the file paths to the worker and load the capture there"
+        )
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"<rgbd.Capture {self.name!r} (closed)>"
+        (cw, ch), (dw, dh) = self._color_size, self._depth_size
+        return f"<rgbd.Capture {self.name!r} color {cw}×{ch} depth {dw}×{dh}>"
+
+    # ---- sizes and calibration -----------------------------------------------------------
+
+    @property
+    def color_size(self) -> Tuple[int, int]:
+        """``(width, height)`` of the color image (as captured and rectified)."""
+        return self._color_size
+
+    @property
+    def depth_size(self) -> Tuple[int, int]:
+        """``(width, height)`` of the depth map (as captured and rectified)."""
+        return self._depth_size
+
+    @property
+    def reference_size(self) -> Tuple[int, int]:
+        """``(width, height)`` the calibration refers to (``intrinsic_matrix_reference_dimensions``)."""
+        return self._reference_size
+
+    def _intrinsics(self, which: int) -> Intrinsics:
+        k = _lib.RgbdIntrinsics()
+        with self._use() as handle:
+            check(_lib.lib().rgbd_capture_intrinsics(handle, which, ctypes.byref(k)))
+        return Intrinsics._from_c(k)
+
+    @property
+    def intrinsics(self) -> CaptureIntrinsics:
+        """Intrinsics of the rectified images: ``.color`` and ``.depth``, each scaled to its image."""
+        return CaptureIntrinsics(self._intrinsics(_lib.RGBD_INTRINSICS_COLOR),
+                                 self._intrinsics(_lib.RGBD_INTRINSICS_DEPTH))
+
+    @property
+    def reference_intrinsics(self) -> Intrinsics:
+        """The intrinsics as recorded, at :attr:`reference_size`."""
+        return self._intrinsics(_lib.RGBD_INTRINSICS_REFERENCE)
+
+    @property
+    def distortion_center(self) -> Tuple[float, float]:
+        """``(x, y)`` of ``lens_distortion_center``, in pixels at :attr:`reference_size`."""
+        x, y = ctypes.c_double(), ctypes.c_double()
+        with self._use() as handle:
+            check(_lib.lib().rgbd_capture_distortion_center(handle, ctypes.byref(x), ctypes.byref(y)))
+        return x.value, y.value
+
+    def _table(self, inverse: int) -> np.ndarray:
+        lib = _lib.lib()
+        count = ctypes.c_size_t()
+        with self._use() as handle:
+            check(lib.rgbd_capture_lookup_table(handle, inverse, None, 0, ctypes.byref(count)))
+            table = np.empty(count.value, dtype=np.float32)
+            check(lib.rgbd_capture_lookup_table(handle, inverse, pointer(table, ctypes.c_float), table.size,
+                                                ctypes.byref(count)))
+        return table[: count.value]
+
+    @property
+    def lookup_table(self) -> np.ndarray:
+        """``lens_distortion_lookup_table`` (rectified → distorted), float32 (a new array)."""
+        return self._table(0)
+
+    @property
+    def inverse_lookup_table(self) -> np.ndarray:
+        """``inverse_lens_distortion_lookup_table`` (distorted → rectified), float32; empty if absent."""
+        return self._table(1)
+
+    @property
+    def lens(self) -> Lens:
+        """``(reference_size, distortion_center, lookup_table)`` for :func:`rgbd.rectify_image`."""
+        return Lens(self.reference_size, self.distortion_center, self.lookup_table)
+
+    # ---- images ---------------------------------------------------------------------------
+
+    def _image(self, function_name: str, out: Optional[np.ndarray], color: bool) -> np.ndarray:
+        width, height = self._color_size if color else self._depth_size
+        if color:
+            array = output_array(out, (height, width, 3), np.uint8)
+            data = pointer(array, ctypes.c_uint8)
+        else:
+            array = output_array(out, (height, width), np.float32)
+            data = pointer(array, ctypes.c_float)
+        with self._use() as handle:
+            check(getattr(_lib.lib(), function_name)(handle, data, array.size))
+        return array
+
+    def _cached(self, key: str, function_name: str, color: bool) -> np.ndarray:
+        array = self.__dict__.get(key)
+        if array is None:
+            array = self._image(function_name, None, color)
+            array.flags.writeable = False
+            array = self.__dict__.setdefault(key, array)
+        return array
+
+    @property
+    def color(self) -> np.ndarray:
+        """The color photo as captured (distorted): H×W×3 uint8 RGB, read-only (copy to modify)."""
+        return self._cached("_color", "rgbd_capture_color", True)
+
+    @property
+    def depth(self) -> np.ndarray:
+        """The depth map as captured (distorted): h×w float32 meters, NaN = no depth, read-only."""
+        return self._cached("_depth", "rgbd_capture_depth", False)
+
+    def rectified_color(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The rectified color image, H×W×3 uint8 RGB, an ideal pinhole image (``intrinsics.color``).
+
+        Written by the library into a new array, or into ``out`` (uint8, H×W×3, C-contiguous).
+        The first rectified_* call rectifies color and depth on all cores; later calls copy.
+        """
+        return self._image("rgbd_capture_rectified_color", out, True)
+
+    def rectified_depth(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The rectified depth map, h×w float32 meters along the optical axis, NaN = no depth.
+
+        Never blended across depth edges (no invented depth between foreground and
+        background). Written into a new array, or into ``out`` (float32, h×w, C-contiguous).
+        """
+        return self._image("rgbd_capture_rectified_depth", out, False)
+
+    # ---- point clouds ---------------------------------------------------------------------
+
+    def point_cloud_count(self, min_depth: float = 0.0, max_depth: float = math.inf, stride: int = 1,
+                          keep_edges: bool = False, edge_threshold: float = 0.05, axes: str = "opencv") -> int:
+        """The number of points :meth:`point_cloud` returns with these options."""
+        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, False, axes)
+        count = ctypes.c_size_t()
+        with self._use() as handle:
+            check(_lib.lib().rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count)))
+        return count.value
+
+    def point_cloud(self, min_depth: float = 0.0, max_depth: float = math.inf, stride: int = 1,
+                    keep_edges: bool = False, edge_threshold: float = 0.05, normals: bool = False,
+                    axes: str = "opencv") -> PointCloud:
+        """Back-projects the rectified depth map, exactly as ``rgbd cloud`` does.
+
+        Args:
+            min_depth: meters; nearer points are dropped.
+            max_depth: meters; farther points are dropped.
+            stride: keep every stride-th depth pixel in each direction.
+            keep_edges: keep points on depth discontinuities (flying pixels), dropped by default.
+            edge_threshold: relative depth jump to a 4-neighbor that marks a point as on an edge.
+            normals: also return normals (from the depth grid, oriented toward the camera).
+            axes: ``"opencv"`` (x right, y down, z forward) or ``"opengl"`` (X, -Y, -Z).
+
+        Returns:
+            ``(points, colors)``: (N, 3) float32 meters and (N, 3) uint8 RGB (the rectified
+            color averaged over each depth pixel's footprint); with ``normals=True``,
+            ``(points, colors, normals)``, normals (N, 3) float32. Holes give no points.
+        """
+        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes)
+        lib = _lib.lib()
+        count, written = ctypes.c_size_t(), ctypes.c_size_t()
+        with self._use() as handle:
+            check(lib.rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count)))
+            n = count.value
+            points = np.empty((n, 3), dtype=np.float32)
+            colors = np.empty((n, 3), dtype=np.uint8)
+            normal_array = np.empty((n, 3), dtype=np.float32) if normals else None
+            check(lib.rgbd_capture_point_cloud(
+                handle, ctypes.byref(options), pointer(points, ctypes.c_float), pointer(colors, ctypes.c_uint8),
+                pointer(normal_array, ctypes.c_float), n, ctypes.byref(written)))
+        if written.value != n:  # the header allows *written < capacity; keep what was written
+            points, colors = points[: written.value], colors[: written.value]
+            normal_array = None if normal_array is None else normal_array[: written.value]
+        if normal_array is not None:
+            return points, colors, normal_array
+        return points, colors
+
+    def write_ply(self, path: PathLike, ascii: bool = False, *, min_depth: float = 0.0,
+                  max_depth: float = math.inf, stride: int = 1, keep_edges: bool = False,
+                  edge_threshold: float = 0.05, normals: bool = False, axes: str = "opencv") -> None:
+        """Writes the point cloud (options as :meth:`point_cloud`) as PLY to ``path``.
+
+        Binary little-endian, or ASCII with ``ascii=True``; written atomically (temporary
+        name, then rename), the same file ``rgbd cloud`` writes.
+        """
+        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes)
+        raw = encode_path(path)
+        with self._use() as handle:
+            check(_lib.lib().rgbd_capture_write_ply(handle, ctypes.byref(options), raw, 1 if ascii else 0))
+
+
+# ---- loading -------------------------------------------------------------------------------
+
+
+def load_capture(json_path: PathLike, image_path: Optional[PathLike] = None) -> Capture:
+    """Loads a capture from its JSON file and JPEG.
+
+    Args:
+        json_path: the capture's JSON (calibration and depth map).
+        image_path: the color JPEG; by default the JPEG beside the JSON with the same stem
+            (``.jpg``/``.jpeg``, any case).
+
+    Raises:
+        RGBDError: the files cannot be read, or are not a valid capture (the message names
+            the file and key).
+    """
+    json_raw = encode_path(json_path, "json_path")
+    image_raw = None if image_path is None else encode_path(image_path, "image_path")
+    out = _lib.RgbdCaptureP()
+    check(_lib.lib().rgbd_capture_load(json_raw, image_raw, ctypes.byref(out)))
+    name = Path(os.fsdecode(json_raw)).stem
+    return Capture(out, name, os.fsdecode(json_raw), None if image_raw is None else os.fsdecode(image_raw))
+
+
+def load_capture_bytes(json_bytes: Any, jpeg_bytes: Any, name: Optional[str] = None) -> Capture:
+    """Loads a capture from bytes in memory: the JSON text and the JPEG file's bytes.
+
+    Both may be any contiguous bytes-like object (bytes, bytearray, memoryview, mmap); they
+    are borrowed for the call, not copied by Python. ``name`` is used in error messages.
+    """
+    json_data = as_bytes(json_bytes, "json_bytes")
+    jpeg_data = as_bytes(jpeg_bytes, "jpeg_bytes")
+    name_raw = None if name is None else encode_text(name, "name")
+    out = _lib.RgbdCaptureP()
+    check(_lib.lib().rgbd_capture_load_memory(
+        pointer(json_data, ctypes.c_uint8), json_data.size, pointer(jpeg_data, ctypes.c_uint8), jpeg_data.size,
+        name_raw, ctypes.byref(out)))
+    return Capture(out, "memory" if name is None else name)

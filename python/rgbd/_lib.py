@@ -1,0 +1,286 @@
+"""Finding and loading the rgbd shared library, and its ctypes declarations.
+
+Everything here mirrors ``Sources/CRGBD/include/rgbd.h`` (the single source of truth for
+the C ABI): the status codes, the structs and one ``argtypes``/``restype`` pair for every
+function of the header. The library is loaded once, on first use, and is the only global
+state of the package.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+from typing import List, Optional
+
+__all__ = [
+    "RGBD_OK",
+    "RGBD_ERROR_IO",
+    "RGBD_ERROR_INVALID_JSON",
+    "RGBD_ERROR_INVALID_CAPTURE",
+    "RGBD_ERROR_INVALID_IMAGE",
+    "RGBD_ERROR_INVALID_ARGUMENT",
+    "RGBD_INTRINSICS_REFERENCE",
+    "RGBD_INTRINSICS_COLOR",
+    "RGBD_INTRINSICS_DEPTH",
+    "RGBD_AXES_OPENCV",
+    "RGBD_AXES_OPENGL",
+    "LIBRARY_ENV",
+    "LIBRARY_NAMES",
+    "LibraryNotFoundError",
+    "RgbdIntrinsics",
+    "RgbdCloudOptions",
+    "RgbdLens",
+    "candidate_paths",
+    "find_library",
+    "lib",
+    "loaded_path",
+    "FUNCTIONS",
+]
+
+# ---- Constants of rgbd.h ------------------------------------------------------------
+
+RGBD_OK = 0
+RGBD_ERROR_IO = 1
+RGBD_ERROR_INVALID_JSON = 2
+RGBD_ERROR_INVALID_CAPTURE = 3
+RGBD_ERROR_INVALID_IMAGE = 4
+RGBD_ERROR_INVALID_ARGUMENT = 5
+
+RGBD_INTRINSICS_REFERENCE = 0
+RGBD_INTRINSICS_COLOR = 1
+RGBD_INTRINSICS_DEPTH = 2
+
+RGBD_AXES_OPENCV = 0
+RGBD_AXES_OPENGL = 1
+
+#: Environment variable naming the library file to load (takes precedence over the search).
+LIBRARY_ENV = "RGBD_LIBRARY"
+
+#: File names the library may have. SwiftPM names it libRGBDKit (the product name), a
+#: packager may have renamed it librgbd.
+LIBRARY_NAMES = ("libRGBDKit.so", "libRGBDKit.dylib", "librgbd.so", "librgbd.dylib")
+
+
+class LibraryNotFoundError(OSError):
+    """The rgbd shared library could not be found or loaded; the message says where it looked."""
+
+
+# ---- Structs of rgbd.h ----------------------------------------------------------------
+
+c_int32_p = ctypes.POINTER(ctypes.c_int32)
+c_double_p = ctypes.POINTER(ctypes.c_double)
+c_float_p = ctypes.POINTER(ctypes.c_float)
+c_uint8_p = ctypes.POINTER(ctypes.c_uint8)
+c_size_t_p = ctypes.POINTER(ctypes.c_size_t)
+
+
+class RgbdCapture(ctypes.Structure):
+    """``struct rgbd_capture``: opaque, only ever handled through a pointer."""
+
+
+RgbdCaptureP = ctypes.POINTER(RgbdCapture)
+
+
+class RgbdIntrinsics(ctypes.Structure):
+    """``rgbd_intrinsics``: pinhole intrinsics in pixels of a width × height image."""
+
+    _fields_ = [
+        ("fx", ctypes.c_double),
+        ("fy", ctypes.c_double),
+        ("cx", ctypes.c_double),
+        ("cy", ctypes.c_double),
+        ("width", ctypes.c_int32),
+        ("height", ctypes.c_int32),
+    ]
+
+
+class RgbdCloudOptions(ctypes.Structure):
+    """``rgbd_cloud_options``: the options of back-projection (``rgbd cloud``'s flags)."""
+
+    _fields_ = [
+        ("min_depth", ctypes.c_float),
+        ("max_depth", ctypes.c_float),
+        ("stride", ctypes.c_int32),
+        ("keep_edges", ctypes.c_int32),
+        ("edge_threshold", ctypes.c_float),
+        ("normals", ctypes.c_int32),
+        ("axes", ctypes.c_int32),
+    ]
+
+
+class RgbdLens(ctypes.Structure):
+    """``rgbd_lens``: calibration values for rectifying arbitrary frames (table borrowed)."""
+
+    _fields_ = [
+        ("reference_width", ctypes.c_int32),
+        ("reference_height", ctypes.c_int32),
+        ("center_x", ctypes.c_double),
+        ("center_y", ctypes.c_double),
+        ("table", c_float_p),
+        ("table_count", ctypes.c_size_t),
+    ]
+
+
+# ---- Function declarations (one line per function of rgbd.h, in its order) -----------
+
+_c = ctypes
+_SIGNATURES = {
+    "rgbd_version": (_c.c_char_p, []),
+    "rgbd_last_error": (_c.c_char_p, []),
+    "rgbd_capture_load": (_c.c_int, [_c.c_char_p, _c.c_char_p, _c.POINTER(RgbdCaptureP)]),
+    "rgbd_capture_load_memory": (
+        _c.c_int,
+        [c_uint8_p, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_char_p, _c.POINTER(RgbdCaptureP)],
+    ),
+    "rgbd_capture_destroy": (None, [RgbdCaptureP]),
+    "rgbd_capture_color_size": (_c.c_int, [RgbdCaptureP, c_int32_p, c_int32_p]),
+    "rgbd_capture_depth_size": (_c.c_int, [RgbdCaptureP, c_int32_p, c_int32_p]),
+    "rgbd_capture_reference_size": (_c.c_int, [RgbdCaptureP, c_int32_p, c_int32_p]),
+    "rgbd_capture_intrinsics": (_c.c_int, [RgbdCaptureP, _c.c_int32, _c.POINTER(RgbdIntrinsics)]),
+    "rgbd_capture_distortion_center": (_c.c_int, [RgbdCaptureP, c_double_p, c_double_p]),
+    "rgbd_capture_lookup_table": (
+        _c.c_int,
+        [RgbdCaptureP, _c.c_int32, c_float_p, _c.c_size_t, c_size_t_p],
+    ),
+    "rgbd_capture_color": (_c.c_int, [RgbdCaptureP, c_uint8_p, _c.c_size_t]),
+    "rgbd_capture_depth": (_c.c_int, [RgbdCaptureP, c_float_p, _c.c_size_t]),
+    "rgbd_capture_rectified_color": (_c.c_int, [RgbdCaptureP, c_uint8_p, _c.c_size_t]),
+    "rgbd_capture_rectified_depth": (_c.c_int, [RgbdCaptureP, c_float_p, _c.c_size_t]),
+    "rgbd_cloud_options_default": (None, [_c.POINTER(RgbdCloudOptions)]),
+    "rgbd_capture_point_cloud_count": (
+        _c.c_int,
+        [RgbdCaptureP, _c.POINTER(RgbdCloudOptions), c_size_t_p],
+    ),
+    "rgbd_capture_point_cloud": (
+        _c.c_int,
+        [RgbdCaptureP, _c.POINTER(RgbdCloudOptions), c_float_p, c_uint8_p, c_float_p, _c.c_size_t, c_size_t_p],
+    ),
+    "rgbd_capture_write_ply": (
+        _c.c_int,
+        [RgbdCaptureP, _c.POINTER(RgbdCloudOptions), _c.c_char_p, _c.c_int32],
+    ),
+    "rgbd_write_ply": (
+        _c.c_int,
+        [_c.c_char_p, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.c_int32],
+    ),
+    "rgbd_rectify_u8": (
+        _c.c_int,
+        [_c.POINTER(RgbdLens), c_uint8_p, _c.c_int32, _c.c_int32, _c.c_int32, c_uint8_p],
+    ),
+    "rgbd_rectify_f32": (
+        _c.c_int,
+        [_c.POINTER(RgbdLens), c_float_p, _c.c_int32, _c.c_int32, _c.c_float, c_float_p],
+    ),
+}
+del _c
+
+#: The names of every function rgbd.h declares.
+FUNCTIONS = tuple(_SIGNATURES)
+
+
+# ---- Finding the library ---------------------------------------------------------------
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _repository_roots(start: Path) -> List[Path]:
+    """Folders at or above ``start`` that hold a ``Package.swift`` (the Swift repository)."""
+    return [folder for folder in (start, *start.parents) if (folder / "Package.swift").is_file()]
+
+
+def candidate_paths() -> List[Path]:
+    """Where the library is looked for when ``RGBD_LIBRARY`` is not set, in order.
+
+    1. next to the package: the ``rgbd`` package folder, then the folder that holds it;
+    2. ``.build/release/`` of the Swift repository the package sits in (found by walking up
+       from the package to a folder with a ``Package.swift``).
+    """
+    folders = [_PACKAGE_DIR, _PACKAGE_DIR.parent]
+    folders += [root / ".build" / "release" for root in _repository_roots(_PACKAGE_DIR)]
+    seen, paths = set(), []
+    for folder in folders:
+        for name in LIBRARY_NAMES:
+            path = folder / name
+            if path not in seen:
+                seen.add(path)
+                paths.append(path)
+    return paths
+
+
+def find_library() -> Path:
+    """The path of the library to load.
+
+    ``$RGBD_LIBRARY`` if set (it must name an existing file), else the first existing file
+    of :func:`candidate_paths`. Raises :class:`LibraryNotFoundError` listing every place
+    looked at.
+    """
+    env = os.environ.get(LIBRARY_ENV)
+    if env:
+        path = Path(env).expanduser()
+        if path.is_file():
+            return Path(os.path.abspath(path))
+        raise LibraryNotFoundError(
+            f"${LIBRARY_ENV} is set to {env!r}, which is not a file; point it at libRGBDKit.so "
+            f"(built by `swift build -c release` into .build/release/) or unset it"
+        )
+    candidates = candidate_paths()
+    for path in candidates:
+        if path.is_file():
+            return path
+    looked = "\n  ".join(str(p) for p in candidates)
+    raise LibraryNotFoundError(
+        "the rgbd shared library was not found. Looked for:\n"
+        f"  ${LIBRARY_ENV} (not set)\n  {looked}\n"
+        "Build it with `swift build -c release` in the rgbd repository (it writes "
+        f".build/release/libRGBDKit.so), or set {LIBRARY_ENV} to the library's path."
+    )
+
+
+def _declare(library: ctypes.CDLL, path: Path) -> None:
+    """Sets ``argtypes``/``restype`` of every function of rgbd.h on ``library``."""
+    missing = [name for name in _SIGNATURES if not hasattr(library, name)]
+    if missing:
+        raise LibraryNotFoundError(
+            f"{path} does not export {', '.join(missing)}: it is not a build of rgbd.h's library"
+        )
+    for name, (restype, argtypes) in _SIGNATURES.items():
+        function = getattr(library, name)
+        function.restype = restype
+        function.argtypes = argtypes
+
+
+_lock = threading.Lock()
+_library: Optional[ctypes.CDLL] = None
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library, with every function declared (loaded on the first call).
+
+    ctypes releases the GIL during each call, so calls from several threads run in parallel.
+    """
+    global _library
+    library = _library
+    if library is not None:
+        return library
+    with _lock:
+        if _library is None:
+            path = find_library()
+            try:
+                loaded = ctypes.CDLL(str(path))
+            except OSError as error:
+                raise LibraryNotFoundError(
+                    f"could not load {path}: {error}. It needs the system libraries "
+                    "libturbojpeg, libpng16, libtiff, libjson-c, zlib and libstdc++ "
+                    "(see `ldd` on the file)"
+                ) from error
+            _declare(loaded, path)
+            _library = loaded
+        return _library
+
+
+def loaded_path() -> Optional[str]:
+    """The path of the loaded library, or None while it is not loaded yet."""
+    library = _library
+    return None if library is None else str(library._name)
