@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A new user's first command: installs what is missing, builds rgbd, and runs it on the
-# sample capture in Examples/, then says where the results are.
+# A new user's first command: installs what is missing, builds rgbd, runs `rgbd rectify`
+# and `rgbd cloud` on the sample capture in Examples/, then says where the results are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,10 @@ echo "== rgbd rectify Examples/sample/shot.json -o $out"
 "$bin" rectify Examples/sample/shot.json -o "$out"
 
 echo
+echo "== rgbd cloud Examples/sample/shot.json -o $out"
+"$bin" cloud Examples/sample/shot.json -o "$out"
+
+echo
 echo "Results in $out/:"
 for f in "$out"/shot.*; do
   printf '  %-40s %8s bytes\n' "$f" "$(wc -c <"$f" | tr -d ' ')"
@@ -26,6 +30,8 @@ cat <<TXT
   shot.depth.png        rectified depth, 16-bit, millimeters (0 = no depth)
   shot.depth.tiff       rectified depth, float32, meters (NaN = no depth)
   shot.intrinsics.json  pinhole intrinsics (Open3D: o3d.io.read_pinhole_camera_intrinsic)
+  shot.ply              colored point cloud, meters, OpenCV camera frame
+                        (opens in MeshLab, CloudCompare, Blender, Open3D)
 
 The sample is synthetic: Examples/sample/shot.truth.json describes the scene
 (a checkerboard wall at 3 m, a floor, a box) so you can check the numbers.
