@@ -14,26 +14,13 @@ private let grayShapes: [(width: Int, height: Int)] = [
 ]
 private let efforts: [PNGCodec.Effort] = [.fast, .small]
 
-/// Deterministic pseudo-random numbers (SplitMix64).
-private struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Test content: pure noise, a smooth gradient with a little noise (photo-like), or flat.
 private enum Pattern: CaseIterable {
     case noise, gradient, flat
 }
 
 private func colorImage(width: Int, height: Int, pattern: Pattern, seed: UInt64 = 1) -> ColorImage {
-    var random = SplitMix64(state: seed)
+    var random = SeededGenerator(seed: seed)
     var samples = [UInt8](repeating: 0, count: width * height * 3)
     for y in 0..<height {
         for x in 0..<width {
@@ -52,7 +39,7 @@ private func colorImage(width: Int, height: Int, pattern: Pattern, seed: UInt64 
 }
 
 private func grayImage(width: Int, height: Int, pattern: Pattern, seed: UInt64 = 1) -> ImageBuffer<UInt16> {
-    var random = SplitMix64(state: seed)
+    var random = SeededGenerator(seed: seed)
     var samples = [UInt16](repeating: 0, count: width * height)
     for y in 0..<height {
         for x in 0..<width {

@@ -68,17 +68,6 @@ def library():
     return loaded
 
 
-@pytest.fixture(scope="session")
-def rgbd_bin():
-    env = os.environ.get("RGBD_BIN")
-    path = Path(env) if env else REPO / ".build" / "release" / "rgbd"
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        how = "$RGBD_BIN" if env else "<repo>/.build/release/rgbd (set RGBD_BIN to override)"
-        pytest.fail(f"rgbd binary not found or not executable at {path} (from {how}); "
-                    "build it with `swift build -c release` first", pytrace=False)
-    return path
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("python_package")
