@@ -25,7 +25,13 @@ struct Batch {
             Report.error(RGBDError(.invalidArgument, "\(items.count) captures: \(single)"))
             return failures + 1
         }
-        if let image, items.count == 1 { items[0].image = image }
+        if let image {
+            guard items.count == 1 else {
+                Report.error(RGBDError(.invalidArgument, "--image applies to a single capture, but the inputs hold \(items.count)"))
+                return failures + 1
+            }
+            items[0].image = image
+        }
         let progress = Progress(total: items.count, enabled: !quiet)
         for (index, item) in items.enumerated() {
             progress.starting(index: index, name: item.json)

@@ -51,7 +51,7 @@ public enum CaptureReader {
                     depthSpan = member.valueStart..<end
                     return end
                 } catch let error as DepthArrayParser.Failure {
-                    throw RGBDError(.invalidCapture, file: file, location: "line \(line(of: error.offset, base: base))", error.message)
+                    throw RGBDError(.invalidCapture, file: file, location: "line \(line(of: error.offset, base: base, count: count))", error.message)
                 }
             }
         }
@@ -69,13 +69,13 @@ public enum CaptureReader {
                 case .success(let d): return d
                 case .failure(let e):
                     let offset = e.offset >= span.lowerBound + 4 ? e.offset - 4 + span.count : e.offset
-                    throw syntaxError(e.message, offset: offset, base: base, file: file)
+                    throw syntaxError(e.message, offset: offset, base: base, count: count, file: file)
                 }
             }
         } else {
             switch JSONDocument.parse(UnsafeBufferPointer(start: base, count: count)) {
             case .success(let d): document = d
-            case .failure(let e): throw syntaxError(e.message, offset: e.offset, base: base, file: file)
+            case .failure(let e): throw syntaxError(e.message, offset: e.offset, base: base, count: count, file: file)
             }
         }
 
@@ -103,14 +103,16 @@ public enum CaptureReader {
         throw RGBDError(.invalidCapture, file: file, "no calibration found (looked for \(tried))")
     }
 
-    /// 1-based line number of a byte offset.
-    static func line(of offset: Int, base: UnsafePointer<UInt8>) -> Int {
+    /// 1-based line number of a byte offset (clamped to the `count` bytes there are).
+    static func line(of offset: Int, base: UnsafePointer<UInt8>, count: Int) -> Int {
         var line = 1
-        for i in 0..<max(0, offset) where base[i] == 0x0A { line += 1 }
+        for i in 0..<min(max(0, offset), count) where base[i] == 0x0A { line += 1 }
         return line
     }
 
-    private static func syntaxError(_ message: String, offset: Int, base: UnsafePointer<UInt8>, file: String) -> RGBDError {
-        RGBDError(.invalidJSON, file: file, location: "line \(line(of: offset, base: base))", "invalid JSON: \(message)")
+    private static func syntaxError(_ message: String, offset: Int, base: UnsafePointer<UInt8>, count: Int,
+                                    file: String) -> RGBDError {
+        RGBDError(.invalidJSON, file: file, location: "line \(line(of: offset, base: base, count: count))",
+                  "invalid JSON: \(message)")
     }
 }
