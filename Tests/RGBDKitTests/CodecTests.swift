@@ -27,6 +27,14 @@ import Testing
         #expect(throws: RGBDError.self) { _ = try JPEGCodec.decodeRGB(truncated, file: "t.jpg") }
         #expect(throws: RGBDError.self) { _ = try JPEGCodec.decodeRGB(Array("not a jpeg".utf8), file: "t.jpg") }
         #expect(throws: RGBDError.self) { _ = try JPEGCodec.decodeRGB([], file: "t.jpg") }
+        // A header claiming 60000×60000 pixels (SOF0 height/width patched) is refused
+        // before anything is allocated.
+        var huge = jpeg
+        if let sof = (0..<(huge.count - 8)).first(where: { huge[$0] == 0xFF && huge[$0 + 1] == 0xC0 }) {
+            huge[sof + 5] = 0xEA; huge[sof + 6] = 0x60; huge[sof + 7] = 0xEA; huge[sof + 8] = 0x60
+        }
+        #expect(throws: RGBDError.self) { _ = try JPEGCodec.decodeRGB(huge, file: "huge.jpg") }
+        #expect((try? JPEGCodec.size(of: huge)).map { $0.width == 60000 } == true)
     }
 
     @Test func tiffRoundTripIsExact() throws {

@@ -2,6 +2,9 @@ import CTurboJPEG
 
 /// JPEG decoding and encoding with TurboJPEG (2.x API).
 public enum JPEGCodec {
+    /// The largest image decoded (200 megapixels: 600 MB of RGB; iPhones take up to 48).
+    public static let maxPixels = 200_000_000
+
     /// The stored pixel size of a JPEG, read from its header (`tjDecompressHeader3`).
     public static func size(of jpeg: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
         let handle = try Handle(decompress: true, file: file)
@@ -16,6 +19,11 @@ public enum JPEGCodec {
     public static func decodeRGB(_ jpeg: [UInt8], file: String? = nil) throws -> ColorImage {
         let handle = try Handle(decompress: true, file: file)
         let (width, height) = try handle.header(jpeg)
+        // A corrupt header can claim any size; refuse before allocating gigabytes.
+        guard width * height <= maxPixels else {
+            throw RGBDError(.invalidImage, file: file,
+                            "the JPEG claims \(width)×\(height) pixels, more than rgbd's limit of \(maxPixels / 1_000_000) megapixels")
+        }
         var status: Int32 = 0
         let samples = LargeBuffer.make(count: width * height * 3) { (dst: UnsafeMutableBufferPointer<UInt8>) in
             status = jpeg.withUnsafeBufferPointer { src in
