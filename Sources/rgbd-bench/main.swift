@@ -21,13 +21,6 @@
 //
 // `--only` keeps the stages whose names start with one of the prefixes (`--only cloud`,
 // `--only parse,rectify_color`); it may be repeated.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import RGBDKit
 
 let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]]\n"
@@ -183,11 +176,11 @@ while let argument = arguments.first {
     switch argument {
     case "-h", "--help":
         print(usage, terminator: "")
-        exit(0)
+        FileSystem.exitProcess(0)
     case "--runs":
         guard let text = arguments.first, let n = Int(text), n > 0 else {
             FileSystem.printError("rgbd-bench: --runs takes a positive number\n" + usage)
-            exit(2)
+            FileSystem.exitProcess(2)
         }
         arguments.removeFirst()
         runs = n
@@ -196,25 +189,25 @@ while let argument = arguments.first {
         guard !prefixes.isEmpty, prefixes.allSatisfy({ prefix in stageNames.contains { $0.hasPrefix(prefix) } }) else {
             FileSystem.printError("rgbd-bench: --only takes stage name prefixes among: "
                                   + stageNames.joined(separator: ", ") + "\n" + usage)
-            exit(2)
+            FileSystem.exitProcess(2)
         }
         arguments.removeFirst()
         selection.prefixes += prefixes
     default:
         guard capturePath == nil, !argument.hasPrefix("-") else {
             FileSystem.printError("rgbd-bench: unexpected argument \(argument)\n" + usage)
-            exit(2)
+            FileSystem.exitProcess(2)
         }
         capturePath = argument
     }
 }
 guard let capturePath else {
     FileSystem.printError(usage)
-    exit(2)
+    FileSystem.exitProcess(2)
 }
 do {
     try run(json: capturePath, runs: runs, selection: selection)
 } catch {
     FileSystem.printError("rgbd-bench: error: \(error)\n")
-    exit(1)
+    FileSystem.exitProcess(1)
 }

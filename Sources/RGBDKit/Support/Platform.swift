@@ -68,8 +68,10 @@ public enum FileSystem {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
+            // d_name is a fixed-size C array (256 bytes on Linux, 1024 on macOS).
+            let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
             let name = withUnsafePointer(to: entry.pointee.d_name) { ptr in
-                ptr.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+                ptr.withMemoryRebound(to: CChar.self, capacity: capacity) { String(cString: $0) }
             }
             if name != "." && name != ".." { names.append(name) }
         }
@@ -135,6 +137,9 @@ public enum FileSystem {
 
     /// Removes a file, ignoring errors (used to clean up temporaries).
     public static func removeQuietly(_ path: String) { unlink(path) }
+
+    /// Ends the process with `status` (for command-line tools).
+    public static func exitProcess(_ status: Int32) -> Never { exit(status) }
 
     /// Whether standard error is a terminal (progress bars are drawn only then).
     public static var standardErrorIsTerminal: Bool { isatty(2) != 0 }
