@@ -101,7 +101,9 @@ func run(json: String, runs: Int, selection: Selection) throws {
     }
     bench("map_build", runs: runs, selection: selection) { RectificationMap(colorDistortion) }
     if selection.includes("rectify_color_map") {
-        let map = RectificationMap(colorDistortion)
+        guard let map = RectificationMap(colorDistortion) else {
+            throw RGBDError(.invalidArgument, file: json, "the lens moves points too far for a compact map")
+        }
         bench("rectify_color_map", runs: runs, selection: selection) { Rectifier().rectify(color, map: map) }
     }
     bench("rectify_depth", runs: runs, selection: selection) {

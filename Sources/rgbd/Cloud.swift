@@ -91,11 +91,13 @@ struct Cloud: ParsableCommand {
         let singleFile = output.lowercased().hasSuffix(".ply")
         let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
+        // Captures of a batch that share a calibration reuse one rectification map.
+        let maps = RectificationMapCache()
         let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
         let failures = batch.run(single: singleFile ? "a .ply output path takes a single capture; give a directory" : nil) { item, stageTimings in
             let capture = try Capture.load(json: item.json, image: item.image, timings: stageTimings)
             for warning in capture.warnings { Report.warning(warning) }
-            let rectified = capture.rectified(with: rectifier, timings: stageTimings)
+            let rectified = capture.rectified(with: rectifier, maps: maps, timings: stageTimings)
             let path = singleFile ? output : Path.join(output, "\(capture.stem).ply")
             try rectified.writeCloud(to: path, options: options, encoding: encoding, timings: stageTimings)
         }

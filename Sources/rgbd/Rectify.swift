@@ -59,10 +59,12 @@ struct Rectify: ParsableCommand {
     func run() throws {
         let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast
+        // Captures of a batch that share a calibration reuse one rectification map.
+        let maps = RectificationMapCache()
         let failures = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings).run { item, stageTimings in
             let capture = try Capture.load(json: item.json, image: item.image, timings: stageTimings)
             for warning in capture.warnings { Report.warning(warning) }
-            let rectified = capture.rectified(with: rectifier, timings: stageTimings)
+            let rectified = capture.rectified(with: rectifier, maps: maps, timings: stageTimings)
             try rectified.write(to: output, pngEffort: effort, timings: stageTimings)
         }
         if failures > 0 { throw ExitCode(1) }

@@ -209,11 +209,27 @@ import RGBDSynth
                               parallel.rectify(scene.depth, distortion: depth).samples))
     }
 
-    @Test func precomputedMapEqualsOnTheFly() {
+    @Test func precomputedMapEqualsOnTheFly() throws {
         let scene = Scenes.small
         let distortion = scene.colorCalibration.distortion
-        let map = RectificationMap(distortion)
+        let map = try #require(RectificationMap(distortion))
         #expect(Rectifier().rectify(scene.color, map: map).samples == Rectifier().rectify(scene.color, distortion: distortion).samples)
+        // A lens moving points by more than 127 px has no compact map.
+        let extreme = LensDistortion(center: distortion.center, table: [0, -0.5], width: distortion.width, height: distortion.height)
+        #expect(RectificationMap(extreme) == nil)
+    }
+
+    /// The cache builds a map only when a calibration repeats, and drops it when it changes.
+    @Test func mapCacheBuildsOnRepeats() {
+        let scene = Scenes.small
+        let a = scene.colorCalibration.distortion
+        let b = LensDistortion(center: a.center + SIMD2(1, 0), table: a.table, width: a.width, height: a.height)
+        let cache = RectificationMapCache()
+        #expect(cache.map(for: a) == nil)        // first sight: on the fly
+        #expect(cache.map(for: a) != nil)        // repeated: build
+        #expect(cache.map(for: a)?.distortion == a)
+        #expect(cache.map(for: b) == nil)        // changed: drop, on the fly
+        #expect(cache.map(for: a) == nil)
     }
 
     @Test(arguments: [1, 3, 4])

@@ -1,34 +1,92 @@
 /// Precomputed source positions of every rectified pixel for one (calibration, image
-/// size): the backward map, in fixed point (1/256 pixel), `x` and `y` interleaved.
+/// size): the backward map, stored compactly as offsets from each pixel (1/256 pixel,
+/// `Int16` x and y, 4 bytes per pixel).
 ///
-/// Worth keeping when many images share a calibration and size (a video, a batch from
-/// one phone); `BENCHMARKS.md` records how it compares with computing positions on the
-/// fly. It takes 8 bytes per pixel.
+/// Worth keeping when many images share a calibration and size (a batch from one phone,
+/// a video): applying a map costs about 60 % of computing the positions on the fly (see
+/// `BENCHMARKS.md`). `RectificationMapCache` decides when to build one.
 public struct RectificationMap: Sendable {
+    /// The model the map was computed from.
+    public let distortion: LensDistortion
     /// Image width in pixels.
-    public let width: Int
+    public var width: Int { distortion.width }
     /// Image height in pixels.
-    public let height: Int
-    /// `round(256·x), round(256·y)` of the source position of each pixel, row by row.
-    public let positions: [Int32]
+    public var height: Int { distortion.height }
+    /// `round(256·q) − 256·p` for the source position `q` of each pixel `p`, x then y.
+    let offsets: [Int16]
 
-    /// Computes the map of `distortion` (for its image size).
-    public init(_ distortion: LensDistortion, scheduler: RowScheduler = .parallel) {
+    /// Computes the map of `distortion` (for its image size), or nil if a source
+    /// position lies more than 127 pixels from its pixel (an extreme lens, for which
+    /// positions are computed on the fly instead).
+    public init?(_ distortion: LensDistortion, scheduler: RowScheduler = .parallel) {
         let width = distortion.width, height = distortion.height
         let evaluator = SourcePositions(distortion)
-        let positions = LargeBuffer.make(count: width * height * 2) { (buffer: UnsafeMutableBufferPointer<Int32>) in
+        let overflow = Lock()
+        nonisolated(unsafe) var fits = true
+        let offsets = LargeBuffer.make(count: width * height * 2) { (buffer: UnsafeMutableBufferPointer<Int16>) in
             guard let out = buffer.baseAddress else { return }
-            let base = out
             evaluator.withTables { table, slopes in
                 scheduler.forEachBand(rows: height) { rows in
+                    let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                    defer { scratch.deallocate() }
+                    var bandFits = true
                     for y in rows {
-                        evaluator.fixedPointRow(y, width: width, table: table, slopes: slopes, into: base + y * width * 2)
+                        evaluator.fixedPointRow(y, width: width, table: table, slopes: slopes, into: scratch)
+                        let row = out + y * width * 2
+                        for x in 0..<width {
+                            let dx = scratch[2 * x] &- Int32(x &* 256), dy = scratch[2 * x + 1] &- Int32(y &* 256)
+                            if dx < Int32(Int16.min) || dx > Int32(Int16.max) || dy < Int32(Int16.min) || dy > Int32(Int16.max) {
+                                bandFits = false
+                            }
+                            row[2 * x] = Int16(truncatingIfNeeded: dx)
+                            row[2 * x + 1] = Int16(truncatingIfNeeded: dy)
+                        }
                     }
+                    if !bandFits { overflow.withLock { fits = false } }
                 }
             }
         }
-        self.width = width
-        self.height = height
-        self.positions = positions
+        guard fits else { return nil }
+        self.distortion = distortion
+        self.offsets = offsets
+    }
+
+    /// The absolute fixed-point positions of row `y` into `out[0 ..< 2·width]` (the
+    /// layout `SourcePositions.fixedPointRow` produces).
+    @inline(__always)
+    func row(_ y: Int, offsets: UnsafePointer<Int16>, into out: UnsafeMutablePointer<Int32>) {
+        let row = offsets + y * width * 2
+        let yBase = Int32(y &* 256)
+        for x in 0..<width {
+            out[2 * x] = Int32(row[2 * x]) &+ Int32(x &* 256)
+            out[2 * x + 1] = Int32(row[2 * x + 1]) &+ yBase
+        }
+    }
+}
+
+/// Keeps the rectification map of the last color calibration seen, for batches.
+///
+/// A map costs about as much to build as one on-the-fly rectification, and saves 40 % of
+/// every later one with the same calibration and size. So the cache builds a map when a
+/// capture has the same model as the one before it, and keeps it while they repeat: a
+/// batch from one phone pays once, a batch of mixed phones never.
+public final class RectificationMapCache: @unchecked Sendable {
+    private let lock = Lock()
+    private var previous: LensDistortion?
+    private var map: RectificationMap?
+
+    /// An empty cache.
+    public init() {}
+
+    /// The map to use for `distortion`, or nil to compute positions on the fly.
+    public func map(for distortion: LensDistortion) -> RectificationMap? {
+        lock.withLock {
+            defer { previous = distortion }
+            if let map, map.distortion == distortion { return map }
+            map = nil
+            guard previous == distortion else { return nil }
+            map = RectificationMap(distortion)
+            return map
+        }
     }
 }

@@ -53,19 +53,23 @@ public struct Rectifier: Sendable {
         }
     }
 
-    /// Rectifies an 8-bit image with a precomputed map of its size.
+    /// Rectifies an 8-bit image with a precomputed map of its size; the result is the
+    /// same, bit for bit, as computing the positions on the fly.
     public func rectify(_ image: ImageBuffer<UInt8>, map: RectificationMap) -> ImageBuffer<UInt8> {
         precondition(image.width == map.width && image.height == map.height, "the map is for another image size")
         let width = image.width, height = image.height, channels = image.channels
-        let output = LargeBuffer.make(count: width * height * channels) { (destination: UnsafeMutableBufferPointer<UInt8>) in
+        let output = LargeBuffer.make(count: image.samples.count) { (destination: UnsafeMutableBufferPointer<UInt8>) in
             image.samples.withUnsafeBufferPointer { source in
-                map.positions.withUnsafeBufferPointer { positions in
+                map.offsets.withUnsafeBufferPointer { offsets in
                     guard let src = source.baseAddress, let dst = destination.baseAddress,
-                          let pos = positions.baseAddress else { return }
+                          let off = offsets.baseAddress else { return }
                     scheduler.forEachBand(rows: height) { rows in
+                        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                        defer { scratch.deallocate() }
                         for y in rows {
-                            ColorRemap.rectifyRow(y, map: pos, channels: channels, src: src, width: width,
-                                                  height: height, dst: dst)
+                            map.row(y, offsets: off, into: scratch)
+                            ColorRemap.rectifyRow(y, map: scratch - y * width * 2, channels: channels, src: src,
+                                                  width: width, height: height, dst: dst)
                         }
                     }
                 }
