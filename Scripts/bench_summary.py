@@ -196,7 +196,7 @@ def summary(raw):
     ]
     if on_the_fly and with_map and build:
         saved = on_the_fly - with_map
-        verdict = (f"a cached map saves {saved:.1f} ms/image, costs {build:.1f} ms once and 8 B/pixel "
+        verdict = (f"a cached map saves {saved:.1f} ms/image, costs {build:.1f} ms once and 4 B/pixel "
                    f"(pays off from {build / saved:.1f} images on)"
                    if saved > 0 else f"a cached map saves nothing ({-saved:.1f} ms slower per image)")
         options.append(["verdict", verdict])
