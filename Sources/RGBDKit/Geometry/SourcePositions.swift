@@ -57,7 +57,8 @@ public struct SourcePositions: Sendable {
         table.withUnsafeBufferPointer { t in
             slopes.withUnsafeBufferPointer { s in
                 // Both arrays hold at least two entries (LensDistortion's precondition).
-                body(t.baseAddress.unsafelyUnwrapped, s.baseAddress.unsafelyUnwrapped)
+                guard let tb = t.baseAddress, let sb = s.baseAddress else { preconditionFailure("empty lookup table") }
+                return body(tb, sb)
             }
         }
     }
