@@ -132,11 +132,21 @@ extension SourcePositions {
         t = t.replacing(with: lastIndex, where: .!(t .<= lastIndex))
         let (whole, index) = Self.floorNonNegative(t)
         let f = t - whole
-        var base = SIMD8<Float>(), slope = SIMD8<Float>()
-        for lane in 0..<8 {
-            let i = Int(index[lane])
-            base[lane] = table[i]
-            slope[lane] = slopes[i]
+        var base: SIMD8<Float>, slope: SIMD8<Float>
+        let first = index[0]
+        if index == SIMD8(repeating: first) {
+            // Usually all eight pixels fall in one table segment (segments are tens of
+            // pixels wide): one lookup instead of eight.
+            base = SIMD8(repeating: table[Int(first)])
+            slope = SIMD8(repeating: slopes[Int(first)])
+        } else {
+            base = SIMD8()
+            slope = SIMD8()
+            for lane in 0..<8 {
+                let i = Int(index[lane])
+                base[lane] = table[i]
+                slope[lane] = slopes[i]
+            }
         }
         let k = 1 + (base + f * slope)
         let limit = SIMD8<Float>(repeating: 8192)
