@@ -16,15 +16,27 @@ extension ImageBuffer where Sample == UInt8 {
             samples.withUnsafeBufferPointer { source in
                 guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
                 scheduler.forEachBand(rows: height) { band in
-                    // Per input column, the sum over the footprint's input rows.
+                    // Per input column, the sum over the footprint's input rows: 16 bits
+                    // hold up to 257 rows of 255 (twice as many lanes per SIMD add as 32).
                     let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: sourceWidth * channels)
-                    defer { sums.deallocate() }
+                    let narrow = UnsafeMutablePointer<UInt16>.allocate(capacity: sourceWidth * channels)
+                    defer { sums.deallocate(); narrow.deallocate() }
+                    let n = sourceWidth * channels
                     for v in band {
                         let (r0, r1) = rows[v]
-                        sums.initialize(repeating: 0, count: sourceWidth * channels)
-                        for r in r0..<r1 {
-                            let line = src + r * sourceWidth * channels
-                            for i in 0..<(sourceWidth * channels) { sums[i] &+= UInt32(line[i]) }
+                        if r1 - r0 <= 257 {
+                            narrow.initialize(repeating: 0, count: n)
+                            for r in r0..<r1 {
+                                let line = src + r * n
+                                for i in 0..<n { narrow[i] &+= UInt16(line[i]) }
+                            }
+                            for i in 0..<n { sums[i] = UInt32(narrow[i]) }
+                        } else {
+                            sums.initialize(repeating: 0, count: n)
+                            for r in r0..<r1 {
+                                let line = src + r * n
+                                for i in 0..<n { sums[i] &+= UInt32(line[i]) }
+                            }
                         }
                         for u in 0..<width {
                             let (c0, c1) = columns[u]

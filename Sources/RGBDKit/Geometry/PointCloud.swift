@@ -90,24 +90,32 @@ public struct PointCloud: Sendable {
     /// grid, and (with `dropEdges`) no 4-neighbor whose depth differs by more than
     /// `edgeThreshold` times its own.
     static func selection(_ depth: DepthMap, options: PointCloudOptions) -> [Bool] {
-        let width = depth.width, height = depth.height
+        let width = depth.width, height = depth.height, step = options.stride
         var kept = [Bool](repeating: false, count: width * height)
         depth.samples.withUnsafeBufferPointer { buffer in
-            guard let d = buffer.baseAddress else { return }
-            for v in Swift.stride(from: 0, to: height, by: options.stride) {
-                for u in Swift.stride(from: 0, to: width, by: options.stride) {
-                    let z = d[v * width + u]
-                    guard z.isFinite, z > 0, z >= options.minDepth, z <= options.maxDepth else { continue }
-                    if options.dropEdges {
-                        let limit = options.edgeThreshold * z
-                        func jumps(_ x: Int, _ y: Int) -> Bool {
-                            guard x >= 0, y >= 0, x < width, y < height else { return false }
-                            let n = d[y * width + x]
-                            return n.isFinite && abs(n - z) > limit
+            kept.withUnsafeMutableBufferPointer { keptBuffer in
+                guard let d = buffer.baseAddress, let keep = keptBuffer.baseAddress else { return }
+                func jumps(_ x: Int, _ y: Int, from z: Float, limit: Float) -> Bool {
+                    guard x >= 0, y >= 0, x < width, y < height else { return false }
+                    let n = d[y * width + x]
+                    return n.isFinite && abs(n - z) > limit
+                }
+                // The rows of the stride grid, in parallel bands (each writes its own rows).
+                RowScheduler.parallel.forEachBand(rows: (height + step - 1) / step) { band in
+                    for v in band.map({ $0 * step }) {
+                        for u in Swift.stride(from: 0, to: width, by: step) {
+                            let z = d[v * width + u]
+                            guard z.isFinite, z > 0, z >= options.minDepth, z <= options.maxDepth else { continue }
+                            if options.dropEdges {
+                                let limit = options.edgeThreshold * z
+                                if jumps(u - 1, v, from: z, limit: limit) || jumps(u + 1, v, from: z, limit: limit)
+                                    || jumps(u, v - 1, from: z, limit: limit) || jumps(u, v + 1, from: z, limit: limit) {
+                                    continue
+                                }
+                            }
+                            keep[v * width + u] = true
                         }
-                        if jumps(u - 1, v) || jumps(u + 1, v) || jumps(u, v - 1) || jumps(u, v + 1) { continue }
                     }
-                    kept[v * width + u] = true
                 }
             }
         }
