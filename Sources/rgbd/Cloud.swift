@@ -95,10 +95,10 @@ struct Cloud: ParsableCommand {
         let maps = RectificationMapCache()
         let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
         let failures = batch.run(single: singleFile ? "a .ply output path takes a single capture; give a directory" : nil) { item, stageTimings in
-            let capture = try Capture.load(json: item.json, image: item.image, timings: stageTimings)
-            for warning in capture.warnings { Report.warning(warning) }
-            let rectified = capture.rectified(with: rectifier, maps: maps, timings: stageTimings)
-            let path = singleFile ? output : Path.join(output, "\(capture.stem).ply")
+            let (rectified, warnings) = try RectifyPipeline.rectified(
+                json: item.json, image: item.image, rectifier: rectifier, maps: maps, timings: stageTimings)
+            for warning in warnings { Report.warning(warning) }
+            let path = singleFile ? output : Path.join(output, "\(rectified.stem).ply")
             try rectified.writeCloud(to: path, options: options, encoding: encoding, timings: stageTimings)
         }
         if failures > 0 { throw ExitCode(1) }

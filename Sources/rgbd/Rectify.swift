@@ -62,10 +62,9 @@ struct Rectify: ParsableCommand {
         // Captures of a batch that share a calibration reuse one rectification map.
         let maps = RectificationMapCache()
         let failures = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings).run { item, stageTimings in
-            let capture = try Capture.load(json: item.json, image: item.image, timings: stageTimings)
-            for warning in capture.warnings { Report.warning(warning) }
-            let rectified = capture.rectified(with: rectifier, maps: maps, timings: stageTimings)
-            try rectified.write(to: output, pngEffort: effort, timings: stageTimings)
+            let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
+                                                 rectifier: rectifier, maps: maps, pngEffort: effort, timings: stageTimings)
+            for warning in result.warnings { Report.warning(warning) }
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -3,6 +3,11 @@ extension RectifiedCapture {
     /// The paths `write(to:)` produces in `directory`: `<stem>.color.png`,
     /// `<stem>.depth.png`, `<stem>.depth.tiff`, `<stem>.intrinsics.json`.
     public func outputPaths(in directory: String) -> [String] {
+        Self.outputPaths(stem: stem, in: directory)
+    }
+
+    /// The four output paths of a capture named `stem`.
+    static func outputPaths(stem: String, in directory: String) -> [String] {
         ["color.png", "depth.png", "depth.tiff", "intrinsics.json"].map { Path.join(directory, "\(stem).\($0)") }
     }
 
@@ -22,22 +27,31 @@ extension RectifiedCapture {
         let colorPNG: [UInt8]
         (colorPNG, _) = try Concurrently.withBackground(
             {
-                let millimeters = DepthEncoding.millimeters(depth)
-                let depthPNG = try timings.measure("encode depth png") {
-                    try PNGCodec.encodeGray16(width: depth.width, height: depth.height, samples: millimeters, effort: pngEffort)
-                }
-                try timings.measure("write depth png") { try files.stage(paths[1], bytes: depthPNG) }
-                try timings.measure("write depth tiff") {
-                    try files.stage(paths[2]) { fd, temporary in try TIFFCodec.writeFloat(depth, fd: fd, path: temporary) }
-                }
-                try timings.measure("write intrinsics") {
-                    let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source)
-                    try files.stage(paths[3], bytes: Array(text.utf8))
-                }
+                try Self.stageDepthOutputs(depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics,
+                                           source: source, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
             },
             foreground: { try timings.measure("encode color png") { try PNGCodec.encodeRGB(color, effort: pngEffort) } })
         try timings.measure("write color png") { try files.stage(paths[0], bytes: colorPNG) }
         try files.commit()
         return paths
+    }
+
+    /// Encodes and stages the depth PNG, the depth TIFF and the intrinsics sidecar
+    /// (`paths[1...3]` of `outputPaths`).
+    static func stageDepthOutputs(depth: DepthMap, colorIntrinsics: Intrinsics, depthIntrinsics: Intrinsics,
+                                  source: String, paths: [String], files: StagedFiles, pngEffort: PNGCodec.Effort,
+                                  timings: StageTimings?) throws {
+        let millimeters = DepthEncoding.millimeters(depth)
+        let depthPNG = try timings.measure("encode depth png") {
+            try PNGCodec.encodeGray16(width: depth.width, height: depth.height, samples: millimeters, effort: pngEffort)
+        }
+        try timings.measure("write depth png") { try files.stage(paths[1], bytes: depthPNG) }
+        try timings.measure("write depth tiff") {
+            try files.stage(paths[2]) { fd, temporary in try TIFFCodec.writeFloat(depth, fd: fd, path: temporary) }
+        }
+        try timings.measure("write intrinsics") {
+            let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source)
+            try files.stage(paths[3], bytes: Array(text.utf8))
+        }
     }
 }

@@ -78,6 +78,11 @@ public final class RectificationMapCache: @unchecked Sendable {
     /// An empty cache.
     public init() {}
 
+    /// Whether `map(for: distortion)` would return a map (has one, or would build one).
+    public func wouldUseMap(for distortion: LensDistortion) -> Bool {
+        lock.withLock { (map?.distortion == distortion) || previous == distortion }
+    }
+
     /// The map to use for `distortion`, or nil to compute positions on the fly.
     public func map(for distortion: LensDistortion) -> RectificationMap? {
         lock.withLock {

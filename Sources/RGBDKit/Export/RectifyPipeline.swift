@@ -1,0 +1,95 @@
+/// A capture from files to rectified images (and outputs), scheduled for two processors.
+///
+/// The same steps as `Capture.load` and `Capture.rectified`, arranged so that no
+/// processor waits: while one thread decodes the JPEG (the longest single step), the
+/// other parses the JSON, rectifies the depth map, does the caller's depth-side work
+/// (staging the depth files) and touches the memory the rectified color will go to (the
+/// kernel clears fresh pages on first touch). Then the color image is rectified on every
+/// processor.
+public enum RectifyPipeline {
+    /// The rectified capture `json` (with `image`, or the JPEG beside it) and the
+    /// warnings. `alongsideDepth` runs on the parsing thread with the rectified capture's
+    /// depth side: the rectified depth map and the color and depth intrinsics.
+    public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
+                                 maps: RectificationMapCache? = nil, timings: StageTimings? = nil,
+                                 alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
+        throws -> (capture: RectifiedCapture, warnings: [String]) {
+        let imagePath = try image ?? Capture.imagePath(besideJSON: json)
+        let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
+        let (colorWidth, colorHeight) = try JPEGCodec.size(of: jpeg, file: imagePath)
+
+        struct DepthSide {
+            var warnings: [String]
+            var depth: DepthMap
+            var colorCalibration: ImageCalibration
+            var depthIntrinsics: Intrinsics
+            var colorOutput: [UInt8]?
+        }
+        let (color, side) = try Concurrently.run(
+            { try timings.measure("decode") { try JPEGCodec.decodeRGB(jpeg, file: imagePath) } },
+            { () throws -> DepthSide in
+                let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
+                let calibration = contents.calibration
+                var warnings: [String] = []
+                try Capture.checkSize(width: colorWidth, height: colorHeight, of: "image", file: imagePath,
+                                      calibration: calibration, warnings: &warnings)
+                try Capture.checkSize(width: contents.depth.width, height: contents.depth.height, of: "depth map",
+                                      file: json, calibration: calibration, warnings: &warnings)
+                let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
+                let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
+                // This thread's rows one after another: the other processor is decoding.
+                var serial = rectifier
+                serial.scheduler = .serial
+                let depth = timings.measure("rectify depth") {
+                    serial.rectify(contents.depth, distortion: depthCalibration.distortion)
+                }
+                try alongsideDepth(depth, colorCalibration.intrinsics, depthCalibration.intrinsics)
+                var output: [UInt8]? = nil
+                if !(maps?.wouldUseMap(for: colorCalibration.distortion) ?? false) {
+                    output = timings.measure("prepare color buffer") {
+                        LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
+                    }
+                }
+                return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
+                                 depthIntrinsics: depthCalibration.intrinsics, colorOutput: output)
+            })
+
+        let distortion = side.colorCalibration.distortion
+        let rectifiedColor: ColorImage = timings.measure("rectify color") {
+            if let map = maps?.map(for: distortion) { return rectifier.rectify(color, map: map) }
+            var output = side.colorOutput ?? LargeBuffer.make(count: color.samples.count) { $0.initialize(repeating: 0) }
+            color.samples.withUnsafeBufferPointer { source in
+                output.withUnsafeMutableBufferPointer { destination in
+                    rectifier.rectify(source, channels: 3, distortion: distortion, into: destination)
+                }
+            }
+            return ColorImage(width: color.width, height: color.height, channels: 3, samples: output)
+        }
+        let capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifiedColor, depth: side.depth,
+                                       colorIntrinsics: side.colorCalibration.intrinsics,
+                                       depthIntrinsics: side.depthIntrinsics)
+        return (capture, side.warnings)
+    }
+
+    /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side
+    /// files staged while the JPEG decodes, all committed together. Returns the paths
+    /// and the warnings.
+    @discardableResult
+    public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
+                           maps: RectificationMapCache? = nil, pngEffort: PNGCodec.Effort = .fast,
+                           timings: StageTimings? = nil) throws -> (paths: [String], warnings: [String]) {
+        try FileSystem.createDirectory(directory)
+        let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
+        let files = StagedFiles()
+        let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier, maps: maps,
+                                                timings: timings) { depth, colorIntrinsics, depthIntrinsics in
+            try RectifiedCapture.stageDepthOutputs(
+                depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
+                paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+        }
+        let png = try timings.measure("encode color png") { try PNGCodec.encodeRGB(capture.color, effort: pngEffort) }
+        try timings.measure("write color png") { try files.stage(paths[0], bytes: png) }
+        try files.commit()
+        return (paths, warnings)
+    }
+}

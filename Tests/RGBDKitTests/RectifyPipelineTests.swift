@@ -1,0 +1,31 @@
+import Testing
+@testable import RGBDKit
+import RGBDSynth
+
+/// The scheduled pipeline writes exactly what the step-by-step API writes.
+@Suite struct RectifyPipelineTests {
+    @Test func pipelineEqualsStepByStep() throws {
+        let directory = try TemporaryDirectory()
+        let capture = try SyntheticCapture(colorWidth: 640, colorHeight: 480, depthWidth: 160, depthHeight: 120)
+            .write(to: directory.path, stem: "shot", jpegQuality: 90, supersampling: 1)
+        let a = Path.join(directory.path, "a"), b = Path.join(directory.path, "b")
+        let piped = try RectifyPipeline.run(json: capture.json, image: nil, directory: a)
+        let stepped = try Capture.load(json: capture.json).rectified().write(to: b)
+        #expect(piped.paths.count == 4 && stepped.count == 4)
+        for (x, y) in zip(piped.paths, stepped) {
+            #expect(try FileSystem.readFile(x) == FileSystem.readFile(y), "\(Path.lastComponent(x)) differs")
+        }
+        // With a map cache that builds on the second sight, the result is the same too.
+        let maps = RectificationMapCache()
+        for _ in 0..<2 { try RectifyPipeline.run(json: capture.json, image: nil, directory: a, maps: maps) }
+        let distortion = try Capture.load(json: capture.json).calibration.scaled(toWidth: 640, height: 480).distortion
+        #expect(maps.wouldUseMap(for: distortion))
+        for (x, y) in zip(piped.paths, stepped) { #expect(try FileSystem.readFile(x) == FileSystem.readFile(y)) }
+        // Cleanup of the temporary directory's subfolders.
+        for dir in [a, b] {
+            for name in try FileSystem.contentsOfDirectory(dir) { FileSystem.removeQuietly(Path.join(dir, name)) }
+            FileSystem.removeDirectoryQuietly(dir)
+        }
+        for name in try FileSystem.contentsOfDirectory(directory.path) { FileSystem.removeQuietly(Path.join(directory.path, name)) }
+    }
+}
