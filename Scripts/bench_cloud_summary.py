@@ -148,7 +148,7 @@ def summary(raw, plys=(None, None)):
         "",
         *table(["stage", "rgbd cloud --timings", "baseline_cloud.py --stages"], stage_rows),
         "",
-        "- `rgbd cloud` parses and decodes at the same time (two threads), so its stages add up to",
+        "- `rgbd cloud` decodes the JPEG on one thread while the other parses the JSON and rectifies the depth map, so its stages add up to",
         "  more than its total. It computes source positions during rectification (no maps).",
         "- rgbd's `average colors` is the whole `PointCloud` construction (footprint averaging plus",
         "  point selection with the edge filter); positions are computed while the PLY is streamed,",

@@ -91,15 +91,13 @@ struct Cloud: ParsableCommand {
         let singleFile = output.lowercased().hasSuffix(".ply")
         let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
-        // Captures of a batch that share a calibration reuse one rectification map.
-        let maps = RectificationMapCache()
         let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
         let failures = batch.run(single: singleFile ? "a .ply output path takes a single capture; give a directory" : nil) { item, stageTimings in
-            let (rectified, warnings) = try RectifyPipeline.rectified(
-                json: item.json, image: item.image, rectifier: rectifier, maps: maps, timings: stageTimings)
+            let (cloud, warnings) = try RectifyPipeline.pointCloud(
+                json: item.json, image: item.image, rectifier: rectifier, options: options, timings: stageTimings)
             for warning in warnings { Report.warning(warning) }
-            let path = singleFile ? output : Path.join(output, "\(rectified.stem).ply")
-            try rectified.writeCloud(to: path, options: options, encoding: encoding, timings: stageTimings)
+            let path = singleFile ? output : Path.join(output, "\(Path.stem(item.json)).ply")
+            try cloud.write(to: path, source: item.json, encoding: encoding, timings: stageTimings)
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -129,6 +129,18 @@ import RGBDSynth
         #expect(points.allSatisfy { ($0.normal * $0.position).sum() <= 0 })
     }
 
+    /// Rectifying and averaging band by band gives the same colors as averaging the
+    /// full rectified image.
+    @Test func fusedRectifyAndAverageEqualsTwoSteps() {
+        let scene = Scenes.small
+        let distortion = scene.colorCalibration.distortion
+        let twoSteps = Rectifier().rectify(scene.color, distortion: distortion).areaAverage(toWidth: 256, height: 192)
+        let fused = Rectifier().rectifyAreaAveraged(scene.color, distortion: distortion, toWidth: 256, height: 192)
+        #expect(fused.samples == twoSteps.samples)
+        let serial = Rectifier(scheduler: .serial).rectifyAreaAveraged(scene.color, distortion: distortion, toWidth: 100, height: 75)
+        #expect(serial.samples == Rectifier().rectify(scene.color, distortion: distortion).areaAverage(toWidth: 100, height: 75).samples)
+    }
+
     @Test func colorsAverageTheFootprint() {
         // A constant image averages to itself; a 2×2 checker of 1-pixel cells to its mean.
         let flat = ColorImage(width: 21, height: 14, channels: 3, repeating: 77)

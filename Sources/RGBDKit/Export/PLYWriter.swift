@@ -159,9 +159,20 @@ extension RectifiedCapture {
     @discardableResult
     public func writeCloud(to path: String, options: PointCloudOptions = PointCloudOptions(),
                            encoding: PLYWriter.Encoding = .binaryLittleEndian, timings: StageTimings? = nil) throws -> Int {
-        try FileSystem.createDirectory(Path.directory(of: path))
         let cloud = timings.measure("average colors") { PointCloud(self, options: options) }
-        let k = depthIntrinsics
+        return try cloud.write(to: path, source: source, encoding: encoding, timings: timings)
+    }
+}
+
+extension PointCloud {
+    /// Writes the cloud to `path` as PLY (atomically: temporary name, then rename), with
+    /// header comments giving units, frame, intrinsics and `source`; returns the number
+    /// of points.
+    @discardableResult
+    public func write(to path: String, source: String, encoding: PLYWriter.Encoding = .binaryLittleEndian,
+                      timings: StageTimings? = nil) throws -> Int {
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let k = intrinsics
         let frame = options.axes == .opencv
             ? "OpenCV camera frame (x right, y down, z forward)"
             : "OpenGL camera frame (x right, y up, z backward) = OpenCV (X, -Y, -Z)"
@@ -177,7 +188,7 @@ extension RectifiedCapture {
         try timings.measure("write ply") {
             let files = StagedFiles()
             try files.stage(path) { fd, temporary in
-                count = try PLYWriter.write(cloud, fd: fd, path: temporary, encoding: encoding, comments: comments)
+                count = try PLYWriter.write(self, fd: fd, path: temporary, encoding: encoding, comments: comments)
             }
             try files.commit()
         }

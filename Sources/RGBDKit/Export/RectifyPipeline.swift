@@ -7,25 +7,25 @@
 /// kernel clears fresh pages on first touch). Then the color image is rectified on every
 /// processor.
 public enum RectifyPipeline {
-    /// The rectified capture `json` (with `image`, or the JPEG beside it) and the
-    /// warnings. `alongsideDepth` runs on the parsing thread with the rectified capture's
-    /// depth side: the rectified depth map and the color and depth intrinsics.
-    public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
-                                 maps: RectificationMapCache? = nil, timings: StageTimings? = nil,
-                                 alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
-        throws -> (capture: RectifiedCapture, warnings: [String]) {
+    /// What the parsing thread produces.
+    struct DepthSide {
+        var warnings: [String]
+        var depth: DepthMap
+        var colorCalibration: ImageCalibration
+        var depthIntrinsics: Intrinsics
+        var colorOutput: [UInt8]?
+    }
+
+    /// Decodes the JPEG on one thread while the other parses, checks, rectifies the
+    /// depth map, runs `alongsideDepth` and, if asked, touches the color output memory.
+    static func prepare(json: String, image: String?, rectifier: Rectifier, maps: RectificationMapCache?,
+                        prefaultColorOutput: Bool, timings: StageTimings?,
+                        alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void) throws
+        -> (color: ColorImage, side: DepthSide) {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         let (colorWidth, colorHeight) = try JPEGCodec.size(of: jpeg, file: imagePath)
-
-        struct DepthSide {
-            var warnings: [String]
-            var depth: DepthMap
-            var colorCalibration: ImageCalibration
-            var depthIntrinsics: Intrinsics
-            var colorOutput: [UInt8]?
-        }
-        let (color, side) = try Concurrently.run(
+        return try Concurrently.run(
             { try timings.measure("decode") { try JPEGCodec.decodeRGB(jpeg, file: imagePath) } },
             { () throws -> DepthSide in
                 let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
@@ -45,7 +45,7 @@ public enum RectifyPipeline {
                 }
                 try alongsideDepth(depth, colorCalibration.intrinsics, depthCalibration.intrinsics)
                 var output: [UInt8]? = nil
-                if !(maps?.wouldUseMap(for: colorCalibration.distortion) ?? false) {
+                if prefaultColorOutput && !(maps?.wouldUseMap(for: colorCalibration.distortion) ?? false) {
                     output = timings.measure("prepare color buffer") {
                         LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
                     }
@@ -53,7 +53,17 @@ public enum RectifyPipeline {
                 return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
                                  depthIntrinsics: depthCalibration.intrinsics, colorOutput: output)
             })
+    }
 
+    /// The rectified capture `json` (with `image`, or the JPEG beside it) and the
+    /// warnings. `alongsideDepth` runs on the parsing thread with the rectified capture's
+    /// depth side: the rectified depth map and the color and depth intrinsics.
+    public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
+                                 maps: RectificationMapCache? = nil, timings: StageTimings? = nil,
+                                 alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
+        throws -> (capture: RectifiedCapture, warnings: [String]) {
+        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier, maps: maps,
+                                        prefaultColorOutput: true, timings: timings, alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
         let rectifiedColor: ColorImage = timings.measure("rectify color") {
             if let map = maps?.map(for: distortion) { return rectifier.rectify(color, map: map) }
@@ -69,6 +79,26 @@ public enum RectifyPipeline {
                                        colorIntrinsics: side.colorCalibration.intrinsics,
                                        depthIntrinsics: side.depthIntrinsics)
         return (capture, side.warnings)
+    }
+
+    /// The point cloud of capture `json`, as `PointCloud(rectified(...).capture)` but
+    /// without the full-size rectified color image: the color is rectified and averaged
+    /// over the depth pixels' footprints band by band (`Rectifier.rectifyAreaAveraged`),
+    /// the same values bit for bit. Returns the cloud, the depth map's source path and the
+    /// warnings.
+    public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
+                                  options: PointCloudOptions = PointCloudOptions(), timings: StageTimings? = nil)
+        throws -> (cloud: PointCloud, warnings: [String]) {
+        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier, maps: nil,
+                                        prefaultColorOutput: false, timings: timings) { _, _, _ in }
+        let colors = timings.measure("rectify and average colors") {
+            rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
+                                          toWidth: side.depth.width, height: side.depth.height)
+        }
+        let cloud = timings.measure("select points") {
+            PointCloud(depth: side.depth, intrinsics: side.depthIntrinsics, colors: colors, options: options)
+        }
+        return (cloud, side.warnings)
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side

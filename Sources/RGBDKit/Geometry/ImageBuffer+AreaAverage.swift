@@ -10,43 +10,18 @@ extension ImageBuffer where Sample == UInt8 {
         precondition(width > 0 && height > 0 && width <= self.width && height <= self.height,
                      "area averaging reduces the size")
         let channels = self.channels, sourceWidth = self.width
-        let columns = Self.footprints(count: width, over: self.width)
-        let rows = Self.footprints(count: height, over: self.height)
+        let averager = FootprintAverager(sourceWidth: sourceWidth, sourceHeight: self.height, width: width,
+                                         height: height, channels: channels)
         let output = LargeBuffer.make(count: width * height * channels) { (destination: UnsafeMutableBufferPointer<UInt8>) in
             samples.withUnsafeBufferPointer { source in
                 guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
                 scheduler.forEachBand(rows: height) { band in
-                    // Per input column, the sum over the footprint's input rows: 16 bits
-                    // hold up to 257 rows of 255 (twice as many lanes per SIMD add as 32).
-                    let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: sourceWidth * channels)
-                    let narrow = UnsafeMutablePointer<UInt16>.allocate(capacity: sourceWidth * channels)
-                    defer { sums.deallocate(); narrow.deallocate() }
-                    let n = sourceWidth * channels
+                    let sums = averager.makeSums()
+                    defer { sums.deallocate() }
                     for v in band {
-                        let (r0, r1) = rows[v]
-                        if r1 - r0 <= 257 {
-                            narrow.initialize(repeating: 0, count: n)
-                            for r in r0..<r1 {
-                                let line = src + r * n
-                                for i in 0..<n { narrow[i] &+= UInt16(line[i]) }
-                            }
-                            for i in 0..<n { sums[i] = UInt32(narrow[i]) }
-                        } else {
-                            sums.initialize(repeating: 0, count: n)
-                            for r in r0..<r1 {
-                                let line = src + r * n
-                                for i in 0..<n { sums[i] &+= UInt32(line[i]) }
-                            }
-                        }
-                        for u in 0..<width {
-                            let (c0, c1) = columns[u]
-                            let count = UInt32((c1 - c0) * (r1 - r0))
-                            for c in 0..<channels {
-                                var total: UInt32 = 0
-                                for j in c0..<c1 { total &+= sums[j * channels + c] }
-                                dst[(v * width + u) * channels + c] = UInt8(truncatingIfNeeded: (total + count / 2) / count)
-                            }
-                        }
+                        let (r0, r1) = averager.rows[v]
+                        averager.averageRow(v, lines: src + r0 * sourceWidth * channels, count: r1 - r0, sums: sums,
+                                            into: dst)
                     }
                 }
             }
@@ -63,5 +38,110 @@ extension ImageBuffer where Sample == UInt8 {
             let lo = edge(k), hi = edge(k + 1)
             return (lo, max(hi, min(lo + 1, fine)))
         }
+    }
+}
+
+/// The arithmetic of `areaAverage` for one coarse row at a time, given the fine rows of
+/// its footprint (so that callers can produce those rows just before averaging them).
+struct FootprintAverager: Sendable {
+    let sourceWidth: Int
+    let width: Int
+    let channels: Int
+    /// Fine column range of each coarse column.
+    let columns: [(Int, Int)]
+    /// Fine row range of each coarse row.
+    let rows: [(Int, Int)]
+
+    init(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int, channels: Int) {
+        self.sourceWidth = sourceWidth
+        self.width = width
+        self.channels = channels
+        columns = ColorImage.footprints(count: width, over: sourceWidth)
+        rows = ColorImage.footprints(count: height, over: sourceHeight)
+    }
+
+    /// Per-thread scratch for `averageRow` (UInt32 sums, then UInt16 sums).
+    func makeSums() -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer.allocate(byteCount: sourceWidth * channels * 6, alignment: 16)
+    }
+
+    /// Averages coarse row `v` from its `count` fine rows, stored one after another at
+    /// `lines`, into row `v` of `dst`.
+    func averageRow(_ v: Int, lines: UnsafePointer<UInt8>, count: Int, sums raw: UnsafeMutableRawPointer,
+                    into dst: UnsafeMutablePointer<UInt8>) {
+        let n = sourceWidth * channels
+        let sums = raw.bindMemory(to: UInt32.self, capacity: n)
+        if count <= 257 {
+            // 16 bits hold up to 257 rows of 255: twice the lanes per SIMD add.
+            let narrow = (raw + n * 4).bindMemory(to: UInt16.self, capacity: n)
+            narrow.initialize(repeating: 0, count: n)
+            for r in 0..<count {
+                let line = lines + r * n
+                for i in 0..<n { narrow[i] &+= UInt16(line[i]) }
+            }
+            for i in 0..<n { sums[i] = UInt32(narrow[i]) }
+        } else {
+            sums.initialize(repeating: 0, count: n)
+            for r in 0..<count {
+                let line = lines + r * n
+                for i in 0..<n { sums[i] &+= UInt32(line[i]) }
+            }
+        }
+        for u in 0..<width {
+            let (c0, c1) = columns[u]
+            let pixels = UInt32((c1 - c0) * count)
+            for c in 0..<channels {
+                var total: UInt32 = 0
+                for j in c0..<c1 { total &+= sums[j * channels + c] }
+                dst[(v * width + u) * channels + c] = UInt8(truncatingIfNeeded: (total + pixels / 2) / pixels)
+            }
+        }
+    }
+}
+
+extension Rectifier {
+    /// The rectified color image averaged over the footprints of a `width × height`
+    /// grid, as `rectify(image, distortion:).areaAverage(toWidth:height:)` but without
+    /// the full-size rectified image: each band of threads rectifies the fine rows of a
+    /// coarse row into a small buffer and averages them at once. The result is the same,
+    /// bit for bit.
+    public func rectifyAreaAveraged(_ image: ColorImage, distortion: LensDistortion, toWidth width: Int,
+                                    height: Int) -> ColorImage {
+        precondition(image.width == distortion.width && image.height == distortion.height && image.channels == 3,
+                     "an RGB image of the distortion's size")
+        precondition(width > 0 && height > 0 && width <= image.width && height <= image.height,
+                     "area averaging reduces the size")
+        let sourceWidth = image.width, sourceHeight = image.height
+        let averager = FootprintAverager(sourceWidth: sourceWidth, sourceHeight: sourceHeight, width: width,
+                                         height: height, channels: 3)
+        let tallest = averager.rows.map { $0.1 - $0.0 }.max() ?? 1
+        let evaluator = SourcePositions(distortion)
+        let rowBytes = sourceWidth * 3
+        let output = LargeBuffer.make(count: width * height * 3) { (destination: UnsafeMutableBufferPointer<UInt8>) in
+            image.samples.withUnsafeBufferPointer { source in
+                guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
+                evaluator.withTables { table, slopes in
+                    scheduler.forEachBand(rows: height) { band in
+                        let lines = UnsafeMutablePointer<UInt8>.allocate(capacity: tallest * rowBytes)
+                        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * sourceWidth)
+                        let sums = averager.makeSums()
+                        defer { lines.deallocate(); scratch.deallocate(); sums.deallocate() }
+                        for v in band {
+                            let (r0, r1) = averager.rows[v]
+                            // Fine row r lands at lines[(r − r0)·rowBytes ...]: the kernel
+                            // writes row r at dst + r·rowBytes.
+                            let base = lines - r0 * rowBytes
+                            for r in r0..<r1 {
+                                ColorRemap.rectifyRow(r, positions: evaluator, table: table, slopes: slopes, channels: 3,
+                                                      src: src, width: sourceWidth, height: sourceHeight, dst: base,
+                                                      scratch: scratch)
+                            }
+                            averager.averageRow(v, lines: lines, count: r1 - r0, sums: sums, into: dst)
+                        }
+                    }
+                }
+            }
+        }
+        return ColorImage(width: width, height: height, channels: 3, samples: output)
     }
 }
