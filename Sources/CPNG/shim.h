@@ -12,10 +12,8 @@
 // PNG_IMAGE_ROW_STRIDE / PNG_IMAGE_SIZE and the format constants are macros whose
 // expressions Swift cannot import; these spell out what rgbd uses.
 static inline unsigned int rgbd_png_format_rgb(void) { return PNG_FORMAT_RGB; }
-static inline unsigned int rgbd_png_format_gray(void) { return PNG_FORMAT_GRAY; }
 static inline unsigned int rgbd_png_format_linear_y(void) { return PNG_FORMAT_LINEAR_Y; }
 static inline unsigned int rgbd_png_image_version(void) { return PNG_IMAGE_VERSION; }
-static inline int rgbd_png_image_failed(const png_image *image) { return PNG_IMAGE_FAILED(*image); }
 
 // ---- zlib ----------------------------------------------------------------------------
 // deflateInit2 is a macro (it passes ZLIB_VERSION and sizeof(z_stream)), and

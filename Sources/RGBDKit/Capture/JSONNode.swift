@@ -69,10 +69,6 @@ struct JSONNode {
     /// Whether this is a JSON object.
     var isObject: Bool { type == json_type_object }
 
-    /// Whether this is JSON `null` (json-c represents null as a NULL object, so a
-    /// present-but-null member is found by `member` only as absent).
-    var isNull: Bool { type == json_type_null }
-
     /// The elements of an array, nil if this is not an array.
     var elements: [JSONNode]? {
         guard type == json_type_array else { return nil }
@@ -102,12 +98,6 @@ struct JSONNode {
         let t = type
         guard t == json_type_double || t == json_type_int else { return nil }
         return json_object_get_double(raw)
-    }
-
-    /// The value as a string, nil if it is not a string.
-    var string: String? {
-        guard type == json_type_string, let chars = json_object_get_string(raw) else { return nil }
-        return String(cString: chars)
     }
 
     /// A short name of the JSON type, for messages.

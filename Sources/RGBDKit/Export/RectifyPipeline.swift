@@ -67,7 +67,7 @@ public enum RectifyPipeline {
         let distortion = side.colorCalibration.distortion
         let rectifiedColor: ColorImage = timings.measure("rectify color") {
             if let map = maps?.map(for: distortion) { return rectifier.rectify(color, map: map) }
-            var output = side.colorOutput ?? LargeBuffer.make(count: color.samples.count) { $0.initialize(repeating: 0) }
+            guard var output = side.colorOutput else { return rectifier.rectify(color, distortion: distortion) }
             color.samples.withUnsafeBufferPointer { source in
                 output.withUnsafeMutableBufferPointer { destination in
                     rectifier.rectify(source, channels: 3, distortion: distortion, into: destination)

@@ -51,8 +51,3 @@ public typealias ColorImage = ImageBuffer<UInt8>
 /// A depth map: one `Float` per pixel, meters along the optical axis (Z), `NaN` where
 /// there is no depth.
 public typealias DepthMap = ImageBuffer<Float>
-
-extension ImageBuffer where Sample == Float {
-    /// Number of pixels that hold a depth (finite values).
-    public var validCount: Int { samples.reduce(0) { $0 + ($1.isFinite ? 1 : 0) } }
-}

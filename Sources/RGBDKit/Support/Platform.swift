@@ -165,21 +165,6 @@ public enum FileSystem {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 
-    /// Peak resident memory of this process so far, in bytes.
-    public static func peakResidentBytes() -> Int {
-        var usage = rusage()
-        #if canImport(Glibc)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        #endif
-        #if canImport(Darwin)
-        return Int(usage.ru_maxrss)  // bytes on macOS
-        #else
-        return Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
-        #endif
-    }
-
     /// The number of processors available to this process.
     public static var processorCount: Int {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))

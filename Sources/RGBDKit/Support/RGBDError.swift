@@ -43,11 +43,4 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         parts.append(message)
         return parts.joined(separator: ": ")
     }
-
-    /// The same error, attributed to `file` if it names no file yet.
-    public func inFile(_ file: String) -> RGBDError {
-        var copy = self
-        if copy.file == nil { copy.file = file }
-        return copy
-    }
 }
