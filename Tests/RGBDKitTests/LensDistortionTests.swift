@@ -49,26 +49,56 @@ import Testing
         #expect(worst < 0.002)
     }
 
-    /// The kernels' positions (eight at a time, fixed point 1/256 px) against the model.
+    /// The kernels' positions (four at a time, fixed point 1/256 px) against the model,
+    /// and bit for bit against the one-pixel reference, also where the segment changes
+    /// between neighbors and for a lens that needs clamping.
     @Test func vectorizedFixedPointPositionsMatchModel() {
         let scaled = SyntheticCalibration.iPhone.scaled(toWidth: 4032, height: 3024).distortion
         let evaluator = SourcePositions(scaled)
+        #expect(evaluator.bounded)
         let width = 4032
-        var row = [Int32](repeating: 0, count: 2 * width)
-        var worst = 0.0
+        var xs = [Int32](repeating: 0, count: width), ys = xs
+        var worst = 0.0, mismatches = 0
         for y in [0, 1, 777, 1511, 1512, 2900, 3023] {
-            row.withUnsafeMutableBufferPointer { out in
-                evaluator.withTables { table, slopes in
-                    evaluator.fixedPointRow(y, width: width, table: table, slopes: slopes, into: out.baseAddress!)
+            xs.withUnsafeMutableBufferPointer { xp in
+                ys.withUnsafeMutableBufferPointer { yp in
+                    // Chunks of 256 as the kernels use them, the last one partial.
+                    for x0 in stride(from: 0, to: width, by: 256) {
+                        evaluator.fixedPointSpan(y: y, from: x0, count: min(256, width - x0), xs: xp.baseAddress! + x0,
+                                                 ys: yp.baseAddress! + x0)
+                    }
                 }
             }
             for x in 0..<width {
                 let exact = scaled.apply(to: SIMD2(Double(x), Double(y)))
-                worst = max(worst, abs(Double(row[2 * x]) / 256 - exact.x), abs(Double(row[2 * x + 1]) / 256 - exact.y))
+                worst = max(worst, abs(Double(xs[x]) / 256 - exact.x), abs(Double(ys[x]) / 256 - exact.y))
+                if evaluator.fixedPoint(x: x, y: y) != SIMD2(xs[x], ys[x]) { mismatches += 1 }
             }
         }
         // Half a 1/256 step of rounding plus Float resolution at 4000 px.
         #expect(worst < 0.5 / 256 + 0.002, "worst \(worst) px")
+        #expect(mismatches == 0)
+
+        // A table with steep segments (a new segment every few pixels) and a center far
+        // out, so positions leave ±8192 px and are clamped.
+        let wild = LensDistortion(center: SIMD2(-2500, 300), table: (0..<300).map { Float($0 % 7) * 0.9 },
+                                  width: 640, height: 480)
+        let wildEvaluator = SourcePositions(wild)
+        #expect(!wildEvaluator.bounded)
+        var wx = [Int32](repeating: 0, count: 640), wy = wx
+        var wildMismatches = 0
+        for y in stride(from: 0, to: 480, by: 17) {
+            wx.withUnsafeMutableBufferPointer { xp in
+                wy.withUnsafeMutableBufferPointer { yp in
+                    wildEvaluator.fixedPointSpan(y: y, from: 0, count: 256, xs: xp.baseAddress!, ys: yp.baseAddress!)
+                    wildEvaluator.fixedPointSpan(y: y, from: 256, count: 256, xs: xp.baseAddress! + 256, ys: yp.baseAddress! + 256)
+                    wildEvaluator.fixedPointSpan(y: y, from: 512, count: 128, xs: xp.baseAddress! + 512, ys: yp.baseAddress! + 512)
+                }
+            }
+            for x in 0..<640 where wildEvaluator.fixedPoint(x: x, y: y) != SIMD2(wx[x], wy[x]) { wildMismatches += 1 }
+        }
+        #expect(wildMismatches == 0)
+        #expect(wx.contains(8192 * 256))
     }
 
     @Test func zeroTableIsIdentity() {

@@ -65,48 +65,80 @@ enum ColorRemap {
         return p.evenHalf &+ p.oddHalf
     }
 
-    /// The weights `(w0, w1)` repeated in the four pairs of lanes.
+    /// The bytes `R0 G0 B0 R1 G1 B1` of two neighbors in one source row (an 8-byte load)
+    /// as 16-bit pairs `R0 R1 G0 G1 B0 B1 x x`: the bytes interleaved with themselves
+    /// shifted by one pixel (a 64-bit shift and two unpacks; SSE2 has no byte shuffle).
     @inline(__always)
-    static func pairWeights(_ w0: Int, _ w1: Int) -> SIMD8<Int16> {
-        let pair = UInt32(truncatingIfNeeded: w0) | UInt32(truncatingIfNeeded: w1) << 16
-        return unsafeBitCast(SIMD4<UInt32>(repeating: pair), to: SIMD8<Int16>.self)
+    static func neighborPairs(_ u: UInt64) -> SIMD8<Int16> {
+        let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> 24, to: SIMD8<UInt8>.self)
+        let interleaved = SIMD8<UInt8>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
+        return SIMD8<Int16>(truncatingIfNeeded: interleaved)
     }
 
-    /// Samples two RGB pixels at once with 16-bit SIMD (the arithmetic of `sampleRGB`,
-    /// as `pmaddwd` on SSE2) and stores them at `out`: 6 bytes, plus 1 byte of the pixel
-    /// after them that the caller rewrites. Both neighborhoods must be in the fast region.
+    /// Interpolates one RGB pixel whose 2×2 neighborhood starts at byte `o` of `src`
+    /// (in the fast region): `[R, G, B, junk]` before rounding, i.e. `Σ w·s`.
     ///
-    /// Kept out of line on purpose: compiled on its own, every SIMD conversion in it is
-    /// specialized into a few instructions; inlined into a large loop, the optimizer may
-    /// leave them as generic calls.
+    /// One 8-byte load per source row brings both neighbors; `neighborPairs` pairs them
+    /// so that one multiply-add of pairs per row applies its two weights, `top` =
+    /// `w00 | w10 << 16`, `bottom` = `w01 | w11 << 16`.
+    @inline(__always)
+    static func interpolateRGB(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer, rowBytes: Int) -> SIMD4<Int32> {
+        let t = neighborPairs(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt64.self)))
+        let b = neighborPairs(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o &+ rowBytes, as: UInt64.self)))
+        return multiplyAddPairs(t, unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self))
+            &+ multiplyAddPairs(b, unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self))
+    }
+
+    /// Samples RGB output pixels `0 ..< count` from fixed-point positions `xs`, `ys`
+    /// into `out` (3 bytes per pixel), four at a time where all four neighborhoods are
+    /// in the fast region, one at a time (`sampleRGB`, same arithmetic) elsewhere.
+    /// `xs` and `ys` must be readable up to `count` rounded up to a multiple of 4.
+    ///
+    /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
     @inline(never)
-    static func sampleRGBPair(_ a: (x0: Int, y0: Int, w00: Int, w10: Int, w01: Int, w11: Int),
-                              _ b: (x0: Int, y0: Int, w00: Int, w10: Int, w01: Int, w11: Int),
-                              src: UnsafeRawPointer, rowBytes: Int, out: UnsafeMutableRawPointer) {
-        let oa = a.y0 &* rowBytes &+ a.x0 &* 3, ob = b.y0 &* rowBytes &+ b.x0 &* 3
-        // Left neighbors (top and bottom rows of both pixels), then right neighbors.
-        let left = SIMD4<UInt32>(src.loadUnaligned(fromByteOffset: oa, as: UInt32.self),
-                                 src.loadUnaligned(fromByteOffset: ob, as: UInt32.self),
-                                 src.loadUnaligned(fromByteOffset: oa &+ rowBytes, as: UInt32.self),
-                                 src.loadUnaligned(fromByteOffset: ob &+ rowBytes, as: UInt32.self))
-        let right = SIMD4<UInt32>(src.loadUnaligned(fromByteOffset: oa &+ 3, as: UInt32.self),
-                                  src.loadUnaligned(fromByteOffset: ob &+ 3, as: UInt32.self),
-                                  src.loadUnaligned(fromByteOffset: oa &+ rowBytes &+ 3, as: UInt32.self),
-                                  src.loadUnaligned(fromByteOffset: ob &+ rowBytes &+ 3, as: UInt32.self))
-        let l = unsafeBitCast(left, to: SIMD16<UInt8>.self), r = unsafeBitCast(right, to: SIMD16<UInt8>.self)
-        // Left and right bytes interleaved: R0 R1 G0 G1 B0 B1 x x for pixel a, then b.
-        let top = SIMD16<UInt8>(l[0], r[0], l[1], r[1], l[2], r[2], l[3], r[3], l[4], r[4], l[5], r[5], l[6], r[6], l[7], r[7])
-        let bottom = SIMD16<UInt8>(l[8], r[8], l[9], r[9], l[10], r[10], l[11], r[11],
-                                   l[12], r[12], l[13], r[13], l[14], r[14], l[15], r[15])
-        let sa = multiplyAddPairs(SIMD8<Int16>(truncatingIfNeeded: top.lowHalf), pairWeights(a.w00, a.w10))
-            &+ multiplyAddPairs(SIMD8<Int16>(truncatingIfNeeded: bottom.lowHalf), pairWeights(a.w01, a.w11))
-        let sb = multiplyAddPairs(SIMD8<Int16>(truncatingIfNeeded: top.highHalf), pairWeights(b.w00, b.w10))
-            &+ multiplyAddPairs(SIMD8<Int16>(truncatingIfNeeded: bottom.highHalf), pairWeights(b.w01, b.w11))
-        let v = SIMD8<UInt8>(truncatingIfNeeded: (SIMD8<Int32>(lowHalf: sa, highHalf: sb) &+ 0x2000) &>> 14)
-        // R G B x of a, then R G B x of b over a's x.
-        let word = unsafeBitCast(v, to: UInt64.self)
-        out.storeBytes(of: UInt32(truncatingIfNeeded: word), as: UInt32.self)
-        out.storeBytes(of: UInt32(truncatingIfNeeded: word >> 32), toByteOffset: 3, as: UInt32.self)
+    static func sampleRGBSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, src: UnsafeRawPointer,
+                              width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
+        let rowBytes = width &* 3
+        let lastX = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: width &- 2))
+        let lastY = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: height &- 1))
+        let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
+        var i = 0
+        while i < count {
+            let X = UnsafeRawPointer(xs + i).loadUnaligned(as: SIMD4<Int32>.self)
+            let Y = UnsafeRawPointer(ys + i).loadUnaligned(as: SIMD4<Int32>.self)
+            let x0 = X &>> 8, y0 = Y &>> 8
+            let inside = (x0 .>= 0) .& (x0 .< lastX) .& (y0 .>= 0) .& (y0 .< lastY)
+            if i &+ 4 <= count && all(inside) {
+                // Weights in 16-bit lanes: (128 − fx, fx) times (128 − fy) and fy.
+                let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
+                let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+                let gy = 128 &- fy
+                let top = unsafeBitCast(horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self),
+                                        to: SIMD4<UInt32>.self)
+                let bottom = unsafeBitCast(horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self),
+                                           to: SIMD4<UInt32>.self)
+                let o = y0 &* stride &+ x0 &* 3
+                let p0 = interpolateRGB(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes)
+                let p1 = interpolateRGB(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes)
+                let p2 = interpolateRGB(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes)
+                let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes)
+                let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
+                let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
+                // R G B x R G B x | R G B x R G B x → 12 bytes.
+                let words = unsafeBitCast(bytes, to: SIMD2<UInt64>.self)
+                let lo = words[0], hi = words[1]
+                let first = (lo & 0xFF_FFFF) | ((lo >> 8) & 0xFFFF_FF00_0000)
+                let second = (hi & 0xFF_FFFF) | ((hi >> 8) & 0xFFFF_FF00_0000)
+                let raw = UnsafeMutableRawPointer(out + i &* 3)
+                raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
+                raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
+            } else {
+                for j in i..<min(i &+ 4, count) {
+                    sampleRGB(Int(xs[j]), Int(ys[j]), src: src, width: width, height: height, out: out + j &* 3)
+                }
+            }
+            i &+= 4
+        }
     }
 
     /// Samples any number of channels at fixed-point `(X, Y)`, checking every neighbor.
@@ -134,49 +166,72 @@ enum ColorRemap {
         }
     }
 
-    /// Rectifies output row `y`, computing source positions on the fly: first the
-    /// whole row's fixed-point positions into `scratch` (2·width `Int32`, eight pixels
-    /// at a time with `SourcePositions.fixedPoint8`), then the sampling.
+    /// Samples output pixels `0 ..< count` (any number of channels) from fixed-point
+    /// positions `xs`, `ys` into `out`.
+    @inline(__always)
+    static func sampleSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, channels: Int,
+                           src: UnsafePointer<UInt8>, width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
+        if channels == 3 {
+            sampleRGBSpan(count: count, xs: xs, ys: ys, src: UnsafeRawPointer(src), width: width, height: height, out: out)
+        } else {
+            for i in 0..<count {
+                sample(Int(xs[i]), Int(ys[i]), channels: channels, src: src, width: width, height: height,
+                       out: out + i &* channels)
+            }
+        }
+    }
+
+    /// Rectifies output row `y`, computing source positions on the fly a chunk at a
+    /// time (`SourcePositions.fixedPointSpan`, then `sampleSpan`).
     @inline(__always)
     static func rectifyRow(_ y: Int, positions: SourcePositions, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
                            channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
-                           dst: UnsafeMutablePointer<UInt8>, scratch: UnsafeMutablePointer<Int32>) {
-        positions.fixedPointRow(y, width: width, table: table, slopes: slopes, into: scratch)
-        rectifyRow(y, map: scratch - y * width * 2, channels: channels, src: src, width: width, height: height, dst: dst)
+                           dst: UnsafeMutablePointer<UInt8>, scratch: PositionChunk) {
+        let row = dst + y &* width &* channels
+        var x0 = 0
+        while x0 < width {
+            let n = min(PositionChunk.capacity, width &- x0)
+            positions.fixedPointSpan(y: y, from: x0, count: n, xs: scratch.xs, ys: scratch.ys)
+            sampleSpan(count: n, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
+                       height: height, out: row + x0 &* channels)
+            x0 &+= n
+        }
     }
 
     /// Rectifies output row `y` with positions read from a precomputed map.
     @inline(__always)
-    static func rectifyRow(_ y: Int, map: UnsafePointer<Int32>, channels: Int, src: UnsafePointer<UInt8>,
-                           width: Int, height: Int, dst: UnsafeMutablePointer<UInt8>) {
-        let row = dst + y * width * channels
-        let positions = map + y * width * 2
-        let raw = UnsafeRawPointer(src)
-        if channels == 3 {
-            // Two pixels at a time where both neighborhoods are inside and the store
-            // stays in the row (it writes 1 byte of pixel x + 2, rewritten next).
-            let rowBytes = width &* 3
-            var x = 0
-            while x < width {
-                let X = Int(positions[2 &* x]), Y = Int(positions[2 &* x &+ 1])
-                if x &+ 2 < width {
-                    let a = split(X, Y)
-                    let b = split(Int(positions[2 &* x &+ 2]), Int(positions[2 &* x &+ 3]))
-                    if inFastRegion(a.x0, a.y0, width: width, height: height)
-                        && inFastRegion(b.x0, b.y0, width: width, height: height) {
-                        sampleRGBPair(a, b, src: raw, rowBytes: rowBytes, out: UnsafeMutableRawPointer(row + x &* 3))
-                        x &+= 2
-                        continue
-                    }
-                }
-                sampleRGB(X, Y, src: raw, width: width, height: height, out: row + x &* 3)
-                x &+= 1
-            }
-        } else {
-            for x in 0..<width {
-                sample(Int(positions[2 &* x]), Int(positions[2 &* x &+ 1]), channels: channels, src: src, width: width,
-                       height: height, out: row + x &* channels)
-            }
+    static func rectifyRow(_ y: Int, map: RectificationMap, offsets: UnsafePointer<Int16>, channels: Int,
+                           src: UnsafePointer<UInt8>, width: Int, height: Int, dst: UnsafeMutablePointer<UInt8>,
+                           scratch: PositionChunk) {
+        let row = dst + y &* width &* channels
+        var x0 = 0
+        while x0 < width {
+            let n = min(PositionChunk.capacity, width &- x0)
+            map.span(y: y, from: x0, count: n, offsets: offsets, xs: scratch.xs, ys: scratch.ys)
+            sampleSpan(count: n, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
+                       height: height, out: row + x0 &* channels)
+            x0 &+= n
         }
     }
+}
+
+/// One thread's fixed-point source positions of a chunk of a row (planar, 1/256 px),
+/// small enough to stay in the first-level cache between computing and sampling.
+struct PositionChunk {
+    /// Pixels per chunk (a multiple of 4).
+    static let capacity = 256
+    /// Source x positions.
+    let xs: UnsafeMutablePointer<Int32>
+    /// Source y positions.
+    let ys: UnsafeMutablePointer<Int32>
+
+    /// Allocates zeroed storage; call `deallocate()` when done.
+    static func allocate() -> PositionChunk {
+        let storage = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * capacity)
+        storage.initialize(repeating: 0, count: 2 * capacity)
+        return PositionChunk(xs: storage, ys: storage + capacity)
+    }
+
+    /// Frees the storage.
+    func deallocate() { xs.deallocate() }
 }

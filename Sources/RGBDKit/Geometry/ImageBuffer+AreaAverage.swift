@@ -123,7 +123,7 @@ extension Rectifier {
                 evaluator.withTables { table, slopes in
                     scheduler.forEachBand(rows: height) { band in
                         let lines = UnsafeMutablePointer<UInt8>.allocate(capacity: tallest * rowBytes)
-                        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * sourceWidth)
+                        let scratch = PositionChunk.allocate()
                         let sums = averager.makeSums()
                         defer { lines.deallocate(); scratch.deallocate(); sums.deallocate() }
                         for v in band {

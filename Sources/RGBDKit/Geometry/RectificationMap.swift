@@ -27,19 +27,24 @@ public struct RectificationMap: Sendable {
             guard let out = buffer.baseAddress else { return }
             evaluator.withTables { table, slopes in
                 scheduler.forEachBand(rows: height) { rows in
-                    let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                    let scratch = PositionChunk.allocate()
                     defer { scratch.deallocate() }
                     var bandFits = true
                     for y in rows {
-                        evaluator.fixedPointRow(y, width: width, table: table, slopes: slopes, into: scratch)
                         let row = out + y * width * 2
-                        for x in 0..<width {
-                            let dx = scratch[2 * x] &- Int32(x &* 256), dy = scratch[2 * x + 1] &- Int32(y &* 256)
-                            if dx < Int32(Int16.min) || dx > Int32(Int16.max) || dy < Int32(Int16.min) || dy > Int32(Int16.max) {
-                                bandFits = false
+                        var x0 = 0
+                        while x0 < width {
+                            let n = min(PositionChunk.capacity, width - x0)
+                            evaluator.fixedPointSpan(y: y, from: x0, count: n, xs: scratch.xs, ys: scratch.ys)
+                            for i in 0..<n {
+                                let dx = scratch.xs[i] &- Int32((x0 + i) &* 256), dy = scratch.ys[i] &- Int32(y &* 256)
+                                if dx < Int32(Int16.min) || dx > Int32(Int16.max) || dy < Int32(Int16.min) || dy > Int32(Int16.max) {
+                                    bandFits = false
+                                }
+                                row[2 * (x0 + i)] = Int16(truncatingIfNeeded: dx)
+                                row[2 * (x0 + i) + 1] = Int16(truncatingIfNeeded: dy)
                             }
-                            row[2 * x] = Int16(truncatingIfNeeded: dx)
-                            row[2 * x + 1] = Int16(truncatingIfNeeded: dy)
+                            x0 += n
                         }
                     }
                     if !bandFits { overflow.withLock { fits = false } }
@@ -51,15 +56,27 @@ public struct RectificationMap: Sendable {
         self.offsets = offsets
     }
 
-    /// The absolute fixed-point positions of row `y` into `out[0 ..< 2·width]` (the
-    /// layout `SourcePositions.fixedPointRow` produces).
+    /// The absolute fixed-point positions of pixels `x0 ..< x0 + count` of row `y`,
+    /// planar (the layout `SourcePositions.fixedPointSpan` produces).
     @inline(__always)
-    func row(_ y: Int, offsets: UnsafePointer<Int16>, into out: UnsafeMutablePointer<Int32>) {
-        let row = offsets + y * width * 2
-        let yBase = Int32(y &* 256)
-        for x in 0..<width {
-            out[2 * x] = Int32(row[2 * x]) &+ Int32(x &* 256)
-            out[2 * x + 1] = Int32(row[2 * x + 1]) &+ yBase
+    func span(y: Int, from x0: Int, count: Int, offsets: UnsafePointer<Int16>, xs: UnsafeMutablePointer<Int32>,
+              ys: UnsafeMutablePointer<Int32>) {
+        // One 32-bit word per pixel: x offset in the low half, y offset in the high half.
+        let words = UnsafeRawPointer(offsets + (y &* width &+ x0) &* 2)
+        let yBase = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: y &* 256))
+        var i = 0
+        while i &+ 4 <= count {
+            let v = words.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Int32>.self)
+            let xBase = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: (x0 &+ i) &* 256)) &+ SIMD4(0, 256, 512, 768)
+            UnsafeMutableRawPointer(xs + i).storeBytes(of: ((v &<< 16) &>> 16) &+ xBase, as: SIMD4<Int32>.self)
+            UnsafeMutableRawPointer(ys + i).storeBytes(of: (v &>> 16) &+ yBase, as: SIMD4<Int32>.self)
+            i &+= 4
+        }
+        while i < count {
+            let o = (y &* width &+ x0 &+ i) &* 2
+            xs[i] = Int32(offsets[o]) &+ Int32(truncatingIfNeeded: (x0 &+ i) &* 256)
+            ys[i] = Int32(offsets[o &+ 1]) &+ yBase[0]
+            i &+= 1
         }
     }
 }

@@ -43,7 +43,7 @@ public struct Rectifier: Sendable {
         let evaluator = SourcePositions(distortion)
         evaluator.withTables { table, slopes in
             scheduler.forEachBand(rows: height) { rows in
-                let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                let scratch = PositionChunk.allocate()
                 defer { scratch.deallocate() }
                 for y in rows {
                     ColorRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, channels: channels,
@@ -64,12 +64,11 @@ public struct Rectifier: Sendable {
                     guard let src = source.baseAddress, let dst = destination.baseAddress,
                           let off = offsets.baseAddress else { return }
                     scheduler.forEachBand(rows: height) { rows in
-                        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * width)
+                        let scratch = PositionChunk.allocate()
                         defer { scratch.deallocate() }
                         for y in rows {
-                            map.row(y, offsets: off, into: scratch)
-                            ColorRemap.rectifyRow(y, map: scratch - y * width * 2, channels: channels, src: src,
-                                                  width: width, height: height, dst: dst)
+                            ColorRemap.rectifyRow(y, map: map, offsets: off, channels: channels, src: src,
+                                                  width: width, height: height, dst: dst, scratch: scratch)
                         }
                     }
                 }
