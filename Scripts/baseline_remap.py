@@ -7,7 +7,9 @@ Times cv2.remap (INTER_LINEAR, BORDER_CONSTANT, 2 threads) of a seeded random RG
 through the fixed-point (CV_16SC2) maps of a mild barrel distortion: a 42-entry table going
 linearly in r^2 from 0 at the centre to -0.04 at the farthest corner, maps built with the
 FORMAT.md §4 formula (baseline_rectify.rectification_maps). Map building and conversion are
-not timed; one untimed warm-up run precedes the timed ones. With --json FILE, also times
+not timed; one untimed warm-up run precedes the timed ones. `remap` allocates its output
+each call (fresh pages, as every call returning a new image does); `remap_into` writes
+into one preallocated array (dst=), the pure computation. With --json FILE, also times
 orjson.loads on FILE's bytes (read once, untimed).
 Prints `<name>_ms_median <ms>` and `<name>_ms_runs <ms> <ms> ...` lines on stdout.
 """
@@ -67,6 +69,13 @@ def main():
     cv2.setNumThreads(2)
     report("remap", time_runs(
         lambda: cv2.remap(img, m1, m2, cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=0),
+        args.runs, args.warmup))
+
+    # The same into one preallocated output (dst=), as rgbd-bench's rectify_color_into.
+    out = np.empty_like(img)
+    report("remap_into", time_runs(
+        lambda: cv2.remap(img, m1, m2, cv2.INTER_LINEAR, dst=out,
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0),
         args.runs, args.warmup))
 

@@ -8,7 +8,7 @@
 //     bench <name> median_ms <x> runs <a b c ...>
 //
 // Stages: parse, decode, rectify_color (positions on the fly, parallel),
-// rectify_color_serial, map_build, rectify_color_map (with a prebuilt map),
+// rectify_color_into (the same into one preallocated buffer), rectify_color_serial, map_build, rectify_color_map (with a prebuilt map),
 // rectify_depth, encode_color_png, encode_depth_png, write_depth_tiff. Encoders take
 // the rectified images, as `rgbd rectify` does. Scripts/bench-rectify.sh runs this
 // beside the whole-process and Python baselines.
@@ -27,7 +27,7 @@ let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...
 
 /// Every stage, in the order run.
 let stageNames = [
-    "parse", "decode", "rectify_color", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
+    "parse", "decode", "rectify_color", "rectify_color_into", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
     "encode_color_png", "encode_depth_png", "write_depth_tiff",
     "cloud_points", "cloud_write_ply", "cloud_backproject_and_write",
 ]
@@ -95,6 +95,18 @@ func run(json: String, runs: Int, selection: Selection) throws {
     // Rectifying: positions on the fly (parallel, serial), or through a cached map.
     bench("rectify_color", runs: runs, selection: selection) {
         Rectifier().rectify(color, distortion: colorDistortion)
+    }
+    if selection.includes("rectify_color_into") {
+        // Into one caller buffer, reused run after run: the pure computation, without
+        // the fresh output pages every call of `rectify(_:distortion:)` touches.
+        var output = [UInt8](repeating: 0, count: color.samples.count)
+        color.samples.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                bench("rectify_color_into", runs: runs, selection: selection) {
+                    Rectifier().rectify(source, channels: color.channels, distortion: colorDistortion, into: destination)
+                }
+            }
+        }
     }
     bench("rectify_color_serial", runs: runs, selection: selection) {
         Rectifier(scheduler: .serial).rectify(color, distortion: colorDistortion)

@@ -65,11 +65,16 @@ enum ColorRemap {
         return p.evenHalf &+ p.oddHalf
     }
 
-    /// The bytes `R0 G0 B0 R1 G1 B1` of two neighbors in one source row (an 8-byte load)
-    /// as 16-bit pairs `R0 R1 G0 G1 B0 B1 x x`: the bytes interleaved with themselves
-    /// shifted by one pixel (a 64-bit shift and two unpacks; SSE2 has no byte shuffle).
+    /// The bytes `R0 G0 B0 R1 G1 B1` of two neighbors in one source row (an 8-byte load
+    /// at byte `o`) as 16-bit pairs `R0 R1 G0 G1 B0 B1 x x`: the bytes interleaved with
+    /// themselves shifted by one pixel (a 64-bit shift and two unpacks; SSE2 has no byte
+    /// shuffle).
+    ///
+    /// Written so on purpose: with two narrower loads instead of the shift, the
+    /// optimizer sees the unused lanes and splits the loads into byte loads.
     @inline(__always)
-    static func neighborPairs(_ u: UInt64) -> SIMD8<Int16> {
+    static func neighborPairs(_ src: UnsafeRawPointer, _ o: Int) -> SIMD8<Int16> {
+        let u = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt64.self))
         let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> 24, to: SIMD8<UInt8>.self)
         let interleaved = SIMD8<UInt8>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
         return SIMD8<Int16>(truncatingIfNeeded: interleaved)
@@ -78,36 +83,37 @@ enum ColorRemap {
     /// Interpolates one RGB pixel whose 2×2 neighborhood starts at byte `o` of `src`
     /// (in the fast region): `[R, G, B, junk]` before rounding, i.e. `Σ w·s`.
     ///
-    /// One 8-byte load per source row brings both neighbors; `neighborPairs` pairs them
-    /// so that one multiply-add of pairs per row applies its two weights, `top` =
-    /// `w00 | w10 << 16`, `bottom` = `w01 | w11 << 16`.
+    /// `neighborPairs` pairs each row's two neighbors so that one multiply-add of pairs
+    /// per row applies its two weights, `top` = `w00 | w10 << 16` and `bottom` =
+    /// `w01 | w11 << 16`.
     @inline(__always)
     static func interpolateRGB(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer, rowBytes: Int) -> SIMD4<Int32> {
-        let t = neighborPairs(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt64.self)))
-        let b = neighborPairs(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o &+ rowBytes, as: UInt64.self)))
-        return multiplyAddPairs(t, unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self))
-            &+ multiplyAddPairs(b, unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self))
+        multiplyAddPairs(neighborPairs(src, o), unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self))
+            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes), unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self))
     }
 
     /// Samples RGB output pixels `0 ..< count` from fixed-point positions `xs`, `ys`
     /// into `out` (3 bytes per pixel), four at a time where all four neighborhoods are
-    /// in the fast region, one at a time (`sampleRGB`, same arithmetic) elsewhere.
-    /// `xs` and `ys` must be readable up to `count` rounded up to a multiple of 4.
+    /// inside (`0 ≤ x0 < width − 2`, `0 ≤ y0 < height − 1`: the 8-byte loads stay in
+    /// the rows), one at a time (`sampleRGB`, the same
+    /// arithmetic) elsewhere. `xs` and `ys` must be readable up to `count` rounded up to
+    /// a multiple of 4.
     ///
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
     @inline(never)
     static func sampleRGBSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, src: UnsafeRawPointer,
                               width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
         let rowBytes = width &* 3
-        let lastX = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: width &- 2))
-        let lastY = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: height &- 1))
+        // Unsigned comparisons test 0 ≤ v < limit at once.
+        let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 2)))
+        let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
         let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
         var i = 0
         while i < count {
             let X = UnsafeRawPointer(xs + i).loadUnaligned(as: SIMD4<Int32>.self)
             let Y = UnsafeRawPointer(ys + i).loadUnaligned(as: SIMD4<Int32>.self)
             let x0 = X &>> 8, y0 = Y &>> 8
-            let inside = (x0 .>= 0) .& (x0 .< lastX) .& (y0 .>= 0) .& (y0 .< lastY)
+            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x0) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: y0) .< limitY)
             if i &+ 4 <= count && all(inside) {
                 // Weights in 16-bit lanes: (128 − fx, fx) times (128 − fy) and fy.
                 let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
@@ -184,34 +190,37 @@ enum ColorRemap {
     /// Rectifies output row `y`, computing source positions on the fly a chunk at a
     /// time (`SourcePositions.fixedPointSpan`, then `sampleSpan`).
     @inline(__always)
-    static func rectifyRow(_ y: Int, positions: SourcePositions, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
-                           channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
-                           dst: UnsafeMutablePointer<UInt8>, scratch: PositionChunk) {
-        let row = dst + y &* width &* channels
+    static func rectifyRow(_ y: Int, positions: SourcePositions, channels: Int, src: UnsafePointer<UInt8>, width: Int,
+                           height: Int, dst: UnsafeMutablePointer<UInt8>, scratch: PositionChunk) {
         var x0 = 0
         while x0 < width {
             let n = min(PositionChunk.capacity, width &- x0)
-            positions.fixedPointSpan(y: y, from: x0, count: n, xs: scratch.xs, ys: scratch.ys)
-            sampleSpan(count: n, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
-                       height: height, out: row + x0 &* channels)
+            rectifyChunk(y, from: x0, count: n, positions: positions, channels: channels, src: src, width: width,
+                         height: height, dst: dst, scratch: scratch)
             x0 &+= n
         }
     }
 
-    /// Rectifies output row `y` with positions read from a precomputed map.
+    /// Rectifies pixels `x0 ..< x0 + count` (at most `PositionChunk.capacity`) of output
+    /// row `y`, computing their source positions on the fly.
     @inline(__always)
-    static func rectifyRow(_ y: Int, map: RectificationMap, offsets: UnsafePointer<Int16>, channels: Int,
-                           src: UnsafePointer<UInt8>, width: Int, height: Int, dst: UnsafeMutablePointer<UInt8>,
-                           scratch: PositionChunk) {
-        let row = dst + y &* width &* channels
-        var x0 = 0
-        while x0 < width {
-            let n = min(PositionChunk.capacity, width &- x0)
-            map.span(y: y, from: x0, count: n, offsets: offsets, xs: scratch.xs, ys: scratch.ys)
-            sampleSpan(count: n, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
-                       height: height, out: row + x0 &* channels)
-            x0 &+= n
-        }
+    static func rectifyChunk(_ y: Int, from x0: Int, count: Int, positions: SourcePositions, channels: Int,
+                             src: UnsafePointer<UInt8>, width: Int, height: Int, dst: UnsafeMutablePointer<UInt8>,
+                             scratch: PositionChunk) {
+        positions.fixedPointSpan(y: y, from: x0, count: count, xs: scratch.xs, ys: scratch.ys)
+        sampleSpan(count: count, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
+                   height: height, out: dst + (y &* width &+ x0) &* channels)
+    }
+
+    /// Rectifies pixels `x0 ..< x0 + count` (at most `PositionChunk.capacity`) of output
+    /// row `y` with positions read from a precomputed map.
+    @inline(__always)
+    static func rectifyChunk(_ y: Int, from x0: Int, count: Int, map: RectificationMap, offsets: UnsafePointer<Int16>,
+                             channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
+                             dst: UnsafeMutablePointer<UInt8>, scratch: PositionChunk) {
+        map.span(y: y, from: x0, count: count, offsets: offsets, xs: scratch.xs, ys: scratch.ys)
+        sampleSpan(count: count, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
+                   height: height, out: dst + (y &* width &+ x0) &* channels)
     }
 }
 

@@ -132,9 +132,8 @@ extension Rectifier {
                             // writes row r at dst + r·rowBytes.
                             let base = lines - r0 * rowBytes
                             for r in r0..<r1 {
-                                ColorRemap.rectifyRow(r, positions: evaluator, table: table, slopes: slopes, channels: 3,
-                                                      src: src, width: sourceWidth, height: sourceHeight, dst: base,
-                                                      scratch: scratch)
+                                ColorRemap.rectifyRow(r, positions: evaluator, channels: 3, src: src, width: sourceWidth,
+                                                      height: sourceHeight, dst: base, scratch: scratch)
                             }
                             averager.averageRow(v, lines: lines, count: r1 - r0, sums: sums, into: dst)
                         }

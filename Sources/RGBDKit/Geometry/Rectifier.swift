@@ -41,15 +41,33 @@ public struct Rectifier: Sendable {
                      "buffer sizes do not match the image")
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
         let evaluator = SourcePositions(distortion)
-        evaluator.withTables { table, slopes in
-            scheduler.forEachBand(rows: height) { rows in
-                let scratch = PositionChunk.allocate()
-                defer { scratch.deallocate() }
-                for y in rows {
-                    ColorRemap.rectifyRow(y, positions: evaluator, table: table, slopes: slopes, channels: channels,
-                                          src: src, width: width, height: height, dst: dst, scratch: scratch)
-                }
+        scheduler.forEachBand(rows: height) { rows in
+            let scratch = PositionChunk.allocate()
+            defer { scratch.deallocate() }
+            Self.forEachTile(rows: rows, width: width) { y, x0, n in
+                ColorRemap.rectifyChunk(y, from: x0, count: n, positions: evaluator, channels: channels, src: src,
+                                        width: width, height: height, dst: dst, scratch: scratch)
             }
+        }
+    }
+
+    /// Visits a band of rows in tiles of up to 64 rows, column chunk by column chunk
+    /// (`PositionChunk` wide) and row by row within each: the source pixels a tile reads (its rows plus
+    /// the lens's curvature, a chunk wide) stay in the second-level cache, where whole
+    /// rows of a curved source band would not.
+    @inline(__always)
+    static func forEachTile(rows: Range<Int>, width: Int, _ body: (_ y: Int, _ x0: Int, _ count: Int) -> Void) {
+        let tileRows = 64
+        var top = rows.lowerBound
+        while top < rows.upperBound {
+            let bottom = min(rows.upperBound, top + tileRows)
+            var x0 = 0
+            while x0 < width {
+                let n = min(PositionChunk.capacity, width - x0)
+                for y in top..<bottom { body(y, x0, n) }
+                x0 += n
+            }
+            top = bottom
         }
     }
 
@@ -66,9 +84,9 @@ public struct Rectifier: Sendable {
                     scheduler.forEachBand(rows: height) { rows in
                         let scratch = PositionChunk.allocate()
                         defer { scratch.deallocate() }
-                        for y in rows {
-                            ColorRemap.rectifyRow(y, map: map, offsets: off, channels: channels, src: src,
-                                                  width: width, height: height, dst: dst, scratch: scratch)
+                        Self.forEachTile(rows: rows, width: width) { y, x0, n in
+                            ColorRemap.rectifyChunk(y, from: x0, count: n, map: map, offsets: off, channels: channels,
+                                                    src: src, width: width, height: height, dst: dst, scratch: scratch)
                         }
                     }
                 }
