@@ -97,12 +97,13 @@ enum ColorRemap {
     /// inside (`0 ≤ x0 < width − 2`, `0 ≤ y0 < height − 1`: the 8-byte loads stay in
     /// the rows), one at a time (`sampleRGB`, the same
     /// arithmetic) elsewhere. `xs` and `ys` must be readable up to `count` rounded up to
-    /// a multiple of 4.
+    /// a multiple of 4. With `spill`, the byte after the span may be written (it is
+    /// rewritten later: the next pixel of the same row, sampled after this span).
     ///
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
     @inline(never)
     static func sampleRGBSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, src: UnsafeRawPointer,
-                              width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
+                              width: Int, height: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
         let rowBytes = width &* 3
         // Unsigned comparisons test 0 ≤ v < limit at once.
         let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 2)))
@@ -130,14 +131,24 @@ enum ColorRemap {
                 let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes)
                 let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
                 let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
-                // R G B x R G B x | R G B x R G B x → 12 bytes.
-                let words = unsafeBitCast(bytes, to: SIMD2<UInt64>.self)
-                let lo = words[0], hi = words[1]
-                let first = (lo & 0xFF_FFFF) | ((lo >> 8) & 0xFFFF_FF00_0000)
-                let second = (hi & 0xFF_FFFF) | ((hi >> 8) & 0xFFFF_FF00_0000)
                 let raw = UnsafeMutableRawPointer(out + i &* 3)
-                raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
-                raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
+                if spill || i &+ 4 < count {
+                    // R G B x four times, each 4 bytes over the previous one's x; the last
+                    // x lands on the next pixel, written later.
+                    let words = unsafeBitCast(bytes, to: SIMD4<UInt32>.self)
+                    raw.storeBytes(of: words[0], as: UInt32.self)
+                    raw.storeBytes(of: words[1], toByteOffset: 3, as: UInt32.self)
+                    raw.storeBytes(of: words[2], toByteOffset: 6, as: UInt32.self)
+                    raw.storeBytes(of: words[3], toByteOffset: 9, as: UInt32.self)
+                } else {
+                    // The span's end: exactly 12 bytes.
+                    let words = unsafeBitCast(bytes, to: SIMD2<UInt64>.self)
+                    let lo = UInt64(littleEndian: words[0]), hi = UInt64(littleEndian: words[1])
+                    let first = (lo & 0xFF_FFFF) | ((lo >> 8) & 0xFFFF_FF00_0000)
+                    let second = (hi & 0xFF_FFFF) | ((hi >> 8) & 0xFFFF_FF00_0000)
+                    raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
+                    raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
+                }
             } else {
                 for j in i..<min(i &+ 4, count) {
                     sampleRGB(Int(xs[j]), Int(ys[j]), src: src, width: width, height: height, out: out + j &* 3)
@@ -173,12 +184,14 @@ enum ColorRemap {
     }
 
     /// Samples output pixels `0 ..< count` (any number of channels) from fixed-point
-    /// positions `xs`, `ys` into `out`.
+    /// positions `xs`, `ys` into `out` (`spill` as for `sampleRGBSpan`).
     @inline(__always)
     static func sampleSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, channels: Int,
-                           src: UnsafePointer<UInt8>, width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
+                           src: UnsafePointer<UInt8>, width: Int, height: Int, out: UnsafeMutablePointer<UInt8>,
+                           spill: Bool) {
         if channels == 3 {
-            sampleRGBSpan(count: count, xs: xs, ys: ys, src: UnsafeRawPointer(src), width: width, height: height, out: out)
+            sampleRGBSpan(count: count, xs: xs, ys: ys, src: UnsafeRawPointer(src), width: width, height: height, out: out,
+                          spill: spill)
         } else {
             for i in 0..<count {
                 sample(Int(xs[i]), Int(ys[i]), channels: channels, src: src, width: width, height: height,
@@ -209,7 +222,7 @@ enum ColorRemap {
                              scratch: PositionChunk) {
         positions.fixedPointSpan(y: y, from: x0, count: count, xs: scratch.xs, ys: scratch.ys)
         sampleSpan(count: count, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
-                   height: height, out: dst + (y &* width &+ x0) &* channels)
+                   height: height, out: dst + (y &* width &+ x0) &* channels, spill: x0 &+ count < width)
     }
 
     /// Rectifies pixels `x0 ..< x0 + count` (at most `PositionChunk.capacity`) of output
@@ -220,7 +233,7 @@ enum ColorRemap {
                              dst: UnsafeMutablePointer<UInt8>, scratch: PositionChunk) {
         map.span(y: y, from: x0, count: count, offsets: offsets, xs: scratch.xs, ys: scratch.ys)
         sampleSpan(count: count, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
-                   height: height, out: dst + (y &* width &+ x0) &* channels)
+                   height: height, out: dst + (y &* width &+ x0) &* channels, spill: x0 &+ count < width)
     }
 }
 
