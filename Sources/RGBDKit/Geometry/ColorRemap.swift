@@ -92,18 +92,17 @@ enum ColorRemap {
             &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes), unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self))
     }
 
-    /// Samples RGB output pixels `0 ..< count` from fixed-point positions `xs`, `ys`
-    /// into `out` (3 bytes per pixel), four at a time where all four neighborhoods are
-    /// inside (`0 ≤ x0 < width − 2`, `0 ≤ y0 < height − 1`: the 8-byte loads stay in
-    /// the rows), one at a time (`sampleRGB`, the same
-    /// arithmetic) elsewhere. `xs` and `ys` must be readable up to `count` rounded up to
-    /// a multiple of 4. With `spill`, the byte after the span may be written (it is
-    /// rewritten later: the next pixel of the same row, sampled after this span).
+    /// Sampling parameters of RGB output pixels `0 ..< count` from their fixed-point
+    /// positions in `chunk.xs`, `chunk.ys`, four at a time: byte offsets of the
+    /// neighborhoods, their weights as 16-bit pairs per row (`top` = `w00 | w10 << 16`,
+    /// `bottom` = `w01 | w11 << 16`), and per group of four whether all four
+    /// neighborhoods are inside (`0 ≤ x0 < width − 2`, `0 ≤ y0 < height − 1`: the 8-byte
+    /// loads stay in the rows) and the group is whole.
     ///
-    /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
+    /// Out of line on purpose, like `SourcePositions.fixedPointSpan`: a small loop of
+    /// lane operations the optimizer keeps in vector registers.
     @inline(never)
-    static func sampleRGBSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, src: UnsafeRawPointer,
-                              width: Int, height: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+    static func prepareRGB(count: Int, chunk: PositionChunk, width: Int, height: Int) {
         let rowBytes = width &* 3
         // Unsigned comparisons test 0 ≤ v < limit at once.
         let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 2)))
@@ -111,20 +110,41 @@ enum ColorRemap {
         let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
         var i = 0
         while i < count {
-            let X = UnsafeRawPointer(xs + i).loadUnaligned(as: SIMD4<Int32>.self)
-            let Y = UnsafeRawPointer(ys + i).loadUnaligned(as: SIMD4<Int32>.self)
+            let X = UnsafeRawPointer(chunk.xs + i).loadUnaligned(as: SIMD4<Int32>.self)
+            let Y = UnsafeRawPointer(chunk.ys + i).loadUnaligned(as: SIMD4<Int32>.self)
             let x0 = X &>> 8, y0 = Y &>> 8
             let inside = (SIMD4<UInt32>(truncatingIfNeeded: x0) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: y0) .< limitY)
-            if i &+ 4 <= count && all(inside) {
-                // Weights in 16-bit lanes: (128 − fx, fx) times (128 − fy) and fy.
-                let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
-                let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
-                let gy = 128 &- fy
-                let top = unsafeBitCast(horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self),
-                                        to: SIMD4<UInt32>.self)
-                let bottom = unsafeBitCast(horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self),
-                                           to: SIMD4<UInt32>.self)
-                let o = y0 &* stride &+ x0 &* 3
+            chunk.fast[i &>> 2] = i &+ 4 <= count && all(inside) ? 1 : 0
+            // Weights in 16-bit lanes: (128 − fx, fx) times (128 − fy) and fy.
+            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
+            let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+            let gy = 128 &- fy
+            let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
+            let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: y0 &* stride &+ x0 &* 3, as: SIMD4<Int32>.self)
+            i &+= 4
+        }
+    }
+
+    /// Samples RGB output pixels `0 ..< count` of a prepared chunk (`prepareRGB`) into
+    /// `out` (3 bytes per pixel): four at a time where the group is fast, one at a time
+    /// (`sampleRGB`, the same arithmetic) elsewhere. With `spill`, the byte after the
+    /// span may be written (it is rewritten later: the next pixel of the same row,
+    /// sampled after this span).
+    ///
+    /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
+    @inline(never)
+    static func sampleRGBSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                              out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+        let rowBytes = width &* 3
+        var i = 0
+        while i < count {
+            if chunk.fast[i &>> 2] != 0 {
+                let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
+                let top = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD4<UInt32>.self)
+                let bottom = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
                 let p0 = interpolateRGB(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes)
                 let p1 = interpolateRGB(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes)
                 let p2 = interpolateRGB(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes)
@@ -151,7 +171,7 @@ enum ColorRemap {
                 }
             } else {
                 for j in i..<min(i &+ 4, count) {
-                    sampleRGB(Int(xs[j]), Int(ys[j]), src: src, width: width, height: height, out: out + j &* 3)
+                    sampleRGB(Int(chunk.xs[j]), Int(chunk.ys[j]), src: src, width: width, height: height, out: out + j &* 3)
                 }
             }
             i &+= 4
@@ -183,18 +203,18 @@ enum ColorRemap {
         }
     }
 
-    /// Samples output pixels `0 ..< count` (any number of channels) from fixed-point
-    /// positions `xs`, `ys` into `out` (`spill` as for `sampleRGBSpan`).
+    /// Samples output pixels `0 ..< count` (any number of channels) from the fixed-point
+    /// positions in `chunk` into `out` (`spill` as for `sampleRGBSpan`).
     @inline(__always)
-    static func sampleSpan(count: Int, xs: UnsafePointer<Int32>, ys: UnsafePointer<Int32>, channels: Int,
-                           src: UnsafePointer<UInt8>, width: Int, height: Int, out: UnsafeMutablePointer<UInt8>,
-                           spill: Bool) {
+    static func sampleSpan(count: Int, chunk: PositionChunk, channels: Int, src: UnsafePointer<UInt8>, width: Int,
+                           height: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
         if channels == 3 {
-            sampleRGBSpan(count: count, xs: xs, ys: ys, src: UnsafeRawPointer(src), width: width, height: height, out: out,
+            prepareRGB(count: count, chunk: chunk, width: width, height: height)
+            sampleRGBSpan(count: count, chunk: chunk, src: UnsafeRawPointer(src), width: width, height: height, out: out,
                           spill: spill)
         } else {
             for i in 0..<count {
-                sample(Int(xs[i]), Int(ys[i]), channels: channels, src: src, width: width, height: height,
+                sample(Int(chunk.xs[i]), Int(chunk.ys[i]), channels: channels, src: src, width: width, height: height,
                        out: out + i &* channels)
             }
         }
@@ -221,7 +241,7 @@ enum ColorRemap {
                              src: UnsafePointer<UInt8>, width: Int, height: Int, dst: UnsafeMutablePointer<UInt8>,
                              scratch: PositionChunk) {
         positions.fixedPointSpan(y: y, from: x0, count: count, xs: scratch.xs, ys: scratch.ys)
-        sampleSpan(count: count, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
+        sampleSpan(count: count, chunk: scratch, channels: channels, src: src, width: width,
                    height: height, out: dst + (y &* width &+ x0) &* channels, spill: x0 &+ count < width)
     }
 
@@ -232,7 +252,7 @@ enum ColorRemap {
                              channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
                              dst: UnsafeMutablePointer<UInt8>, scratch: PositionChunk) {
         map.span(y: y, from: x0, count: count, offsets: offsets, xs: scratch.xs, ys: scratch.ys)
-        sampleSpan(count: count, xs: scratch.xs, ys: scratch.ys, channels: channels, src: src, width: width,
+        sampleSpan(count: count, chunk: scratch, channels: channels, src: src, width: width,
                    height: height, out: dst + (y &* width &+ x0) &* channels, spill: x0 &+ count < width)
     }
 }
@@ -246,12 +266,25 @@ struct PositionChunk {
     let xs: UnsafeMutablePointer<Int32>
     /// Source y positions.
     let ys: UnsafeMutablePointer<Int32>
+    /// RGB sampling: byte offsets of the neighborhoods (`ColorRemap.prepareRGB`).
+    let offsets: UnsafeMutablePointer<Int32>
+    /// RGB sampling: top-row weight pairs.
+    let top: UnsafeMutablePointer<UInt32>
+    /// RGB sampling: bottom-row weight pairs.
+    let bottom: UnsafeMutablePointer<UInt32>
+    /// RGB sampling: per group of four pixels, 1 where the vector path applies.
+    let fast: UnsafeMutablePointer<UInt8>
 
     /// Allocates zeroed storage; call `deallocate()` when done.
     static func allocate() -> PositionChunk {
-        let storage = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * capacity)
-        storage.initialize(repeating: 0, count: 2 * capacity)
-        return PositionChunk(xs: storage, ys: storage + capacity)
+        let words = 5 * capacity + capacity / 16
+        let storage = UnsafeMutablePointer<Int32>.allocate(capacity: words)
+        storage.initialize(repeating: 0, count: words)
+        let raw = UnsafeMutableRawPointer(storage)
+        return PositionChunk(xs: storage, ys: storage + capacity, offsets: storage + 2 * capacity,
+                             top: (raw + 12 * capacity).assumingMemoryBound(to: UInt32.self),
+                             bottom: (raw + 16 * capacity).assumingMemoryBound(to: UInt32.self),
+                             fast: (raw + 20 * capacity).assumingMemoryBound(to: UInt8.self))
     }
 
     /// Frees the storage.
