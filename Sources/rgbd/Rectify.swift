@@ -59,11 +59,9 @@ struct Rectify: ParsableCommand {
     func run() throws {
         let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast
-        // Captures of a batch that share a calibration reuse one rectification map.
-        let maps = RectificationMapCache()
         let failures = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings).run { item, stageTimings in
             let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
-                                                 rectifier: rectifier, maps: maps, pngEffort: effort, timings: stageTimings)
+                                                 rectifier: rectifier, pngEffort: effort, timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
         }
         if failures > 0 { throw ExitCode(1) }

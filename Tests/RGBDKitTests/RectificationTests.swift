@@ -255,19 +255,6 @@ import RGBDSynth
         #expect(RectificationMap(extreme) == nil)
     }
 
-    /// The cache builds a map only when a calibration repeats, and drops it when it changes.
-    @Test func mapCacheBuildsOnRepeats() {
-        let scene = Scenes.small
-        let a = scene.colorCalibration.distortion
-        let b = LensDistortion(center: a.center + SIMD2(1, 0), table: a.table, width: a.width, height: a.height)
-        let cache = RectificationMapCache()
-        #expect(cache.map(for: a) == nil)        // first sight: on the fly
-        #expect(cache.map(for: a) != nil)        // repeated: build
-        #expect(cache.map(for: a)?.distortion == a)
-        #expect(cache.map(for: b) == nil)        // changed: drop, on the fly
-        #expect(cache.map(for: a) == nil)
-    }
-
     @Test(arguments: [1, 3, 4])
     func zeroTableLeavesImagesUnchanged(channels: Int) {
         var rng = SeededGenerator(seed: 7)

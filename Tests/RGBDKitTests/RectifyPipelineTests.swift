@@ -15,12 +15,6 @@ import RGBDSynth
         for (x, y) in zip(piped.paths, stepped) {
             #expect(try FileSystem.readFile(x) == FileSystem.readFile(y), "\(Path.lastComponent(x)) differs")
         }
-        // With a map cache that builds on the second sight, the result is the same too.
-        let maps = RectificationMapCache()
-        for _ in 0..<2 { try RectifyPipeline.run(json: capture.json, image: nil, directory: a, maps: maps) }
-        let distortion = try Capture.load(json: capture.json).calibration.scaled(toWidth: 640, height: 480).distortion
-        #expect(maps.wouldUseMap(for: distortion))
-        for (x, y) in zip(piped.paths, stepped) { #expect(try FileSystem.readFile(x) == FileSystem.readFile(y)) }
         // Cleanup of the temporary directory's subfolders.
         for dir in [a, b] {
             for name in try FileSystem.contentsOfDirectory(dir) { FileSystem.removeQuietly(Path.join(dir, name)) }

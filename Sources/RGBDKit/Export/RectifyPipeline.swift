@@ -18,7 +18,7 @@ public enum RectifyPipeline {
 
     /// Decodes the JPEG on one thread while the other parses, checks, rectifies the
     /// depth map, runs `alongsideDepth` and, if asked, touches the color output memory.
-    static func prepare(json: String, image: String?, rectifier: Rectifier, maps: RectificationMapCache?,
+    static func prepare(json: String, image: String?, rectifier: Rectifier,
                         prefaultColorOutput: Bool, timings: StageTimings?,
                         alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void) throws
         -> (color: ColorImage, side: DepthSide) {
@@ -45,7 +45,7 @@ public enum RectifyPipeline {
                 }
                 try alongsideDepth(depth, colorCalibration.intrinsics, depthCalibration.intrinsics)
                 var output: [UInt8]? = nil
-                if prefaultColorOutput && !(maps?.wouldUseMap(for: colorCalibration.distortion) ?? false) {
+                if prefaultColorOutput {
                     output = timings.measure("prepare color buffer") {
                         LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
                     }
@@ -59,14 +59,13 @@ public enum RectifyPipeline {
     /// warnings. `alongsideDepth` runs on the parsing thread with the rectified capture's
     /// depth side: the rectified depth map and the color and depth intrinsics.
     public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
-                                 maps: RectificationMapCache? = nil, timings: StageTimings? = nil,
+                                 timings: StageTimings? = nil,
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
         throws -> (capture: RectifiedCapture, warnings: [String]) {
-        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier, maps: maps,
+        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier,
                                         prefaultColorOutput: true, timings: timings, alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
         let rectifiedColor: ColorImage = timings.measure("rectify color") {
-            if let map = maps?.map(for: distortion) { return rectifier.rectify(color, map: map) }
             guard var output = side.colorOutput else { return rectifier.rectify(color, distortion: distortion) }
             color.samples.withUnsafeBufferPointer { source in
                 output.withUnsafeMutableBufferPointer { destination in
@@ -89,7 +88,7 @@ public enum RectifyPipeline {
     public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                   options: PointCloudOptions = PointCloudOptions(), timings: StageTimings? = nil)
         throws -> (cloud: PointCloud, warnings: [String]) {
-        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier, maps: nil,
+        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier,
                                         prefaultColorOutput: false, timings: timings) { _, _, _ in }
         let colors = timings.measure("rectify and average colors") {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
@@ -106,12 +105,12 @@ public enum RectifyPipeline {
     /// and the warnings.
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
-                           maps: RectificationMapCache? = nil, pngEffort: PNGCodec.Effort = .fast,
+                           pngEffort: PNGCodec.Effort = .fast,
                            timings: StageTimings? = nil) throws -> (paths: [String], warnings: [String]) {
         try FileSystem.createDirectory(directory)
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
-        let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier, maps: maps,
+        let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier,
                                                 timings: timings) { depth, colorIntrinsics, depthIntrinsics in
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,

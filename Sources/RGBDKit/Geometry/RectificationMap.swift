@@ -2,9 +2,11 @@
 /// size): the backward map, stored compactly as offsets from each pixel (1/256 pixel,
 /// `Int16` x and y, 4 bytes per pixel).
 ///
-/// Worth keeping when many images share a calibration and size (a batch from one phone,
-/// a video): applying a map costs about 60 % of computing the positions on the fly (see
-/// `BENCHMARKS.md`). `RectificationMapCache` decides when to build one.
+/// The alternative to computing positions on the fly, for batches that share a
+/// calibration. Measured on the 4032×3024 benchmark image (`BENCHMARKS.md`), applying a
+/// map is no faster than computing the positions (the map's 48 MB of reads cost what the
+/// arithmetic saves), so `rgbd` does not use maps; the type stays for callers whose
+/// machines trade memory for arithmetic differently, and for that measurement.
 public struct RectificationMap: Sendable {
     /// The model the map was computed from.
     public let distortion: LensDistortion
@@ -77,38 +79,6 @@ public struct RectificationMap: Sendable {
             xs[i] = Int32(offsets[o]) &+ Int32(truncatingIfNeeded: (x0 &+ i) &* 256)
             ys[i] = Int32(offsets[o &+ 1]) &+ yBase[0]
             i &+= 1
-        }
-    }
-}
-
-/// Keeps the rectification map of the last color calibration seen, for batches.
-///
-/// A map costs about as much to build as one on-the-fly rectification, and saves 40 % of
-/// every later one with the same calibration and size. So the cache builds a map when a
-/// capture has the same model as the one before it, and keeps it while they repeat: a
-/// batch from one phone pays once, a batch of mixed phones never.
-public final class RectificationMapCache: @unchecked Sendable {
-    private let lock = Lock()
-    private var previous: LensDistortion?
-    private var map: RectificationMap?
-
-    /// An empty cache.
-    public init() {}
-
-    /// Whether `map(for: distortion)` would return a map (has one, or would build one).
-    public func wouldUseMap(for distortion: LensDistortion) -> Bool {
-        lock.withLock { (map?.distortion == distortion) || previous == distortion }
-    }
-
-    /// The map to use for `distortion`, or nil to compute positions on the fly.
-    public func map(for distortion: LensDistortion) -> RectificationMap? {
-        lock.withLock {
-            defer { previous = distortion }
-            if let map, map.distortion == distortion { return map }
-            map = nil
-            guard previous == distortion else { return nil }
-            map = RectificationMap(distortion)
-            return map
         }
     }
 }

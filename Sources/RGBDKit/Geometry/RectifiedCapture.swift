@@ -18,18 +18,11 @@ public struct RectifiedCapture: Sendable {
 extension Capture {
     /// Rectifies the color image and the depth map, each with the calibration scaled to
     /// its own size.
-    ///
-    /// With `maps`, the color image is rectified with a cached map when the cache has (or
-    /// decides to build) one for this calibration: the result is the same, bit for bit.
-    public func rectified(with rectifier: Rectifier = Rectifier(), maps: RectificationMapCache? = nil,
-                          timings: StageTimings? = nil) -> RectifiedCapture {
+    public func rectified(with rectifier: Rectifier = Rectifier(), timings: StageTimings? = nil) -> RectifiedCapture {
         let colorCalibration = calibration.scaled(toWidth: color.width, height: color.height)
         let depthCalibration = calibration.scaled(toWidth: depth.width, height: depth.height)
         let rectifiedColor = timings.measure("rectify color") {
-            if let map = maps?.map(for: colorCalibration.distortion) {
-                return rectifier.rectify(color, map: map)
-            }
-            return rectifier.rectify(color, distortion: colorCalibration.distortion)
+            rectifier.rectify(color, distortion: colorCalibration.distortion)
         }
         let rectifiedDepth = timings.measure("rectify depth") {
             rectifier.rectify(depth, distortion: depthCalibration.distortion)
