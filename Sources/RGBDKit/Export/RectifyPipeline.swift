@@ -1,32 +1,45 @@
 /// A capture from files to rectified images (and outputs), scheduled for two processors.
 ///
 /// The same steps as `Capture.load` and `Capture.rectified`, arranged so that no
-/// processor waits: while one thread decodes the JPEG (the longest single step), the
-/// other parses the JSON, rectifies the depth map, does the caller's depth-side work
-/// (staging the depth files) and touches the memory the rectified color will go to (the
-/// kernel clears fresh pages on first touch). Then the color image is rectified on every
-/// processor.
+/// processor waits: while one thread decodes the JPEG (the longest single step) and then
+/// touches the memory the rectified color will go to (the kernel clears fresh pages on
+/// first touch), the other parses the JSON, rectifies the depth map and does the
+/// caller's depth-side work (staging the depth files). Then the color image is rectified
+/// on every processor.
 public enum RectifyPipeline {
+    /// What the decoding thread produces: the image and, if asked, the touched memory
+    /// for its rectified copy.
+    struct ColorSide {
+        var color: ColorImage
+        var output: [UInt8]?
+    }
+
     /// What the parsing thread produces.
     struct DepthSide {
         var warnings: [String]
         var depth: DepthMap
         var colorCalibration: ImageCalibration
         var depthIntrinsics: Intrinsics
-        var colorOutput: [UInt8]?
     }
 
-    /// Decodes the JPEG on one thread while the other parses, checks, rectifies the
-    /// depth map, runs `alongsideDepth` and, if asked, touches the color output memory.
+    /// Decodes the JPEG (and, if asked, touches the color output memory) on one thread
+    /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`.
     static func prepare(json: String, image: String?, rectifier: Rectifier,
                         prefaultColorOutput: Bool, timings: StageTimings?,
                         alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void) throws
-        -> (color: ColorImage, side: DepthSide) {
+        -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         let (colorWidth, colorHeight) = try JPEGCodec.size(of: jpeg, file: imagePath)
-        return try Concurrently.run(
-            { try timings.measure("decode") { try JPEGCodec.decodeRGB(jpeg, file: imagePath) } },
+        let (decoded, side) = try Concurrently.run(
+            { () throws -> ColorSide in
+                let color = try timings.measure("decode") { try JPEGCodec.decodeRGB(jpeg, file: imagePath) }
+                guard prefaultColorOutput else { return ColorSide(color: color, output: nil) }
+                let output: [UInt8] = timings.measure("prepare color buffer") {
+                    LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
+                }
+                return ColorSide(color: color, output: output)
+            },
             { () throws -> DepthSide in
                 let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
                 let calibration = contents.calibration
@@ -44,15 +57,10 @@ public enum RectifyPipeline {
                     serial.rectify(contents.depth, distortion: depthCalibration.distortion)
                 }
                 try alongsideDepth(depth, colorCalibration.intrinsics, depthCalibration.intrinsics)
-                var output: [UInt8]? = nil
-                if prefaultColorOutput {
-                    output = timings.measure("prepare color buffer") {
-                        LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
-                    }
-                }
                 return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
-                                 depthIntrinsics: depthCalibration.intrinsics, colorOutput: output)
+                                 depthIntrinsics: depthCalibration.intrinsics)
             })
+        return (decoded.color, decoded.output, side)
     }
 
     /// The rectified capture `json` (with `image`, or the JPEG beside it) and the
@@ -62,11 +70,11 @@ public enum RectifyPipeline {
                                  timings: StageTimings? = nil,
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
         throws -> (capture: RectifiedCapture, warnings: [String]) {
-        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                        prefaultColorOutput: true, timings: timings, alongsideDepth: alongsideDepth)
+        let (color, colorOutput, side) = try prepare(json: json, image: image, rectifier: rectifier,
+                                                     prefaultColorOutput: true, timings: timings, alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
         let rectifiedColor: ColorImage = timings.measure("rectify color") {
-            guard var output = side.colorOutput else { return rectifier.rectify(color, distortion: distortion) }
+            guard var output = colorOutput else { return rectifier.rectify(color, distortion: distortion) }
             color.samples.withUnsafeBufferPointer { source in
                 output.withUnsafeMutableBufferPointer { destination in
                     rectifier.rectify(source, channels: 3, distortion: distortion, into: destination)
@@ -88,8 +96,8 @@ public enum RectifyPipeline {
     public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                   options: PointCloudOptions = PointCloudOptions(), timings: StageTimings? = nil)
         throws -> (cloud: PointCloud, warnings: [String]) {
-        let (color, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                        prefaultColorOutput: false, timings: timings) { _, _, _ in }
+        let (color, _, side) = try prepare(json: json, image: image, rectifier: rectifier,
+                                           prefaultColorOutput: false, timings: timings) { _, _, _ in }
         let colors = timings.measure("rectify and average colors") {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
                                           toWidth: side.depth.width, height: side.depth.height)
