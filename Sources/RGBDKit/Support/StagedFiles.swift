@@ -41,15 +41,15 @@ public final class StagedFiles {
     /// Stages a file whose content `write` produces on an open descriptor of the
     /// temporary file. `write` owns the descriptor and must close it.
     public func stage(_ destination: String, write: (_ fd: Int32, _ temporaryPath: String) throws -> Void) throws {
-        let (temporary, fd) = try FileSystem.makeTemporary(beside: destination)
-        let accepted = Self.pendingLock.withLock {
-            if Self.closed { return false }
+        // Created and registered under the lock: an interruption's cleanup either comes
+        // first (and nothing is created) or finds the file registered.
+        let created = try Self.pendingLock.withLock { () throws -> (String, Int32)? in
+            if Self.closed { return nil }
+            let (temporary, fd) = try FileSystem.makeTemporary(beside: destination)
             Self.pending.insert(temporary)
-            return true
+            return (temporary, fd)
         }
-        guard accepted else {
-            FileSystem.closeFile(fd)
-            FileSystem.removeQuietly(temporary)
+        guard let (temporary, fd) = created else {
             throw RGBDError(.io, file: destination, "not written: the run is being interrupted")
         }
         staged.append((temporary, destination))
@@ -60,11 +60,18 @@ public final class StagedFiles {
         }
     }
 
-    /// Renames every staged file to its destination.
+    /// Renames every staged file to its destination, all under the lock an
+    /// interruption's cleanup takes: an interrupted run ends with all of them renamed or
+    /// none.
     public func commit() throws {
-        for (temporary, destination) in staged {
-            try FileSystem.rename(temporary, to: destination)
-            Self.pendingLock.withLock { _ = Self.pending.remove(temporary) }
+        try Self.pendingLock.withLock {
+            if Self.closed {
+                throw RGBDError(.io, file: staged.first?.destination ?? "", "not written: the run is being interrupted")
+            }
+            for (temporary, destination) in staged {
+                try FileSystem.rename(temporary, to: destination)
+                Self.pending.remove(temporary)
+            }
         }
         committed = true
     }
