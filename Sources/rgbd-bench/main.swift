@@ -20,7 +20,8 @@
 // the back-projection plus PLY writing figure). Scripts/bench-cloud.sh runs these.
 //
 // `--only` keeps the stages whose names start with one of the prefixes (`--only cloud`,
-// `--only parse,rectify_color`); it may be repeated.
+// `--only parse,rectify_color`); a prefix ending in `$` is an exact name
+// (`--only 'rectify_color$'`); it may be repeated.
 import RGBDKit
 
 let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]]\n"
@@ -38,7 +39,12 @@ struct Selection {
 
     /// Whether the stage `name` runs.
     func includes(_ name: String) -> Bool {
-        prefixes.isEmpty || prefixes.contains { name.hasPrefix($0) }
+        prefixes.isEmpty || prefixes.contains { Self.matches(name, $0) }
+    }
+
+    /// Whether `name` starts with `prefix`, or is `prefix` without its final `$`.
+    static func matches(_ name: String, _ prefix: String) -> Bool {
+        prefix.hasSuffix("$") ? name == String(prefix.dropLast()) : name.hasPrefix(prefix)
     }
 
     /// Whether any of `names` runs (so their shared setup is needed).
@@ -200,7 +206,7 @@ while let argument = arguments.first {
         runs = n
     case "--only":
         let prefixes = arguments.first.map { $0.split(separator: ",").map(String.init) } ?? []
-        guard !prefixes.isEmpty, prefixes.allSatisfy({ prefix in stageNames.contains { $0.hasPrefix(prefix) } }) else {
+        guard !prefixes.isEmpty, prefixes.allSatisfy({ prefix in stageNames.contains { Selection.matches($0, prefix) } }) else {
             FileSystem.printError("rgbd-bench: --only takes stage name prefixes among: "
                                   + stageNames.joined(separator: ", ") + "\n" + usage)
             FileSystem.exitProcess(2)
