@@ -1,8 +1,9 @@
-/// Bilinear resampling of 8-bit images at source positions given in 1/256 pixel, one
-/// output row at a time (OpenCV `remap` vocabulary: a backward map, bilinear
+/// Bilinear resampling of 8-bit images at source positions given in 1/256 pixel, a span
+/// of an output row at a time (OpenCV `remap` vocabulary: a backward map, bilinear
 /// interpolation, constant black border, never in place).
 ///
-/// A position `(sx, sy)` in fixed point `(X, Y) = round(256·(sx, sy))` has integer part
+/// A position `(sx, sy)` in fixed point `(X, Y) = round(256·(sx, sy))` (to nearest,
+/// ties to even: `SourcePositions.fixedPoint`) has integer part
 /// `(X >> 8, Y >> 8)`; the interpolation weights use 1/128-pixel fractions
 /// `fx = (X & 255 + 1) >> 1` (0…128), so the four weights `(128 − fx)(128 − fy)`, …
 /// sum to 16384 and fit 16 bits. Each output sample is `(Σ w·s + 2¹³) >> 14`, the same
