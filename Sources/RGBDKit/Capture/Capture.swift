@@ -46,11 +46,8 @@ public struct Capture: Sendable {
 
     /// Assembles a capture, checking the images' sizes against the calibration.
     private init(json: String, image: String, contents: CaptureReader.Contents, color: ColorImage) throws {
-        var warnings: [String] = []
-        try Self.checkSize(width: color.width, height: color.height, of: "image", file: image,
-                           calibration: contents.calibration, warnings: &warnings)
-        try Self.checkSize(width: contents.depth.width, height: contents.depth.height, of: "depth map", file: json,
-                           calibration: contents.calibration, warnings: &warnings)
+        let warnings = try Self.checkSizes(image: image, width: color.width, height: color.height, json: json,
+                                           depth: contents.depth, calibration: contents.calibration)
         self.init(jsonPath: json, imagePath: image, calibration: contents.calibration, depth: contents.depth,
                   color: color, warnings: warnings)
     }
@@ -80,6 +77,18 @@ public struct Capture: Sendable {
             throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg or \(stem).jpeg in \(directory)); give the image explicitly (--image)")
         }
         return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
+    }
+
+    /// `checkSize` of the color image (`width × height`, from `image`) and of the depth
+    /// map (from `json`); returns the warnings.
+    static func checkSizes(image: String, width: Int, height: Int, json: String, depth: DepthMap,
+                           calibration: Calibration) throws -> [String] {
+        var warnings: [String] = []
+        try checkSize(width: width, height: height, of: "image", file: image, calibration: calibration,
+                      warnings: &warnings)
+        try checkSize(width: depth.width, height: depth.height, of: "depth map", file: json, calibration: calibration,
+                      warnings: &warnings)
+        return warnings
     }
 
     /// Rejects an image whose stored size is the reference size transposed (a rotated

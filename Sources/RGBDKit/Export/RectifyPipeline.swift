@@ -43,11 +43,8 @@ public enum RectifyPipeline {
             { () throws -> DepthSide in
                 let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
                 let calibration = contents.calibration
-                var warnings: [String] = []
-                try Capture.checkSize(width: colorWidth, height: colorHeight, of: "image", file: imagePath,
-                                      calibration: calibration, warnings: &warnings)
-                try Capture.checkSize(width: contents.depth.width, height: contents.depth.height, of: "depth map",
-                                      file: json, calibration: calibration, warnings: &warnings)
+                let warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
+                                                      json: json, depth: contents.depth, calibration: calibration)
                 let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
                 let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
                 // This thread's rows one after another: the other processor is decoding.
