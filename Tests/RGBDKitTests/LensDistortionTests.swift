@@ -80,7 +80,7 @@ import Testing
         #expect(mismatches == 0)
 
         // A table with steep segments (a new segment every few pixels) and a center far
-        // out, so positions leave ±8192 px and are clamped.
+        // out, so that displacements pass ±8192 px: those pixels are marked outside.
         let wild = LensDistortion(center: SIMD2(-2500, 300), table: (0..<300).map { Float($0 % 7) * 0.9 },
                                   width: 640, height: 480)
         let wildEvaluator = SourcePositions(wild)
@@ -98,7 +98,34 @@ import Testing
             for x in 0..<640 where wildEvaluator.fixedPoint(x: x, y: y) != SIMD2(wx[x], wy[x]) { wildMismatches += 1 }
         }
         #expect(wildMismatches == 0)
-        #expect(wx.contains(8192 * 256))
+        #expect(wx.contains(SourcePositions.outside))
+    }
+
+    /// Fixed-point positions stay right on images far wider than the fixed-point range
+    /// of absolute positions would allow (they are built from displacements).
+    @Test func fixedPointPositionsHoldOnVeryWideImages() {
+        let scaled = SyntheticCalibration.iPhone.scaled(toWidth: 24_000, height: 18_000).distortion
+        let evaluator = SourcePositions(scaled)
+        #expect(evaluator.bounded)
+        let width = 24_000
+        var xs = [Int32](repeating: 0, count: width + 4), ys = xs
+        var worst = 0.0
+        for y in [0, 9_000, 17_999] {
+            xs.withUnsafeMutableBufferPointer { xp in
+                ys.withUnsafeMutableBufferPointer { yp in
+                    for x0 in stride(from: 0, to: width, by: 256) {
+                        evaluator.fixedPointSpan(y: y, from: x0, count: min(256, width - x0), xs: xp.baseAddress! + x0,
+                                                 ys: yp.baseAddress! + x0)
+                    }
+                }
+            }
+            for x in stride(from: 0, to: width, by: 7) {
+                let exact = scaled.apply(to: SIMD2(Double(x), Double(y)))
+                worst = max(worst, abs(Double(xs[x]) / 256 - exact.x), abs(Double(ys[x]) / 256 - exact.y))
+            }
+        }
+        // Half a 1/256 step of rounding plus Float resolution of the offsets.
+        #expect(worst < 0.5 / 256 + 0.002, "worst \(worst) px")
     }
 
     @Test func zeroTableIsIdentity() {

@@ -209,7 +209,8 @@ enum ColorRemap {
     @inline(__always)
     static func sampleSpan(count: Int, chunk: PositionChunk, channels: Int, src: UnsafePointer<UInt8>, width: Int,
                            height: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
-        if channels == 3 {
+        // The vector path's byte offsets are 32-bit.
+        if channels == 3 && width &* height &* 3 <= Int(Int32.max) {
             prepareRGB(count: count, chunk: chunk, width: width, height: height)
             sampleRGBSpan(count: count, chunk: chunk, src: UnsafeRawPointer(src), width: width, height: height, out: out,
                           spill: spill)

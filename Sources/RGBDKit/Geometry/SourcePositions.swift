@@ -14,9 +14,8 @@ public struct SourcePositions: Sendable {
     let slopes: [Float]
     /// `256·table` then `256·slopes` (exact scalings): the fixed-point kernels' table.
     let scaledTables: [Float]
-    /// Whether every source position of the image (and of the few pixels past its right
-    /// edge that the kernels compute in passing) lies within ±8000 px, so that the
-    /// fixed-point kernels need not clamp.
+    /// Whether every pixel's displacement `q − p` lies within ±8000 px (true of any real
+    /// lens), so that the fixed-point kernels need not check it.
     let bounded: Bool
 
     /// Prepares the evaluation of `distortion`.
@@ -32,13 +31,11 @@ public struct SourcePositions: Sendable {
         for i in 0..<(n - 1) { slopes[i] = distortion.table[i + 1] - distortion.table[i] }
         self.slopes = slopes
         scaledTables = (distortion.table + slopes).map { $0 * 256 }
-        // |q − c| = |p − c|·|1 + mag| and mag stays within the table's range.
+        // |q − p| = |p − c|·|mag|, mag stays within the table's range, and |p − c| is at
+        // most r_max (plus the few pixels past the right edge the kernels compute).
         let low = Double(distortion.table.min() ?? 0), high = Double(distortion.table.max() ?? 0)
-        let gain = max(abs(1 + low), abs(1 + high))
-        let c = distortion.center
-        let reachX = abs(c.x) + max(abs(c.x), abs(Double(distortion.width + 4) - c.x)) * gain
-        let reachY = abs(c.y) + max(abs(c.y), abs(Double(distortion.height) - c.y)) * gain
-        bounded = reachX < 8000 && reachY < 8000  // false for NaN
+        let reach = (distortion.maxRadius + 4) * max(abs(low), abs(high))
+        bounded = reach < 8000 && distortion.center.x.isFinite && distortion.center.y.isFinite  // false for NaN
     }
 
     /// `1 + mag` for a squared radius, reading the table through the given pointers.
@@ -51,6 +48,18 @@ public struct SourcePositions: Sendable {
             return 1 + (table[i] + f * slopes[i])
         }
         return 1 + table[Int(lastIndex)]
+    }
+
+    /// `mag` for a squared radius (`scale` minus one, without its rounding).
+    @inline(__always)
+    func magnification(radiusSquared r2: Float, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>) -> Float {
+        let t = r2.squareRoot() * indexPerPixel
+        if t < lastIndex {
+            let i = Int(t)
+            let f = t - Float(i)
+            return table[i] + f * slopes[i]
+        }
+        return table[Int(lastIndex)]
     }
 
     /// The source position of rectified pixel `(x, y)`.
@@ -98,32 +107,41 @@ extension SourcePositions {
         unsafeBitCast(v + 12_582_912, to: SIMD4<Int32>.self) &- 0x4B40_0000
     }
 
-    /// The fixed-point source position `round(256·q)` (to nearest, ties to even) of
-    /// rectified pixel `(x, y)`, one pixel at a time: the reference the vectorized
+    /// The fixed-point source position of rectified pixel `(x, y)`, one pixel at a time:
+    /// `256·p + round(256·(q − p))` (to nearest, ties to even) with the displacement
+    /// `q − p = (p − c)·mag` computed in `Float`. The reference the vectorized
     /// `fixedPointSpan` must equal bit for bit.
+    ///
+    /// Working with the displacement (a few pixels to a few hundred) rather than the
+    /// position keeps full precision and the fixed-point range whatever the image size.
+    /// A displacement beyond ±8192 px (an absurd lens) or NaN gives a position far
+    /// outside every image (`outside`).
     func fixedPoint(x: Int, y: Int) -> SIMD2<Int32> {
         withTables { table, slopes in
             let dx = Float(x) - cx, dy = Float(y) - cy
-            let k256 = scale(radiusSquared: dx * dx + dy * dy, table: table, slopes: slopes) * 256
+            let m256 = magnification(radiusSquared: dx * dx + dy * dy, table: table, slopes: slopes) * 256
+            let ux = dx * m256, uy = dy * m256
             let limit: Float = 8192 * 256
-            func fixed(_ v: Float) -> Int32 {
-                Int32((v > limit ? limit : (v >= -limit ? v : -limit)).rounded(.toNearestOrEven))
-            }
-            return SIMD2(fixed(cx * 256 + dx * k256), fixed(cy * 256 + dy * k256))
+            guard abs(ux) <= limit, abs(uy) <= limit else { return SIMD2(repeating: Self.outside) }
+            return SIMD2(Int32(truncatingIfNeeded: x &* 256) &+ Int32(ux.rounded(.toNearestOrEven)),
+                         Int32(truncatingIfNeeded: y &* 256) &+ Int32(uy.rounded(.toNearestOrEven)))
         }
     }
 
-    /// Fixed-point source positions `round(256·q)` of pixels `x0 ..< x0 + count` of row
-    /// `y`, planar (`x` into `xs`, `y` into `ys`), four at a time: the buffers must hold
-    /// `count` rounded up to a multiple of 4 (the last group is computed whole).
+    /// The fixed-point position given to pixels whose displacement is out of range: far
+    /// outside any image, and far from overflowing when neighbors are added.
+    static let outside: Int32 = -(1 << 30)
+
+    /// Fixed-point source positions of pixels `x0 ..< x0 + count` of row `y`, planar
+    /// (`x` into `xs`, `y` into `ys`), four at a time: the buffers must hold `count`
+    /// rounded up to a multiple of 4 (the last group is computed whole).
     ///
     /// The same arithmetic as `fixedPoint(x:y:)` lane by lane, bit for bit: `x − c.x`
     /// comes from the exact integer `x`; the table and slopes are scaled by 256, and
-    /// scaling by a power of two commutes with rounding, so `1 + mag` times 256 and
-    /// `256·c + dx·(256·k)` round exactly as the reference's products do. Four
-    /// neighbors almost always share a table segment, so the segment of the previous
-    /// group is tried first (a range check on the fractions) and the per-lane lookup
-    /// runs only where the segment changes.
+    /// scaling by a power of two commutes with rounding, so `256·mag` and `d·(256·mag)`
+    /// round exactly as the reference's products do. Four neighbors almost always share a
+    /// table segment, so the segment of the previous group is tried first (a range check
+    /// on the fractions) and the per-lane lookup runs only where the segment changes.
     ///
     /// Out of line on purpose: compiled on its own, every SIMD operation in it is
     /// specialized into a few instructions; inlined into a large loop, the optimizer may
@@ -134,27 +152,27 @@ extension SourcePositions {
             guard let table = tables.baseAddress else { return }
             if bounded {
                 fixedPointSpan(y: y, from: x0, count: count, table: table, slopes: table + tables.count / 2,
-                               xs: xs, ys: ys, clamp: false)
+                               xs: xs, ys: ys, checked: false)
             } else {
                 fixedPointSpan(y: y, from: x0, count: count, table: table, slopes: table + tables.count / 2,
-                               xs: xs, ys: ys, clamp: true)
+                               xs: xs, ys: ys, checked: true)
             }
         }
     }
 
-    /// `fixedPointSpan` with 256-scaled tables; with `clamp`, positions are clamped to
-    /// ±8192 px (far outside any image; NaN, from absurd calibrations, becomes −8192),
-    /// without, they must be known to lie within (`bounded`).
+    /// `fixedPointSpan` with 256-scaled tables; with `checked`, displacements beyond
+    /// ±8192 px (or NaN) give `outside`; without, they must be known to be in range
+    /// (`bounded`).
     @inline(__always)
     func fixedPointSpan(y: Int, from x0: Int, count: Int, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
-                        xs: UnsafeMutablePointer<Int32>, ys: UnsafeMutablePointer<Int32>, clamp: Bool) {
+                        xs: UnsafeMutablePointer<Int32>, ys: UnsafeMutablePointer<Int32>, checked: Bool) {
         let dy = SIMD4<Float>(repeating: Float(y) - cy)
         let dy2 = dy * dy
         let c = SIMD4<Float>(repeating: cx)
-        let cx256 = SIMD4<Float>(repeating: cx * 256), cy256 = SIMD4<Float>(repeating: cy * 256)
         let last = SIMD4<Float>(repeating: lastIndex)
         let zero = SIMD4<Float>(), one = SIMD4<Float>(repeating: 1)
-        let limit = SIMD4<Float>(repeating: 8192 * 256)
+        let yFixed = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: y &* 256))
+        var xFixed = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: x0 &* 256)) &+ SIMD4(0, 256, 512, 768)
         var x = SIMD4<Float>(repeating: Float(x0)) + SIMD4<Float>(0, 1, 2, 3)  // exact integers
         // The current segment: its index, first entry and slope.
         var segment = SIMD4<Float>(repeating: -1)
@@ -171,31 +189,37 @@ extension SourcePositions {
                 f = t - whole
                 base = SIMD4(table[Int(index[0])], table[Int(index[1])], table[Int(index[2])], table[Int(index[3])])
                 slope = SIMD4(slopes[Int(index[0])], slopes[Int(index[1])], slopes[Int(index[2])], slopes[Int(index[3])])
-                let k256 = 256 + (base + f * slope)
-                store(dx: dx, dy: dy, k256: k256, cx256: cx256, cy256: cy256, limit: limit, clamp: clamp, xs: xs + i, ys: ys + i)
+                store(dx: dx, dy: dy, m256: base + f * slope, xFixed: xFixed, yFixed: yFixed, checked: checked,
+                      xs: xs + i, ys: ys + i)
                 // The next group most likely lies in the last lane's segment.
                 segment = SIMD4(repeating: whole[3])
                 base = SIMD4(repeating: base[3])
                 slope = SIMD4(repeating: slope[3])
             } else {
-                let k256 = 256 + (base + f * slope)
-                store(dx: dx, dy: dy, k256: k256, cx256: cx256, cy256: cy256, limit: limit, clamp: clamp, xs: xs + i, ys: ys + i)
+                store(dx: dx, dy: dy, m256: base + f * slope, xFixed: xFixed, yFixed: yFixed, checked: checked,
+                      xs: xs + i, ys: ys + i)
             }
             x += 4
+            xFixed &+= 1024
             i &+= 4
         }
     }
 
-    /// Stores `round(256·c + d·k256)` for four pixels.
+    /// Stores `256·p + round(d·256·mag)` for four pixels.
     @inline(__always)
-    func store(dx: SIMD4<Float>, dy: SIMD4<Float>, k256: SIMD4<Float>, cx256: SIMD4<Float>, cy256: SIMD4<Float>,
-               limit: SIMD4<Float>, clamp: Bool, xs: UnsafeMutablePointer<Int32>, ys: UnsafeMutablePointer<Int32>) {
-        var sx = cx256 + dx * k256, sy = cy256 + dy * k256
-        if clamp {
-            sx = sx.replacing(with: limit, where: sx .> limit).replacing(with: -limit, where: .!(sx .>= -limit))
-            sy = sy.replacing(with: limit, where: sy .> limit).replacing(with: -limit, where: .!(sy .>= -limit))
+    func store(dx: SIMD4<Float>, dy: SIMD4<Float>, m256: SIMD4<Float>, xFixed: SIMD4<Int32>, yFixed: SIMD4<Int32>,
+               checked: Bool, xs: UnsafeMutablePointer<Int32>, ys: UnsafeMutablePointer<Int32>) {
+        let ux = dx * m256, uy = dy * m256
+        var px = xFixed &+ Self.roundToInt32(ux), py = yFixed &+ Self.roundToInt32(uy)
+        if checked {
+            let limit = SIMD4<Float>(repeating: 8192 * 256)
+            // |u| ≤ limit, NaN excluded.
+            let inRange = (ux .<= limit) .& (ux .>= -limit) .& (uy .<= limit) .& (uy .>= -limit)
+            let outside = SIMD4<Int32>(repeating: Self.outside)
+            px = px.replacing(with: outside, where: .!inRange)
+            py = py.replacing(with: outside, where: .!inRange)
         }
-        UnsafeMutableRawPointer(xs).storeBytes(of: Self.roundToInt32(sx), as: SIMD4<Int32>.self)
-        UnsafeMutableRawPointer(ys).storeBytes(of: Self.roundToInt32(sy), as: SIMD4<Int32>.self)
+        UnsafeMutableRawPointer(xs).storeBytes(of: px, as: SIMD4<Int32>.self)
+        UnsafeMutableRawPointer(ys).storeBytes(of: py, as: SIMD4<Int32>.self)
     }
 }
