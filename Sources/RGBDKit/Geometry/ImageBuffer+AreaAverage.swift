@@ -87,13 +87,21 @@ struct FootprintAverager: Sendable {
                 for i in 0..<n { sums[i] &+= UInt32(line[i]) }
             }
         }
-        for u in 0..<width {
-            let (c0, c1) = columns[u]
-            let pixels = UInt32((c1 - c0) * count)
-            for c in 0..<channels {
-                var total: UInt32 = 0
-                for j in c0..<c1 { total &+= sums[j * channels + c] }
-                dst[(v * width + u) * channels + c] = UInt8(truncatingIfNeeded: (total + pixels / 2) / pixels)
+        columns.withUnsafeBufferPointer { columns in
+            let row = dst + v &* width &* channels
+            for u in 0..<width {
+                let (c0, c1) = columns[u]
+                let pixels = UInt32(truncatingIfNeeded: (c1 &- c0) &* count)
+                for c in 0..<channels {
+                    var total: UInt32 = 0
+                    var j = c0 &* channels &+ c
+                    let end = c1 &* channels
+                    while j < end {
+                        total &+= sums[j]
+                        j &+= channels
+                    }
+                    row[u &* channels &+ c] = UInt8(truncatingIfNeeded: (total &+ pixels / 2) / pixels)
+                }
             }
         }
     }
