@@ -4,9 +4,10 @@
 ///
 /// The alternative to computing positions on the fly, for batches that share a
 /// calibration. Measured on the 4032×3024 benchmark image (`BENCHMARKS.md`), applying a
-/// map is no faster than computing the positions (the map's 48 MB of reads cost what the
-/// arithmetic saves), so `rgbd` does not use maps; the type stays for callers whose
-/// machines trade memory for arithmetic differently, and for that measurement.
+/// map saves little (about 4 ms of 30, nothing in some runs: its 48 MB of reads cost
+/// nearly what the arithmetic saves) and building one costs 22-25 ms, so `rgbd` does not
+/// use maps; the type stays for callers whose machines trade memory for arithmetic
+/// differently, and for that measurement.
 public struct RectificationMap: Sendable {
     /// The model the map was computed from.
     public let distortion: LensDistortion
@@ -27,30 +28,28 @@ public struct RectificationMap: Sendable {
         nonisolated(unsafe) var fits = true
         let offsets = LargeBuffer.make(count: width * height * 2) { (buffer: UnsafeMutableBufferPointer<Int16>) in
             guard let out = buffer.baseAddress else { return }
-            evaluator.withTables { table, slopes in
-                scheduler.forEachBand(rows: height) { rows in
-                    let scratch = PositionChunk.allocate()
-                    defer { scratch.deallocate() }
-                    var bandFits = true
-                    for y in rows {
-                        let row = out + y * width * 2
-                        var x0 = 0
-                        while x0 < width {
-                            let n = min(PositionChunk.capacity, width - x0)
-                            evaluator.fixedPointSpan(y: y, from: x0, count: n, xs: scratch.xs, ys: scratch.ys)
-                            for i in 0..<n {
-                                let dx = scratch.xs[i] &- Int32((x0 + i) &* 256), dy = scratch.ys[i] &- Int32(y &* 256)
-                                if dx < Int32(Int16.min) || dx > Int32(Int16.max) || dy < Int32(Int16.min) || dy > Int32(Int16.max) {
-                                    bandFits = false
-                                }
-                                row[2 * (x0 + i)] = Int16(truncatingIfNeeded: dx)
-                                row[2 * (x0 + i) + 1] = Int16(truncatingIfNeeded: dy)
+            scheduler.forEachBand(rows: height) { rows in
+                let scratch = PositionChunk.allocate()
+                defer { scratch.deallocate() }
+                var bandFits = true
+                for y in rows {
+                    let row = out + y * width * 2
+                    var x0 = 0
+                    while x0 < width {
+                        let n = min(PositionChunk.capacity, width - x0)
+                        evaluator.fixedPointSpan(y: y, from: x0, count: n, xs: scratch.xs, ys: scratch.ys)
+                        for i in 0..<n {
+                            let dx = scratch.xs[i] &- Int32((x0 + i) &* 256), dy = scratch.ys[i] &- Int32(y &* 256)
+                            if dx < Int32(Int16.min) || dx > Int32(Int16.max) || dy < Int32(Int16.min) || dy > Int32(Int16.max) {
+                                bandFits = false
                             }
-                            x0 += n
+                            row[2 * (x0 + i)] = Int16(truncatingIfNeeded: dx)
+                            row[2 * (x0 + i) + 1] = Int16(truncatingIfNeeded: dy)
                         }
+                        x0 += n
                     }
-                    if !bandFits { overflow.withLock { fits = false } }
                 }
+                if !bandFits { overflow.withLock { fits = false } }
             }
         }
         guard fits else { return nil }

@@ -52,9 +52,9 @@ public struct Rectifier: Sendable {
     }
 
     /// Visits a band of rows in tiles of up to 64 rows, column chunk by column chunk
-    /// (`PositionChunk` wide) and row by row within each: the source pixels a tile reads (its rows plus
-    /// the lens's curvature, a chunk wide) stay in the second-level cache, where whole
-    /// rows of a curved source band would not.
+    /// (`PositionChunk` wide) and row by row within each: the source pixels a tile reads
+    /// (its rows plus the lens's curvature, a chunk wide) stay in the second-level cache,
+    /// where whole rows of a curved source band would not.
     @inline(__always)
     static func forEachTile(rows: Range<Int>, width: Int, _ body: (_ y: Int, _ x0: Int, _ count: Int) -> Void) {
         let tileRows = 64
