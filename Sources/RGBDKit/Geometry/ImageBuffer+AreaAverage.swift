@@ -128,23 +128,21 @@ extension Rectifier {
         let output = LargeBuffer.make(count: width * height * 3) { (destination: UnsafeMutableBufferPointer<UInt8>) in
             image.samples.withUnsafeBufferPointer { source in
                 guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-                evaluator.withTables { table, slopes in
-                    scheduler.forEachBand(rows: height) { band in
-                        let lines = UnsafeMutablePointer<UInt8>.allocate(capacity: tallest * rowBytes)
-                        let scratch = PositionChunk.allocate()
-                        let sums = averager.makeSums()
-                        defer { lines.deallocate(); scratch.deallocate(); sums.deallocate() }
-                        for v in band {
-                            let (r0, r1) = averager.rows[v]
-                            // Fine row r lands at lines[(r − r0)·rowBytes ...]: the kernel
-                            // writes row r at dst + r·rowBytes.
-                            let base = lines - r0 * rowBytes
-                            for r in r0..<r1 {
-                                ColorRemap.rectifyRow(r, positions: evaluator, channels: 3, src: src, width: sourceWidth,
-                                                      height: sourceHeight, dst: base, scratch: scratch)
-                            }
-                            averager.averageRow(v, lines: lines, count: r1 - r0, sums: sums, into: dst)
+                scheduler.forEachBand(rows: height) { band in
+                    let lines = UnsafeMutablePointer<UInt8>.allocate(capacity: tallest * rowBytes)
+                    let scratch = PositionChunk.allocate()
+                    let sums = averager.makeSums()
+                    defer { lines.deallocate(); scratch.deallocate(); sums.deallocate() }
+                    for v in band {
+                        let (r0, r1) = averager.rows[v]
+                        // Fine row r lands at lines[(r − r0)·rowBytes ...]: the kernel
+                        // writes row r at dst + r·rowBytes.
+                        let base = lines - r0 * rowBytes
+                        for r in r0..<r1 {
+                            ColorRemap.rectifyRow(r, positions: evaluator, channels: 3, src: src, width: sourceWidth,
+                                                  height: sourceHeight, dst: base, scratch: scratch)
                         }
+                        averager.averageRow(v, lines: lines, count: r1 - r0, sums: sums, into: dst)
                     }
                 }
             }
