@@ -68,7 +68,8 @@ public enum RectifyPipeline {
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
         throws -> (capture: RectifiedCapture, warnings: [String]) {
         let (color, colorOutput, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                                     prefaultColorOutput: true, timings: timings, alongsideDepth: alongsideDepth)
+                                                     prefaultColorOutput: true, timings: timings,
+                                                     alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
         let rectifiedColor: ColorImage = timings.measure("rectify color") {
             guard var output = colorOutput else { return rectifier.rectify(color, distortion: distortion) }

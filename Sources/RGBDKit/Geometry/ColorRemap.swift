@@ -88,9 +88,12 @@ enum ColorRemap {
     /// per row applies its two weights, `top` = `w00 | w10 << 16` and `bottom` =
     /// `w01 | w11 << 16`.
     @inline(__always)
-    static func interpolateRGB(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer, rowBytes: Int) -> SIMD4<Int32> {
-        multiplyAddPairs(neighborPairs(src, o), unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self))
-            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes), unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self))
+    static func interpolateRGB(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer,
+                               rowBytes: Int) -> SIMD4<Int32> {
+        let topWeights = unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self)
+        let bottomWeights = unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self)
+        return multiplyAddPairs(neighborPairs(src, o), topWeights)
+            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes), bottomWeights)
     }
 
     /// Sampling parameters of RGB output pixels `0 ..< count` from their fixed-point
