@@ -105,7 +105,8 @@ func run(json: String, runs: Int, selection: Selection) throws {
     if selection.includes("rectify_color_into") {
         // Into one caller buffer, reused run after run: the pure computation, without
         // the fresh output pages every call of `rectify(_:distortion:)` touches.
-        var output = [UInt8](repeating: 0, count: color.samples.count)
+        // Huge pages as rgbd's own outputs get (numpy also advises them for large arrays).
+        var output: [UInt8] = LargeBuffer.make(count: color.samples.count) { $0.initialize(repeating: 0) }
         color.samples.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { destination in
                 bench("rectify_color_into", runs: runs, selection: selection) {
