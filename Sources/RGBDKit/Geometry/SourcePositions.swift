@@ -41,16 +41,11 @@ public struct SourcePositions: Sendable {
     /// `1 + mag` for a squared radius, reading the table through the given pointers.
     @inline(__always)
     func scale(radiusSquared r2: Float, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>) -> Float {
-        let t = r2.squareRoot() * indexPerPixel
-        if t < lastIndex {
-            let i = Int(t)
-            let f = t - Float(i)
-            return 1 + (table[i] + f * slopes[i])
-        }
-        return 1 + table[Int(lastIndex)]
+        1 + magnification(radiusSquared: r2, table: table, slopes: slopes)
     }
 
-    /// `mag` for a squared radius (`scale` minus one, without its rounding).
+    /// `mag` for a squared radius: the table interpolated at `r·(n − 1)/r_max`, its
+    /// last entry at and beyond `r_max`.
     @inline(__always)
     func magnification(radiusSquared r2: Float, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>) -> Float {
         let t = r2.squareRoot() * indexPerPixel
@@ -64,13 +59,10 @@ public struct SourcePositions: Sendable {
 
     /// The source position of rectified pixel `(x, y)`.
     public func position(x: Int, y: Int) -> SIMD2<Float> {
-        table.withUnsafeBufferPointer { t in
-            slopes.withUnsafeBufferPointer { s in
-                guard let tb = t.baseAddress, let sb = s.baseAddress else { return .zero }
-                let dx = Float(x) - cx, dy = Float(y) - cy
-                let k = scale(radiusSquared: dx * dx + dy * dy, table: tb, slopes: sb)
-                return SIMD2(cx + dx * k, cy + dy * k)
-            }
+        withTables { table, slopes in
+            let dx = Float(x) - cx, dy = Float(y) - cy
+            let k = scale(radiusSquared: dx * dx + dy * dy, table: table, slopes: slopes)
+            return SIMD2(cx + dx * k, cy + dy * k)
         }
     }
 
