@@ -31,7 +31,7 @@ sys.dont_write_bytecode = True  # importing the sibling script must not leave Sc
 from baseline_rectify import (  # noqa: E402
     check_size, load_capture, rectification_maps, scaled_intrinsics)
 
-EDGE_THRESHOLD = np.float32(0.05)  # rgbd cloud --edge-threshold default
+EDGE_THRESHOLD = np.float32(0.05)  # rgbd cloud --flying-pixel-step default
 
 
 def edge_mask(depth, threshold=EDGE_THRESHOLD):

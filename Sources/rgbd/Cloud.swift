@@ -17,10 +17,13 @@ struct Cloud: ParsableCommand {
         footprint (the color image is several times larger than the depth map), not a \
         single color pixel.
 
-        Holes give no points. By default points on depth discontinuities are dropped: a \
-        point whose depth differs from one of its 4 neighbors' by more than --edge-threshold \
-        times its depth (default 0.05 = 5 %) lies on an edge, where depth sensors produce \
-        "flying pixels" between foreground and background. --keep-edges keeps them.
+        Two stages use a relative depth step, each with its own option. Rectification \
+        (--max-blend-step, as in rgbd rectify) interpolates depth only between neighbors \
+        whose depths differ by less than that fraction. The point filter, after it, \
+        drops "flying pixels": a point whose depth differs from one of its 4 neighbors' \
+        by more than --flying-pixel-step times its depth (default 0.05 = 5 %) lies on a \
+        depth discontinuity, where sensors produce points between foreground and \
+        background. --keep-edges turns the filter off. Holes give no points.
 
         Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
         uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
@@ -50,10 +53,10 @@ struct Cloud: ParsableCommand {
     @Option(help: "Keep every N-th depth pixel in each direction.")
     var stride: Int = 1
 
-    @Option(help: "Relative depth jump to a neighbor that marks a point as on an edge.")
-    var edgeThreshold: Float = 0.05
+    @Option(help: "Point filter: drop a point whose depth differs from a neighbor's by more than this fraction of its depth.")
+    var flyingPixelStep: Float = 0.05
 
-    @Flag(help: "Keep points on depth discontinuities (flying pixels).")
+    @Flag(help: "Point filter off: keep points on depth discontinuities (flying pixels).")
     var keepEdges = false
 
     @Flag(help: "Add normals (nx, ny, nz) from the depth grid, oriented toward the camera.")
@@ -62,8 +65,8 @@ struct Cloud: ParsableCommand {
     @Flag(help: "Write ASCII PLY instead of binary.")
     var ascii = false
 
-    @Option(help: "Depth steps larger than this fraction are never blended when rectifying.")
-    var depthEdge: Float = 0.05
+    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction.")
+    var maxBlendStep: Float = 0.05
 
     @Flag(help: "Report the time spent in each stage on stderr.")
     var timings = false
@@ -75,8 +78,8 @@ struct Cloud: ParsableCommand {
         if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
         if stride < 1 { throw ValidationError("--stride must be at least 1") }
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
-        if !(edgeThreshold > 0) { throw ValidationError("--edge-threshold must be positive") }
-        if !(depthEdge > 0 && depthEdge < 1) { throw ValidationError("--depth-edge must be between 0 and 1") }
+        if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
+        if !(maxBlendStep > 0 && maxBlendStep < 1) { throw ValidationError("--max-blend-step must be between 0 and 1") }
     }
 
     func run() throws {
@@ -85,19 +88,20 @@ struct Cloud: ParsableCommand {
         options.maxDepth = maxDepth
         options.stride = stride
         options.dropEdges = !keepEdges
-        options.edgeThreshold = edgeThreshold
+        options.edgeThreshold = flyingPixelStep
         options.normals = normals
         options.axes = axes
         let singleFile = output.lowercased().hasSuffix(".ply")
-        let rectifier = Rectifier(maxRelativeDepthStep: depthEdge)
+        let rectifier = Rectifier(maxRelativeDepthStep: maxBlendStep)
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
-        let failures = batch.run(single: singleFile ? "a .ply output path takes a single capture; give a directory" : nil) { item, stageTimings in
+        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(output, "\(Path.stem(item.json)).ply") }
+        let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
+        let failures = try batch.run(single: single, outputs: { [path($0)] }) { item, stageTimings in
             let (cloud, warnings) = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options, timings: stageTimings)
             for warning in warnings { Report.warning(warning) }
-            let path = singleFile ? output : Path.join(output, "\(Path.stem(item.json)).ply")
-            try cloud.write(to: path, source: item.json, encoding: encoding, timings: stageTimings)
+            try cloud.write(to: path(item), source: item.json, encoding: encoding, timings: stageTimings)
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -11,10 +11,32 @@ struct RGBD: ParsableCommand {
         (AVCameraCalibrationData) and the depth map (meters), both distorted by the lens. \
         rgbd removes the lens distortion with Apple's lookup-table model and writes \
         ideal pinhole images and their intrinsics.
+
+        Exit status: 0 when every capture was processed, 1 when any failed (or the batch \
+        was refused before writing anything), 64 for a usage error, 130 when interrupted \
+        (Ctrl-C), 143 when terminated (SIGTERM).
         """,
         version: RGBDVersion.string,
         subcommands: [Rectify.self, Cloud.self])
 }
 
-Interruption.removeStagedFilesOnSignal()
-RGBD.main()
+// One exit path: the command's end goes through `Interruption.exit`, which defers to an
+// interruption already under way (that one exits with 130 or 143).
+Interruption.install()
+do {
+    var command = try RGBD.parseAsRoot()
+    try command.run()
+    Interruption.exit(0)
+} catch {
+    Interruption.waitIfInterrupted()
+    let code = RGBD.exitCode(for: error)
+    let message = RGBD.fullMessage(for: error)
+    if !message.isEmpty {
+        if code == .success {
+            print(message)
+        } else {
+            FileSystem.printError(message + "\n")
+        }
+    }
+    Interruption.exit(code.rawValue)
+}

@@ -277,7 +277,7 @@ def test_intrinsics_equal_cli_sidecar(cap, cli_rectified):
     ({"keep_edges": True}, ("--keep-edges",)),
     ({"normals": True, "axes": "opengl"}, ("--normals", "--axes", "opengl")),
     ({"stride": 3, "min_depth": 1.7, "max_depth": 2.9, "edge_threshold": 0.02},
-     ("--stride", "3", "--min-depth", "1.7", "--max-depth", "2.9", "--edge-threshold", "0.02")),
+     ("--stride", "3", "--min-depth", "1.7", "--max-depth", "2.9", "--flying-pixel-step", "0.02")),
 ])
 def test_point_cloud_equals_cli_ply(cap, cli_cloud, options, flags):
     v = vertices(cli_cloud(*flags))

@@ -142,30 +142,179 @@ import RGBDSynth
         #expect(twoWithImage.stderr.contains("--image"))
     }
 
-    /// Ctrl-C at any moment leaves either all four outputs or none, and no temporary.
-    @Test func interruptionLeavesNoPartialOutput() throws {
+    /// Ctrl-C or SIGTERM at any moment of a batch leaves each capture's outputs complete
+    /// or absent, no temporary, and the status says which signal (130, 143) or success
+    /// (when the batch had finished): never a failure status.
+    @Test func interruptionLeavesNoPartialOutputAndATrueStatus() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let inputs = directory + "/in"
+        try FileManager.default.createDirectory(atPath: inputs, withIntermediateDirectories: true)
         let capture = try SyntheticCapture(colorWidth: 2016, colorHeight: 1512, depthWidth: 384, depthHeight: 288)
-            .write(to: directory, stem: "shot", jpegQuality: 90, supersampling: 1)
+            .write(to: inputs, stem: "shot0", jpegQuality: 90, supersampling: 1)
+        for i in 1..<3 {
+            try FileManager.default.copyItem(atPath: capture.json, toPath: inputs + "/shot\(i).json")
+            try FileManager.default.copyItem(atPath: capture.image, toPath: inputs + "/shot\(i).jpg")
+        }
         var interrupted = 0
-        for (i, delay) in [0.005, 0.02, 0.04, 0.06, 0.08, 0.12, 0.2].enumerated() {
+        let delays = [0.005, 0.02, 0.04, 0.06, 0.08, 0.12, 0.2, 0.3]
+        for (i, delay) in delays.enumerated() {
+            let signal = i % 2 == 0 ? SIGINT : SIGTERM
             let output = directory + "/out\(i)"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = ["rectify", capture.json, "-o", output, "-q"]
+            process.arguments = ["rectify", inputs, "-o", output, "-q"]
             process.standardError = FileHandle.nullDevice
             try process.run()
             Thread.sleep(forTimeInterval: delay)
-            process.interrupt()
+            kill(process.processIdentifier, signal)
             process.waitUntilExit()
-            #expect([0, 130].contains(process.terminationStatus), "status \(process.terminationStatus)")
-            if process.terminationStatus == 130 { interrupted += 1 }
+            let status = process.terminationStatus
+            #expect(process.terminationReason == .exit, "ended by a signal, not by rgbd")
+            #expect([0, 128 + signal].contains(status), "signal \(signal): status \(status)")
+            if status == 128 + signal { interrupted += 1 }
             let files = Self.files(in: output)
-            #expect(files.isEmpty || files.count == 4, "\(files)")
+            for stem in ["shot0", "shot1", "shot2"] {
+                let count = files.filter { $0.hasPrefix(stem + ".") }.count
+                #expect(count == 0 || count == 4, "\(files)")
+            }
             #expect(!files.contains { $0.contains("rgbd-tmp") }, "\(files)")
         }
         #expect(interrupted > 0)
+    }
+
+    /// Two captures of one batch with the same name would write the same files: the
+    /// batch is refused before anything is written, naming both.
+    @Test func collidingOutputsRefuseTheBatch() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let a = try Self.writeCapture(in: directory + "/a", stem: "shot")
+        let b = try Self.writeCapture(in: directory + "/b", stem: "shot")
+        for command in ["rectify", "cloud"] {
+            let output = directory + "/out-" + command
+            let run = try Self.run([command, directory + "/a", directory + "/b", "-o", output])
+            #expect(run.status == 1, "\(command): \(run.stderr)")
+            #expect(run.stderr.contains(a.json) && run.stderr.contains(b.json), "\(run.stderr)")
+            #expect(run.stderr.contains("nothing was written"), "\(run.stderr)")
+            #expect(Self.files(in: output).isEmpty)
+        }
+        // An output that would replace an input (here the image) refuses the batch too.
+        try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: true)
+        let image = directory + "/out/shot.color.png"
+        try FileManager.default.copyItem(atPath: a.image, toPath: image)
+        let before = try Data(contentsOf: URL(fileURLWithPath: image))
+        let run = try Self.run(["rectify", a.json, "--image", image, "-o", directory + "/out"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("would overwrite the input"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: image)) == before)
+        #expect(Self.files(in: directory + "/out") == ["shot.color.png"])
+        // The same capture named twice is done once.
+        let twice = try Self.run(["rectify", a.json, directory + "/a/../a/shot.json", "-o", directory + "/once"])
+        #expect(twice.status == 0, "\(twice.stderr)")
+        #expect(twice.stderr.contains("more than once"), "\(twice.stderr)")
+        #expect(Self.files(in: directory + "/once").count == 4)
+    }
+
+    /// The summary counts every input that failed to expand as a failed item, and
+    /// reports JSON files of a directory that have no image.
+    @Test func summaryAddsUp() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let missing = try Self.run(["rectify", directory + "/missing.json", "-o", directory + "/out"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("0 of 1 captures done, 1 failed"), "\(missing.stderr)")
+
+        _ = try Self.writeCapture(in: directory + "/d", stem: "good")
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: directory + "/d/lonely.json"))
+        try FileManager.default.createDirectory(atPath: directory + "/empty", withIntermediateDirectories: true)
+        let run = try Self.run(["rectify", directory + "/d", directory + "/empty", directory + "/nope.json",
+                                "-o", directory + "/out"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("1 of 3 captures done, 2 failed"), "\(run.stderr)")
+        #expect(run.stderr.contains("lonely.json") && run.stderr.contains("no image beside it"), "\(run.stderr)")
+        // lonely.json and the synthetic capture's good.truth.json have no image.
+        #expect(run.stderr.contains("2 JSON files without an image skipped"), "\(run.stderr)")
+        #expect(run.stderr.contains(directory + "/empty") && run.stderr.contains(directory + "/nope.json"))
+        #expect(Self.files(in: directory + "/out").count == 4)
+    }
+
+    /// Exit statuses: 0 success, 1 a failed capture, 64 a usage error.
+    @Test func exitStatuses() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let a = try Self.writeCapture(in: directory, stem: "a")
+        let b = try Self.writeCapture(in: directory, stem: "b")
+        #expect(try Self.run(["rectify", a.json, "-o", directory + "/out", "-q"]).status == 0)
+        #expect(try Self.run(["rectify", directory + "/none.json", "-o", directory + "/out"]).status == 1)
+        for usage in [["rectify", a.json, b.json, "--image", a.image, "-o", directory + "/o"],
+                      ["rectify", directory, "--image", a.image, "-o", directory + "/o"],
+                      ["cloud", directory, "-o", directory + "/one.ply"],
+                      ["rectify", a.json, "-o", directory + "/o", "--no-such-option"],
+                      ["rectify", a.json],
+                      ["frobnicate"]] {
+            let run = try Self.run(usage)
+            #expect(run.status == 64, "\(usage): \(run.status) \(run.stderr)")
+            #expect(!run.stderr.isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/o"))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/one.ply"))
+    }
+
+    /// Reference dimensions written portrait while the principal point and the image are
+    /// landscape: the JSON key is blamed, not the image.
+    @Test func transposedReferenceDimensionsBlameTheKey() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let text = try String(contentsOfFile: capture.json, encoding: .utf8)
+        let key = "\"intrinsic_matrix_reference_dimensions\""
+        let range = try #require(text.range(of: key))
+        let tail = text[range.upperBound...]
+        let open = try #require(tail.firstIndex(of: "[")), close = try #require(tail.firstIndex(of: "]"))
+        let numbers = tail[tail.index(after: open)..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(numbers == ["4032", "3024"])
+        let portrait = text.replacingCharacters(in: open...close, with: "[3024, 4032]")
+        try portrait.write(toFile: directory + "/shot.json", atomically: true, encoding: .utf8)
+        let run = try Self.run(["rectify", capture.json, "-o", directory + "/out"])
+        #expect(run.status == 1)
+        let line = try #require(run.stderr.split(separator: "\n").first { $0.contains("error") })
+        #expect(line.contains("shot.json") && line.contains("intrinsic_matrix_reference_dimensions"), "\(line)")
+        #expect(line.contains("transposed") && !line.contains("rotated"), "\(line)")
+
+        // The image rotated instead: the image is blamed.
+        let rotated = try JPEGCodec.encode(SyntheticCapture(colorWidth: 480, colorHeight: 640, depthWidth: 160,
+                                                            depthHeight: 120).renderColor(supersampling: 1))
+        try Data(rotated).write(to: URL(fileURLWithPath: directory + "/portrait.jpg"))
+        try text.write(toFile: directory + "/shot.json", atomically: true, encoding: .utf8)
+        let turned = try Self.run(["rectify", capture.json, "--image", directory + "/portrait.jpg", "-o", directory + "/out"])
+        #expect(turned.status == 1)
+        #expect(turned.stderr.contains("portrait.jpg") && turned.stderr.contains("principal point"), "\(turned.stderr)")
+    }
+
+    /// The output table of `rectify --help` keeps its columns at any width: every line is
+    /// shorter than the screen and each file name starts its own line.
+    @Test func helpTableWrapsCleanly() throws {
+        for columns in [36, 50, 80, 132] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["rectify", "--help"]
+            process.environment = ["COLUMNS": "\(columns)"]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let first = try #require(lines.firstIndex { $0.contains("NAME.color.png") })
+            let last = try #require(lines.firstIndex { $0.contains("column-major") })
+            for line in lines[first...last] {
+                #expect(line.count < columns, "COLUMNS=\(columns): \(line)")
+                #expect(line.hasPrefix("  "), "COLUMNS=\(columns): unindented table line \(line)")
+            }
+            for name in ["NAME.color.png", "NAME.depth.png", "NAME.depth.tiff", "NAME.intrinsics.json"] {
+                #expect(lines[first...last].contains { $0.hasPrefix("  " + name) }, "COLUMNS=\(columns): \(name)")
+            }
+        }
     }
 
     @Test func helpExplainsInputsOutputsAndUnits() throws {

@@ -62,3 +62,34 @@ public struct ImageCalibration: Equatable, Sendable {
         inverseTable.count >= 2 ? distortion.with(table: inverseTable) : nil
     }
 }
+
+/// Where a calibration's values were found in its file (JSON key paths), for messages.
+public struct CalibrationKeys: Equatable, Sendable {
+    /// Key path of the intrinsic matrix.
+    public var intrinsicMatrix: String
+    /// Key path of the reference dimensions.
+    public var referenceDimensions: String
+
+    /// Key paths; the defaults are the canonical layout's.
+    public init(intrinsicMatrix: String = "intrinsic_matrix",
+                referenceDimensions: String = "intrinsic_matrix_reference_dimensions") {
+        self.intrinsicMatrix = intrinsicMatrix
+        self.referenceDimensions = referenceDimensions
+    }
+}
+
+extension Calibration {
+    /// Whether the principal point lies as it would in the reference frame as given
+    /// (true) or in its transpose (false): the one nearer the center in units of each
+    /// frame's sides. Nil when the reference is square or the point is about as near to
+    /// both (within 5 % of a side), so that it tells nothing.
+    public var principalPointAgreesWithReference: Bool? {
+        let (W, H) = (Double(intrinsics.width), Double(intrinsics.height))
+        guard W != H else { return nil }
+        let (cx, cy) = (intrinsics.cx, intrinsics.cy)
+        let asGiven = abs(cx / W - 0.5) + abs(cy / H - 0.5)
+        let transposed = abs(cx / H - 0.5) + abs(cy / W - 0.5)
+        guard abs(asGiven - transposed) > 0.05 else { return nil }
+        return asGiven < transposed
+    }
+}

@@ -1,8 +1,9 @@
 /// Reads the calibration values of one `CaptureSchema` from a json-c tree, accepting the
 /// value shapes of FORMAT.md §1, and rejecting anything else with the key named.
 enum CalibrationReader {
-    /// The calibration, or nil if this schema's intrinsic matrix key is absent.
-    static func read(_ root: JSONNode, schema: CaptureSchema, file: String) throws -> Calibration? {
+    /// The calibration and where its keys were, or nil if this schema's intrinsic matrix
+    /// key is absent.
+    static func read(_ root: JSONNode, schema: CaptureSchema, file: String) throws -> (Calibration, CalibrationKeys)? {
         for containerKey in schema.calibrationContainers {
             let container = containerKey.isEmpty ? root : root.member(containerKey)
             guard let container, container.isObject else { continue }
@@ -13,7 +14,7 @@ enum CalibrationReader {
     }
 
     private static func read(container: JSONNode, matrixNode: JSONNode, schema: CaptureSchema,
-                             file: String) throws -> Calibration {
+                             file: String) throws -> (Calibration, CalibrationKeys) {
         func fail(_ node: JSONNode, _ message: String) -> RGBDError {
             RGBDError(.invalidCapture, file: file, location: node.path, message)
         }
@@ -51,8 +52,9 @@ enum CalibrationReader {
             pixelSize = value
         }
         let intrinsics = Intrinsics(fx: fx, fy: fy, cx: cx, cy: cy, width: Int(width), height: Int(height))
-        return Calibration(intrinsics: intrinsics, pixelSize: pixelSize, distortionCenter: SIMD2(ox, oy),
-                           lookupTable: table, inverseLookupTable: inverse)
+        let calibration = Calibration(intrinsics: intrinsics, pixelSize: pixelSize, distortionCenter: SIMD2(ox, oy),
+                                      lookupTable: table, inverseLookupTable: inverse)
+        return (calibration, CalibrationKeys(intrinsicMatrix: matrixNode.path, referenceDimensions: sizeNode.path))
     }
 
     private static func first(_ keys: [String], in container: JSONNode) -> JSONNode? {

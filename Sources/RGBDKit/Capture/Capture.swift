@@ -47,7 +47,8 @@ public struct Capture: Sendable {
     /// Assembles a capture, checking the images' sizes against the calibration.
     private init(json: String, image: String, contents: CaptureReader.Contents, color: ColorImage) throws {
         let warnings = try Self.checkSizes(image: image, width: color.width, height: color.height, json: json,
-                                           depth: contents.depth, calibration: contents.calibration)
+                                           depth: contents.depth, calibration: contents.calibration,
+                                           keys: contents.keys)
         self.init(jsonPath: json, imagePath: image, calibration: contents.calibration, depth: contents.depth,
                   color: color, warnings: warnings)
     }
@@ -79,34 +80,58 @@ public struct Capture: Sendable {
         return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
     }
 
-    /// `checkSize` of the color image (`width × height`, from `image`) and of the depth
-    /// map (from `json`); returns the warnings.
+    /// Checks the sizes of the color image (`width × height`, from `image`) and of the
+    /// depth map (from `json`) against the calibration; returns the warnings.
+    ///
+    /// An image whose size is the reference size transposed, or a principal point that
+    /// lies as if the frame were transposed, is an orientation mismatch. Which input is
+    /// wrong is decided by the three orientations (reference size, principal point,
+    /// images): the one that disagrees with the other two is named, the JSON key when it
+    /// is the calibration's.
     static func checkSizes(image: String, width: Int, height: Int, json: String, depth: DepthMap,
-                           calibration: Calibration) throws -> [String] {
+                           calibration: Calibration, keys: CalibrationKeys = CalibrationKeys()) throws -> [String] {
+        let (W, H) = calibration.referenceSize
+        let pointAgrees = calibration.principalPointAgreesWithReference
+        let k = calibration.intrinsics
+        let point = "(\(Self.short(k.cx)), \(Self.short(k.cy)))"
+        let images = [(width, height, "image", image), (depth.width, depth.height, "depth map", json)]
+        for (w, h, what, file) in images where isTransposed(width: w, height: h, W: W, H: H) {
+            if pointAgrees == false {
+                throw RGBDError(.invalidCapture, file: json, location: keys.referenceDimensions,
+                                "is \(W)×\(H), but the principal point \(point) and the \(what) (\(w)×\(h)\(file == json ? "" : ", " + file)) are \(orientation(w, h)): the reference dimensions are transposed (\(H)×\(W) would fit)")
+            }
+            throw RGBDError(.invalidImage, file: file,
+                            "the \(what) is \(w)×\(h), the calibration's reference size transposed (\(W)×\(H)\(pointAgrees == true ? ", which the principal point \(point) confirms" : "")): it was rotated; rgbd needs the pixels as the camera stored them, in the calibration's (sensor) orientation")
+        }
+        if pointAgrees == false {
+            throw RGBDError(.invalidCapture, file: json, location: keys.intrinsicMatrix,
+                            "the principal point \(point) lies as in a \(H)×\(W) frame, but the reference dimensions and the images are \(orientation(W, H)) (\(W)×\(H)): the intrinsic matrix is of a rotated frame")
+        }
         var warnings: [String] = []
-        try checkSize(width: width, height: height, of: "image", file: image, calibration: calibration,
-                      warnings: &warnings)
-        try checkSize(width: depth.width, height: depth.height, of: "depth map", file: json, calibration: calibration,
-                      warnings: &warnings)
+        for (w, h, what, file) in images {
+            let mismatch = calibration.aspectMismatch(width: w, height: h)
+            if mismatch > 0.01 {
+                warnings.append("\(file): the \(what) is \(w)×\(h), whose aspect ratio differs from the reference \(W)×\(H) by \(Int((mismatch * 100).rounded())) %; calibration is scaled per axis")
+            }
+        }
         return warnings
     }
 
-    /// Rejects an image whose stored size is the reference size transposed (a rotated
-    /// export), and warns when aspect ratios differ by more than 1 % (FORMAT.md §2–3).
-    static func checkSize(width: Int, height: Int, of what: String, file: String, calibration: Calibration,
-                          warnings: inout [String]) throws {
-        let (W, H) = calibration.referenceSize
-        if W != H {
-            let transposedAspect = Double(height) / Double(width) - Double(W) / Double(H)
-            let sameAspect = Double(width) / Double(height) - Double(W) / Double(H)
-            if abs(transposedAspect) < 1e-6 && abs(sameAspect) > 1e-6 {
-                throw RGBDError(.invalidImage, file: file,
-                                "the \(what) is \(width)×\(height), the calibration's reference size transposed (\(W)×\(H)): it was rotated to portrait; rgbd needs the pixels in sensor (landscape) orientation")
-            }
-        }
-        let mismatch = calibration.aspectMismatch(width: width, height: height)
-        if mismatch > 0.01 {
-            warnings.append("\(file): the \(what) is \(width)×\(height), whose aspect ratio differs from the reference \(W)×\(H) by \(Int((mismatch * 100).rounded())) %; calibration is scaled per axis")
-        }
+    /// Whether a `width × height` image has the aspect of `H × W` and not of `W × H`.
+    static func isTransposed(width: Int, height: Int, W: Int, H: Int) -> Bool {
+        guard W != H else { return false }
+        let transposedAspect = Double(height) / Double(width) - Double(W) / Double(H)
+        let sameAspect = Double(width) / Double(height) - Double(W) / Double(H)
+        return abs(transposedAspect) < 1e-6 && abs(sameAspect) > 1e-6
+    }
+
+    static func orientation(_ width: Int, _ height: Int) -> String {
+        width > height ? "landscape" : width < height ? "portrait" : "square"
+    }
+
+    /// A coordinate in messages: at most one decimal.
+    static func short(_ value: Double) -> String {
+        let rounded = (value * 10).rounded() / 10
+        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? "\(Int(rounded))" : "\(rounded)"
     }
 }

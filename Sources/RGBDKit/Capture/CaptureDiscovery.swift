@@ -7,32 +7,55 @@ public enum CaptureDiscovery {
         public var json: String
         /// The image, or nil to use the JPEG beside the JSON.
         public var image: String?
+
+        /// An item from its JSON path and, optionally, its image.
+        public init(json: String, image: String? = nil) {
+            self.json = json
+            self.image = image
+        }
     }
 
-    /// Expands the inputs: a file is taken as a capture JSON as given; a directory
+    /// What one input expands to.
+    public struct Expansion: Sendable {
+        /// The captures found.
+        public var items: [Item] = []
+        /// JSON files of a directory that were not taken as captures, each with the
+        /// reason (no image beside it). rgbd's own outputs (`*.intrinsics.json`) are
+        /// not listed.
+        public var skipped: [RGBDError] = []
+    }
+
+    /// Expands one input: a file is taken as a capture JSON as given; a directory
     /// contributes every `*.json` in it (not recursively) that has a JPEG of the same
-    /// stem beside it, in name order, so rgbd's own outputs (`*.intrinsics.json`) and
-    /// other JSON files there are skipped.
+    /// stem beside it, in name order. Its other JSON files are listed in `skipped`,
+    /// except rgbd's own intrinsics sidecars.
     ///
     /// - Throws: `RGBDError(.io)` for an input that does not exist, or a directory with
     ///   no capture in it.
-    public static func expand(_ inputs: [String]) throws -> [Item] {
-        var items: [Item] = []
-        for input in inputs {
-            if FileSystem.isDirectory(input) {
-                let names = try FileSystem.contentsOfDirectory(input)
-                let stemsWithImage = Set(names.filter { ["jpg", "jpeg"].contains(Path.pathExtension($0)) }.map(Path.stem))
-                let found = names.filter { Path.pathExtension($0) == "json" && stemsWithImage.contains(Path.stem($0)) }
-                if found.isEmpty {
-                    throw RGBDError(.io, file: input, "no capture in this directory (a NAME.json beside a NAME.jpg)")
-                }
-                items += found.map { Item(json: Path.join(input, $0), image: nil) }
-            } else if FileSystem.exists(input) {
-                items.append(Item(json: input, image: nil))
+    public static func expand(_ input: String) throws -> Expansion {
+        guard FileSystem.isDirectory(input) else {
+            guard FileSystem.exists(input) else { throw RGBDError(.io, file: input, "no such file or directory") }
+            return Expansion(items: [Item(json: input)])
+        }
+        let names = try FileSystem.contentsOfDirectory(input)
+        let stemsWithImage = Set(names.filter { imageExtensions.contains(Path.pathExtension($0)) }.map(Path.stem))
+        var expansion = Expansion()
+        for name in names where Path.pathExtension(name) == "json" && !name.hasSuffix(".intrinsics.json") {
+            let stem = Path.stem(name)
+            if stemsWithImage.contains(stem) {
+                expansion.items.append(Item(json: Path.join(input, name)))
             } else {
-                throw RGBDError(.io, file: input, "no such file or directory")
+                expansion.skipped.append(RGBDError(.io, file: Path.join(input, name),
+                                                   "skipped: no image beside it (\(stem).jpg or \(stem).jpeg)"))
             }
         }
-        return items
+        if expansion.items.isEmpty {
+            let also = expansion.skipped.isEmpty ? "" : " (\(expansion.skipped.count) JSON file(s) without an image)"
+            throw RGBDError(.io, file: input, "no capture in this directory: a capture is a NAME.json beside a NAME.jpg\(also)")
+        }
+        return expansion
     }
+
+    /// Extensions of the images a directory's captures are recognised by.
+    static let imageExtensions: Set<String> = ["jpg", "jpeg"]
 }

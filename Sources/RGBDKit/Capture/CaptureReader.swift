@@ -13,6 +13,8 @@ public enum CaptureReader {
         public var depth: DepthMap
         /// The schema that matched.
         public var schemaName: String
+        /// Where the calibration's keys were in the file, for messages.
+        public var keys = CalibrationKeys()
     }
 
     /// Reads and parses a capture JSON file.
@@ -84,7 +86,7 @@ public enum CaptureReader {
             throw RGBDError(.invalidCapture, file: file, "the top level is \(root.typeName), expected an object")
         }
         for schema in CaptureSchema.all {
-            guard let calibration = try CalibrationReader.read(root, schema: schema, file: file) else { continue }
+            guard let (calibration, keys) = try CalibrationReader.read(root, schema: schema, file: file) else { continue }
             let map: DepthMap
             if let depth, schema.depth.contains(depthKey) {
                 map = depth
@@ -94,7 +96,7 @@ public enum CaptureReader {
                 throw RGBDError(.invalidCapture, file: file, location: schema.depth.first,
                                 "missing depth map (expected \(schema.depth.joined(separator: " or ")) as rows of meters)")
             }
-            return Contents(calibration: calibration, depth: map, schemaName: schema.name)
+            return Contents(calibration: calibration, depth: map, schemaName: schema.name, keys: keys)
         }
         let tried = CaptureSchema.all.map { s in
             s.calibrationContainers.map { $0.isEmpty ? s.intrinsicMatrix[0] : "\($0).\(s.intrinsicMatrix[0])" }

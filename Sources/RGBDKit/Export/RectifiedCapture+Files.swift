@@ -6,8 +6,8 @@ extension RectifiedCapture {
         Self.outputPaths(stem: stem, in: directory)
     }
 
-    /// The four output paths of a capture named `stem`.
-    static func outputPaths(stem: String, in directory: String) -> [String] {
+    /// The four output paths of a capture named `stem` in `directory`.
+    public static func outputPaths(stem: String, in directory: String) -> [String] {
         ["color.png", "depth.png", "depth.tiff", "intrinsics.json"].map { Path.join(directory, "\(stem).\($0)") }
     }
 

@@ -44,7 +44,8 @@ public enum RectifyPipeline {
                 let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
                 let calibration = contents.calibration
                 let warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
-                                                      json: json, depth: contents.depth, calibration: calibration)
+                                                      json: json, depth: contents.depth, calibration: calibration,
+                                                      keys: contents.keys)
                 let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
                 let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
                 // This thread's rows one after another: the other processor is decoding.

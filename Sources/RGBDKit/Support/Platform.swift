@@ -62,6 +62,20 @@ public enum FileSystem {
         return stat(path, &info) == 0
     }
 
+    /// The absolute path of `path` with symbolic links, `.` and `..` resolved, or nil
+    /// if it does not exist. For a file that does not exist yet, its directory is
+    /// resolved (nil if that does not exist either).
+    public static func canonicalPath(_ path: String) -> String? {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        let directory = Path.directory(of: path)
+        guard directory != path, let resolved = realpath(directory, nil) else { return nil }
+        defer { free(resolved) }
+        return Path.join(String(cString: resolved), Path.lastComponent(path))
+    }
+
     /// The names in a directory (not `.` and `..`), sorted.
     public static func contentsOfDirectory(_ path: String) throws -> [String] {
         guard let dir = opendir(path) else { throw systemError(path, "cannot list directory") }
@@ -143,6 +157,23 @@ public enum FileSystem {
 
     /// Whether standard error is a terminal (progress bars are drawn only then).
     public static var standardErrorIsTerminal: Bool { isatty(2) != 0 }
+
+    /// The width in columns of the terminal standard error is, or nil if it is not a
+    /// terminal (or does not say).
+    public static var standardErrorColumns: Int? { terminalColumns(of: 2) }
+
+    /// The width in columns of the terminal open as descriptor `fd`, or nil if it is
+    /// not a terminal (or does not say).
+    public static func terminalColumns(of fd: Int32) -> Int? {
+        var size = winsize()
+        #if canImport(Darwin)
+        let status = ioctl(fd, TIOCGWINSZ, &size)
+        #else
+        let status = ioctl(fd, UInt(TIOCGWINSZ), &size)
+        #endif
+        guard status == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
 
     /// Writes a string to standard error, unbuffered.
     public static func printError(_ text: String) {
@@ -312,24 +343,76 @@ public enum ThreadMessage {
     }
 }
 
-/// Clean exits on Ctrl-C and `kill`.
+/// Clean exits on Ctrl-C and `kill`, with one owner of the exit path.
+///
+/// `install()` blocks SIGINT and SIGTERM in every thread and waits for them on a thread
+/// of its own. When one arrives while the command runs, that thread removes the
+/// temporaries of uncommitted `StagedFiles` (so neither half-written outputs nor
+/// temporary files are left), says so on stderr and ends the process at once with
+/// status 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM. The other threads do no more
+/// work, and no exit handler runs while they might. The command's own end goes through
+/// `exit(_:)`, which claims the exit first (a signal arriving later is ignored: every
+/// output is committed by then) or, if an interruption got there first, waits for it.
 public enum Interruption {
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-
-    /// On SIGINT or SIGTERM, removes the temporaries of uncommitted `StagedFiles` (so an
-    /// interrupted run leaves neither half-written outputs nor temporary files), says so
-    /// on stderr and exits with status 130. Call once, at start-up.
-    public static func removeStagedFilesOnSignal() {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                StagedFiles.removeAllPending()
-                FileSystem.printError("\nrgbd: interrupted; no partial output was left\n")
-                exit(130)
-            }
-            source.resume()
-            sources.append(source)
+    /// Starts handling SIGINT and SIGTERM. Call once, at start-up, before any other
+    /// thread exists (threads inherit the blocked signals).
+    public static func install() {
+        var signals = handledSignals()
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        #if canImport(Darwin)
+        var thread: pthread_t? = nil
+        #else
+        var thread = pthread_t()
+        #endif
+        if pthread_create(&thread, nil, { _ in Interruption.waitForSignals() }, nil) != 0 {
+            // Without the thread, signals keep their default action (the process ends
+            // without cleaning up); unblock them so they still end it.
+            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         }
+    }
+
+    /// Ends the process with `status`, unless an interruption is already ending it (then
+    /// waits for that, which ends it with 130 or 143).
+    public static func exit(_ status: Int32) -> Never {
+        if StagedFiles.claimFinish() {
+            #if canImport(Glibc)
+            Glibc.exit(status)
+            #elseif canImport(Musl)
+            Musl.exit(status)
+            #elseif canImport(Darwin)
+            Darwin.exit(status)
+            #endif
+        }
+        waitForever()
+    }
+
+    /// Never returns if an interruption is ending the process: a failure it caused (a
+    /// staged file refused) is not the command's to report.
+    public static func waitIfInterrupted() {
+        if StagedFiles.isInterrupted { waitForever() }
+    }
+
+    private static func handledSignals() -> sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        return signals
+    }
+
+    private static func waitForSignals() -> Never {
+        var signals = handledSignals()
+        while true {
+            var received: Int32 = 0
+            guard sigwait(&signals, &received) == 0 else { continue }
+            if StagedFiles.claimInterruption() {
+                FileSystem.printError("\nrgbd: interrupted; no partial output was left\n")
+                _exit(128 + received)
+            }
+        }
+    }
+
+    private static func waitForever() -> Never {
+        while true { pause() }
     }
 }

@@ -7,22 +7,42 @@ public final class StagedFiles {
     private var staged: [(temporary: String, destination: String)] = []
     private var committed = false
 
-    /// Temporaries of every set in the process not yet committed or removed, for
-    /// `removeAllPending` (an interrupted run's cleanup).
+    /// Temporaries of every set in the process not yet committed or removed, for an
+    /// interrupted run's cleanup (`claimInterruption`).
     nonisolated(unsafe) private static var pending: Set<String> = []
-    /// Set by `removeAllPending`: the process is exiting, nothing more is staged.
-    nonisolated(unsafe) private static var closed = false
+    /// How the process is ending: set once, by the first of an interruption and the
+    /// command's own end. Nothing more is staged or committed after it is set.
+    nonisolated(unsafe) private static var ending: Ending = .running
     private static let pendingLock = Lock()
 
-    /// Removes the temporaries of every uncommitted set (for a signal handler's cleanup
-    /// before exiting; see `Interruption`).
-    public static func removeAllPending() {
+    /// The process's way out, decided once (see `Interruption`).
+    enum Ending { case running, interrupted, finishing }
+
+    /// Claims the end of the process for an interruption and removes the temporaries of
+    /// every uncommitted set. Returns false, removing nothing, if the command has already
+    /// claimed its own end (its outputs are all committed).
+    static func claimInterruption() -> Bool {
         pendingLock.withLock {
+            guard ending == .running else { return false }
             for path in pending { FileSystem.removeQuietly(path) }
             pending.removeAll()
-            closed = true
+            ending = .interrupted
+            return true
         }
     }
+
+    /// Claims the end of the process for the command itself. Returns false if an
+    /// interruption claimed it first.
+    static func claimFinish() -> Bool {
+        pendingLock.withLock {
+            guard ending != .interrupted else { return false }
+            ending = .finishing
+            return true
+        }
+    }
+
+    /// Whether an interruption has claimed the end of the process.
+    static var isInterrupted: Bool { pendingLock.withLock { ending == .interrupted } }
 
     /// An empty set.
     public init() {}
@@ -44,7 +64,7 @@ public final class StagedFiles {
         // Created and registered under the lock: an interruption's cleanup either comes
         // first (and nothing is created) or finds the file registered.
         let created = try Self.pendingLock.withLock { () throws -> (String, Int32)? in
-            if Self.closed { return nil }
+            if Self.ending != .running { return nil }
             let (temporary, fd) = try FileSystem.makeTemporary(beside: destination)
             Self.pending.insert(temporary)
             return (temporary, fd)
@@ -65,7 +85,7 @@ public final class StagedFiles {
     /// none.
     public func commit() throws {
         try Self.pendingLock.withLock {
-            if Self.closed {
+            if Self.ending != .running {
                 throw RGBDError(.io, file: staged.first?.destination ?? "", "not written: the run is being interrupted")
             }
             for (temporary, destination) in staged {
