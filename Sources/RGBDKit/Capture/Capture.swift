@@ -92,7 +92,7 @@ public struct Capture: Sendable {
     }
 
     /// Rejects an image whose stored size is the reference size transposed (a rotated
-    /// export), and warns when aspect ratios differ by more than 1 % (FORMAT.md §2–3).
+    /// export), and warns when aspect ratios differ by more than 1 % (docs/format.md).
     static func checkSize(width: Int, height: Int, of what: String, file: String, calibration: Calibration,
                           warnings: inout [String]) throws {
         let (W, H) = calibration.referenceSize
