@@ -3,7 +3,7 @@
 
     python3 Scripts/baseline_cloud.py CAPTURE.json IMAGE.jpg OUT.ply [--stages] [--keep-edges]
 
-The "equivalent Python script" of `rgbd cloud` (shared/docs/FORMAT.md §4-§6): parses the
+The "equivalent Python script" of `rgbd cloud` (docs/lens-model.md, docs/outputs.md): parses the
 canonical capture layout with orjson, decodes the JPEG with OpenCV (pixels as stored, EXIF
 orientation ignored), builds float32 rectification maps with the §4 formula
 (baseline_rectify.rectification_maps), remaps the color image bilinearly through fixed-point
@@ -104,7 +104,7 @@ def main():
     lap("remap_depth")
 
     # Mean color over each depth pixel's footprint. Depth pixel u sits at color position
-    # u*s (s = wc/wd, pixel centers at integer indices, FORMAT.md §5), so its footprint is
+    # u*s (s = wc/wd, pixel centers at integer indices, docs/outputs.md), so its footprint is
     # [u*s - s/2, u*s + s/2] in index coordinates. INTER_AREA averages output pixel u over
     # input pixels [u*s, (u+1)*s) in edge coordinates, whose center is (s-1)/2 color pixels
     # further right/down (2.125 px for s = 5.25): shift the image by round((s-1)/2) first,

@@ -3,7 +3,7 @@
 
     python3 Scripts/baseline_rectify.py CAPTURE.json IMAGE.jpg OUTDIR [--stages]
 
-Reads the canonical capture layout (shared/docs/FORMAT.md §1), rectifies the color image
+Reads the canonical capture layout (docs/format.md), rectifies the color image
 and the depth map with Apple's lookup-table model (§3-§4) and writes, for stem = CAPTURE's
 file name without extension:
     <stem>.color.png        8-bit color, bilinear (OpenCV fixed-point CV_16SC2 maps)
@@ -33,7 +33,7 @@ def load_capture(path):
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError:
-        # orjson is strict JSON; Python-made files may hold bare NaN/Infinity (FORMAT.md §1).
+        # orjson is strict JSON; Python-made files may hold bare NaN/Infinity (docs/format.md).
         print("baseline_rectify: not strict JSON, falling back to json.loads", file=sys.stderr)
         doc = json.loads(data)
     calib = doc["calibration_data"]
@@ -67,7 +67,7 @@ def check_size(calib, w, h, what):
 
 
 def rectification_maps(w, h, center, lut):
-    """Float32 backward maps (mapx, mapy) of shape (h, w), FORMAT.md §4.
+    """Float32 backward maps (mapx, mapy) of shape (h, w), docs/lens-model.md.
 
     r_max = sqrt(max(cx, w-cx)^2 + max(cy, h-cy)^2); for integer pixel p, v = p - c,
     r = |v|, t = r (n-1) / r_max, i = min(floor(t), n-2), f = t - i,

@@ -6,7 +6,7 @@
 Times cv2.remap (INTER_LINEAR, BORDER_CONSTANT, 2 threads) of a seeded random RGB image
 through the fixed-point (CV_16SC2) maps of a mild barrel distortion: a 42-entry table going
 linearly in r^2 from 0 at the centre to -0.04 at the farthest corner, maps built with the
-FORMAT.md §4 formula (baseline_rectify.rectification_maps). Map building and conversion are
+docs/lens-model.md formula (baseline_rectify.rectification_maps). Map building and conversion are
 not timed; one untimed warm-up run precedes the timed ones. `remap` allocates its output
 each call (fresh pages, as every call returning a new image does); `remap_into` writes
 into one preallocated array (dst=), the pure computation. With --json FILE, also times

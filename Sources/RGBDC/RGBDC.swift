@@ -342,7 +342,7 @@ private func lens(_ pointer: UnsafePointer<rgbd_lens>?, width: Int32, height: In
     guard width > 0, height > 0, Int(width) * Int(height) <= 1 << 31 else {
         throw argument("image size \(width)×\(height) is out of range")
     }
-    // FORMAT.md §2: a frame whose size is the reference size transposed was rotated.
+    // A frame whose size is the reference size transposed was rotated (docs/format.md).
     if l.reference_width != l.reference_height && width == l.reference_height && height == l.reference_width {
         throw argument("the image is \(width)×\(height), the reference size transposed (\(l.reference_width)×\(l.reference_height)): it was rotated; rectify frames in sensor orientation")
     }

@@ -2,7 +2,7 @@ import Testing
 @testable import RGBDKit
 import RGBDSynth
 
-/// Reading capture JSON: every variant of FORMAT.md §1 gives the same calibration, holes
+/// Reading capture JSON: every variant of docs/format.md gives the same calibration, holes
 /// become NaN, and anything malformed is an error naming the file and the key.
 @Suite struct CaptureReaderTests {
     static let fx = 2900.5, fy = 2899.25, cx = 2016.3, cy = 1511.6

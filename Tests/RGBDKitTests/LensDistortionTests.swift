@@ -145,7 +145,7 @@ import Testing
 
     /// The inverse table is a 42-sample approximation: forward then inverse comes back
     /// within a tenth of a pixel up to 95 % of r_max. Beyond, the forward model's clamp
-    /// at r_max puts a kink between two inverse samples (FORMAT.md §4), and the error
+    /// at r_max puts a kink between two inverse samples (docs/lens-model.md), and the error
     /// grows to pixels at the very corner: that is why `invert` exists.
     @Test func inverseTableUndoesForward() throws {
         let scaled = SyntheticCalibration.iPhone.scaled(toWidth: 4032, height: 3024)

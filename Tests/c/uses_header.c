@@ -75,7 +75,7 @@ static void check_capture(rgbd_capture *capture, int argc, char **argv) {
     CHECK(reference.width == rw && reference.height == rh);
     CHECK(color.width == cw && color.height == ch);
     CHECK(depth.width == dw && depth.height == dh);
-    /* Scaled separately in x and y (FORMAT.md section 3). */
+    /* Scaled separately in x and y (docs/lens-model.md). */
     CHECK(close_to(color.fx, reference.fx * cw / rw) && close_to(color.cx, reference.cx * cw / rw));
     CHECK(close_to(depth.fy, reference.fy * dh / rh) && close_to(depth.cy, reference.cy * dh / rh));
     if (argc >= 7) {

@@ -3,7 +3,7 @@
 Run with `python3 -m pytest -q Tests/python` (requirements: Tests/python/requirements.txt).
 The binary is $RGBD_BIN, else <repo>/.build/release/rgbd; a missing binary is a failure,
 not a skip. Everything is generated from Examples/sample/shot.json into a temporary
-directory. Conventions: shared/docs/FORMAT.md §5-6.
+directory. Conventions: docs/outputs.md.
 """
 
 import json
@@ -261,7 +261,7 @@ def test_wall_points_on_true_plane(cloud, truth):
 
 def test_colors_average_the_depth_pixels_footprint(cloud, rectified):
     """The color of depth pixel (u, v) is the rectified color averaged over the footprint
-    centered at (u * wc / wd, v * hc / hd) (FORMAT.md §5)."""
+    centered at (u * wc / wd, v * hc / hd) (docs/outputs.md)."""
     out, stem = rectified
     depth = tifffile.imread(out / f"{stem}.depth.tiff")
     rgb = cv2.imread(str(out / f"{stem}.color.png"), cv2.IMREAD_COLOR)[:, :, ::-1]

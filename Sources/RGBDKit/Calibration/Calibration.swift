@@ -25,7 +25,7 @@ public struct Calibration: Equatable, Sendable {
     /// Width and height of the pixel grid the intrinsics and distortion center refer to.
     public var referenceSize: (width: Int, height: Int) { (intrinsics.width, intrinsics.height) }
 
-    /// The calibration scaled to an image of `width × height` (FORMAT.md §3): distortion
+    /// The calibration scaled to an image of `width × height` (docs/lens-model.md): distortion
     /// center and `fx, cx` scaled by `width / W`, `fy, cy` by `height / H`.
     public func scaled(toWidth width: Int, height: Int) -> ImageCalibration {
         let sx = Double(width) / Double(intrinsics.width)

@@ -28,7 +28,7 @@ public struct Intrinsics: Equatable, Sendable {
     }
 
     /// The same camera on a `width × height` grid: `fx, cx` scale by `width / self.width`,
-    /// `fy, cy` by `height / self.height` (FORMAT.md §3).
+    /// `fy, cy` by `height / self.height` (docs/lens-model.md).
     public func scaled(toWidth width: Int, height: Int) -> Intrinsics {
         let sx = Double(width) / Double(self.width)
         let sy = Double(height) / Double(self.height)

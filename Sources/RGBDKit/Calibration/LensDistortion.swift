@@ -1,4 +1,4 @@
-/// Apple's radial lookup-table lens model for one image size (FORMAT.md §4).
+/// Apple's radial lookup-table lens model for one image size (docs/lens-model.md).
 ///
 /// For a point `p`, with `c` the distortion center scaled to the image and a table `t`
 /// of `n` relative magnifications spaced evenly from radius 0 to `maxRadius`:

@@ -1,5 +1,5 @@
 /// Reads the calibration values of one `CaptureSchema` from a json-c tree, accepting the
-/// value shapes of FORMAT.md §1, and rejecting anything else with the key named.
+/// value shapes of docs/format.md, and rejecting anything else with the key named.
 enum CalibrationReader {
     /// The calibration and where its keys were, or nil if this schema's intrinsic matrix
     /// key is absent.

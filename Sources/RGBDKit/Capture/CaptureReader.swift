@@ -1,4 +1,4 @@
-/// Reads a capture JSON (calibration and depth map) as FORMAT.md §1 describes.
+/// Reads a capture JSON (calibration and depth map) as docs/format.md describes.
 ///
 /// The depth map goes through `DepthArrayParser` straight from the bytes; the rest of
 /// the document (the calibration, a few kilobytes) is parsed by json-c with the depth

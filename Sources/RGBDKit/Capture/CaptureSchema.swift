@@ -4,7 +4,7 @@
 /// in order, by `CaptureReader`. A schema applies to a document when its intrinsic
 /// matrix key is found in one of its calibration containers. Value shapes are shared:
 /// matrices may be column-major, row-major or flat; sizes `[w, h]` or
-/// `{"width", "height"}`; points `[x, y]` or `{"x", "y"}` (FORMAT.md §1).
+/// `{"width", "height"}`; points `[x, y]` or `{"x", "y"}` (docs/format.md).
 public struct CaptureSchema: Sendable {
     /// Name used in messages.
     public var name: String

@@ -2,7 +2,7 @@ extension ImageBuffer where Sample == UInt8 {
     /// The image averaged over the footprints of a coarser `width × height` grid:
     /// output pixel `(u, v)` is the mean of the input pixels whose centers lie in the box
     /// of size `sx × sy` (`sx = self.width / width`) centered on `(u·sx, v·sy)`, the
-    /// position FORMAT.md §5 gives for depth pixel `(u, v)`. Footprints are contiguous
+    /// position docs/outputs.md gives for depth pixel `(u, v)`. Footprints are contiguous
     /// and disjoint, so no input pixel counts twice; the first is cut by the image edge,
     /// and input pixels beyond the last footprint's half are not used. Rows are spread
     /// over threads.

@@ -1,6 +1,6 @@
 /// Which way the axes of exported points point.
 public enum CameraAxes: String, Sendable, CaseIterable {
-    /// OpenCV camera frame: x right, y down, z forward (FORMAT.md §5).
+    /// OpenCV camera frame: x right, y down, z forward (docs/outputs.md).
     case opencv
     /// OpenGL-style viewers' frame: `(X, −Y, −Z)`.
     case opengl
@@ -28,7 +28,7 @@ public struct PointCloudOptions: Equatable, Sendable {
     public init() {}
 }
 
-/// Back-projection of a rectified depth map into camera-frame points (FORMAT.md §5):
+/// Back-projection of a rectified depth map into camera-frame points (docs/outputs.md):
 /// `X = (u − cx)·Z/fx`, `Y = (v − cy)·Z/fy`, `Z`, meters, with the color of the matching
 /// footprint of the rectified color image.
 ///

@@ -1,5 +1,5 @@
 /// A capture after rectification: ideal pinhole images whose intrinsics are the
-/// calibration's intrinsic matrix scaled to each image (FORMAT.md §4, last point).
+/// calibration's intrinsic matrix scaled to each image (docs/lens-model.md).
 public struct RectifiedCapture: Sendable {
     /// Name outputs are derived from.
     public var stem: String

@@ -1,4 +1,4 @@
-/// Rectifies images with Apple's lookup-table model (FORMAT.md §4): every output pixel
+/// Rectifies images with Apple's lookup-table model (docs/lens-model.md): every output pixel
 /// `p` takes the distorted input's value at `LensDistortion.apply(to: p)`.
 ///
 /// Color is sampled bilinearly (black outside the input); depth with `DepthRemap`
