@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system libraries rgbd builds against, when they are missing.
 # Idempotent, non-interactive, and silent when everything is already there.
-#   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev pkg-config
-#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c pkg-config
+#   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev pkg-config,
+#     and for the tests libheif-examples (heif-enc); the libheif-plugin-* HEVC packages where
+#     the distribution splits them out
+#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif pkg-config
 set -euo pipefail
 
-pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c)
+pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif)
 
 missing_modules() {
   command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config"; return; }
@@ -13,6 +15,8 @@ missing_modules() {
   for m in "${pkgconfig_modules[@]}"; do
     pkg-config --exists "$m" || echo "$m"
   done
+  # The tests make HEIC files with libheif's encoder tool.
+  command -v heif-enc >/dev/null 2>&1 || echo "heif-enc"
 }
 
 [ -z "$(missing_modules)" ] && exit 0
@@ -28,8 +32,17 @@ case "$(uname -s)" in
     echo "bootstrap: installing system libraries (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
     log=$(mktemp)
-    if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends \
-          libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev pkg-config; } >"$log" 2>&1; then
+    packages=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libheif-examples pkg-config)
+    if ! $sudo apt-get update -qq >"$log" 2>&1; then
+      cat "$log" >&2; rm -f "$log"
+      echo "bootstrap: apt-get update failed (output above)" >&2
+      exit 1
+    fi
+    # libheif 1.17+ ships its HEVC decoder and encoder as plugins (Debian 13, Ubuntu 24.04).
+    for plugin in libheif-plugin-libde265 libheif-plugin-x265; do
+      apt-cache show "$plugin" >/dev/null 2>&1 && packages+=("$plugin")
+    done
+    if ! $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$log" 2>&1; then
       cat "$log" >&2; rm -f "$log"
       echo "bootstrap: apt-get failed (output above)" >&2
       exit 1
@@ -38,11 +51,11 @@ case "$(uname -s)" in
     ;;
   Darwin)
     if ! command -v brew >/dev/null 2>&1; then
-      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c pkg-config" >&2
+      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif pkg-config" >&2
       exit 1
     fi
     echo "bootstrap: installing system libraries (Homebrew)..." >&2
-    brew install --quiet jpeg-turbo libpng libtiff json-c pkg-config
+    brew install --quiet jpeg-turbo libpng libtiff json-c libheif pkg-config
     ;;
   *)
     echo "bootstrap: unsupported system $(uname -s)" >&2

@@ -114,7 +114,7 @@ class Capture:
         self.name = name
         #: The JSON file it was loaded from (None for load_capture_bytes).
         self.json_path = json_path
-        #: The image given to load_capture (None: the JPEG beside the JSON, or from memory).
+        #: The image given to load_capture (None: the photo beside the JSON, or from memory).
         self.image_path = image_path
         lib = _lib.lib()
         self._color_size = _size(lib.rgbd_capture_color_size, handle)
@@ -356,12 +356,12 @@ class Capture:
 
 
 def load_capture(json_path: PathLike, image_path: Optional[PathLike] = None) -> Capture:
-    """Loads a capture from its JSON file and JPEG.
+    """Loads a capture from its JSON file and photo (JPEG or HEIC, recognised by content).
 
     Args:
         json_path: the capture's JSON (calibration and depth map).
-        image_path: the color JPEG; by default the JPEG beside the JSON with the same stem
-            (``.jpg``/``.jpeg``, any case).
+        image_path: the color photo; by default the one beside the JSON with the same stem
+            (``.jpg``/``.jpeg``, else ``.heic``/``.heif``, any case).
 
     Raises:
         RGBDError: the files cannot be read, or are not a valid capture (the message names
@@ -376,7 +376,7 @@ def load_capture(json_path: PathLike, image_path: Optional[PathLike] = None) -> 
 
 
 def load_capture_bytes(json_bytes: Any, jpeg_bytes: Any, name: Optional[str] = None) -> Capture:
-    """Loads a capture from bytes in memory: the JSON text and the JPEG file's bytes.
+    """Loads a capture from bytes in memory: the JSON text and the photo file's bytes (JPEG or HEIC).
 
     Both may be any contiguous bytes-like object (bytes, bytearray, memoryview, mmap); they
     are borrowed for the call, not copied by Python. ``name`` is used in error messages.

@@ -1,7 +1,7 @@
 /*
  * rgbd.h — the C interface of rgbd (librgbd / libRGBDKit), the one source of truth.
  *
- * Rectifies iPhone depth captures (JSON calibration + depth map, JPEG photo) with Apple's
+ * Rectifies iPhone depth captures (JSON calibration + depth map, JPEG or HEIC photo) with Apple's
  * lens-distortion lookup-table model and back-projects them to point clouds.
  *
  * Conventions
@@ -52,13 +52,14 @@ const char *rgbd_last_error(void);
 /* A loaded capture: calibration, depth map and color image as captured. Immutable. */
 typedef struct rgbd_capture rgbd_capture;
 
-/* Loads a capture from a JSON file and a JPEG. image_path may be NULL: the JPEG beside
- * the JSON with the same stem (.jpg/.jpeg, any case). On success *out receives a handle
+/* Loads a capture from a JSON file and a photo, JPEG or HEIC/HEIF (recognised by content).
+ * image_path may be NULL: the photo beside the JSON with the same stem (.jpg/.jpeg, else
+ * .heic/.heif, any case). On success *out receives a handle
  * the caller owns and releases with rgbd_capture_destroy. */
 int rgbd_capture_load(const char *json_path, const char *image_path, rgbd_capture **out);
 
-/* Loads a capture from bytes in memory (the JSON text and the JPEG file's bytes),
- * borrowed for the call. name (may be NULL) stands for the files in error messages
+/* Loads a capture from bytes in memory (the JSON text and the photo file's bytes, JPEG or
+ * HEIC/HEIF), borrowed for the call. name (may be NULL) stands for the files in error messages
  * (NAME.json, NAME.jpg). */
 int rgbd_capture_load_memory(const uint8_t *json, size_t json_size, const uint8_t *jpeg, size_t jpeg_size,
                              const char *name, rgbd_capture **out);

@@ -1,5 +1,5 @@
 /// One iPhone depth capture as exported: the calibration and depth map from the JSON,
-/// and the color photo from the JPEG, all as captured (distorted, sensor orientation).
+/// and the color photo (JPEG or HEIC), all as captured (distorted, sensor orientation).
 public struct Capture: Sendable {
     /// The capture JSON's path.
     public var jsonPath: String
@@ -9,7 +9,7 @@ public struct Capture: Sendable {
     public var calibration: Calibration
     /// The depth map as captured: meters, NaN = no depth.
     public var depth: DepthMap
-    /// The color image as stored in the JPEG (no EXIF rotation).
+    /// The color image as stored in the photo (no EXIF or HEIF rotation).
     public var color: ColorImage
     /// Things worth telling the user that did not stop the reading (aspect mismatches).
     public var warnings: [String]
@@ -18,7 +18,7 @@ public struct Capture: Sendable {
     public var stem: String { Path.stem(jsonPath) }
 
     /// Loads a capture: parses the JSON and decodes the image (`image` defaults to the
-    /// file beside the JSON with the same stem and a `.jpg`/`.jpeg` extension in any case),
+    /// photo beside the JSON with the same stem, `imagePath(besideJSON:)`; JPEG or HEIC),
     /// both at once on two threads. Sizes are checked against the calibration.
     public static func load(json: String, image: String? = nil, timings: StageTimings? = nil) throws -> Capture {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
@@ -26,12 +26,12 @@ public struct Capture: Sendable {
             { try timings.measure("parse") { try CaptureReader.read(path: json) } },
             { try timings.measure("decode") {
                 let bytes = try FileSystem.readFile(imagePath)
-                return try JPEGCodec.decodeRGB(bytes, file: imagePath)
+                return try PhotoDecoder.decodeRGB(bytes, file: imagePath)
             } })
         return try Capture(json: json, image: imagePath, contents: contents, color: color)
     }
 
-    /// Makes a capture from the bytes of its JSON and JPEG (both parsed on two threads);
+    /// Makes a capture from the bytes of its JSON and photo, JPEG or HEIC (both parsed on two threads);
     /// `name` stands for the files in messages and gives `stem`.
     public static func load(jsonBytes: [UInt8], jpegBytes: [UInt8], name: String) throws -> Capture {
         let jsonName = name.hasSuffix(".json") ? name : name + ".json"
@@ -40,7 +40,7 @@ public struct Capture: Sendable {
             ? Path.stem(jsonName) + ".jpg" : Path.join(directory, Path.stem(jsonName) + ".jpg")
         let (contents, color) = try Concurrently.run(
             { try CaptureReader.parse(jsonBytes, file: jsonName) },
-            { try JPEGCodec.decodeRGB(jpegBytes, file: imageName) })
+            { try PhotoDecoder.decodeRGB(jpegBytes, file: imageName) })
         return try Capture(json: jsonName, image: imageName, contents: contents, color: color)
     }
 
@@ -64,21 +64,26 @@ public struct Capture: Sendable {
         self.warnings = warnings
     }
 
-    /// The JPEG beside a capture JSON: same directory and stem, extension `jpg` or `jpeg`
-    /// in any case.
+    /// The photo beside a capture JSON: same directory and stem, extension `jpg` or
+    /// `jpeg` in any case, else `heic` or `heif` (a JPEG is preferred when both exist).
     public static func imagePath(besideJSON json: String) throws -> String {
         guard FileSystem.exists(json) else { throw RGBDError(.io, file: json, "no such file") }
         let directory = Path.directory(of: json)
         let stem = Path.stem(json)
         let names = (try? FileSystem.contentsOfDirectory(directory)) ?? []
-        let candidates = names.filter { name in
-            Path.stem(name) == stem && ["jpg", "jpeg"].contains(Path.pathExtension(name))
-        }
-        guard let name = candidates.first else {
-            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg or \(stem).jpeg in \(directory)); give the image explicitly (--image)")
+        let candidates = names.filter { Path.stem($0) == stem }
+        let preferred = photoExtensions.lazy.compactMap { ext in
+            candidates.first { Path.pathExtension($0) == ext }
+        }.first
+        guard let name = preferred else {
+            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg, .jpeg, .heic or .heif in \(directory)); give the image explicitly (--image)")
         }
         return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
     }
+
+    /// Extensions of the photo beside a capture JSON, in order of preference (compared
+    /// lowercased).
+    public static let photoExtensions = ["jpg", "jpeg", "heic", "heif"]
 
     /// Checks the sizes of the color image (`width × height`, from `image`) and of the
     /// depth map (from `json`) against the calibration; returns the warnings.

@@ -26,8 +26,8 @@ public enum CaptureDiscovery {
     }
 
     /// Expands one input: a file is taken as a capture JSON as given; a directory
-    /// contributes every `*.json` in it (not recursively) that has a JPEG of the same
-    /// stem beside it, in name order. Its other JSON files are listed in `skipped`,
+    /// contributes every `*.json` in it (not recursively) that has a photo (JPEG or
+    /// HEIC) of the same stem beside it, in name order. Its other JSON files are listed in `skipped`,
     /// except rgbd's own intrinsics sidecars.
     ///
     /// - Throws: `RGBDError(.io)` for an input that does not exist, or a directory with
@@ -38,7 +38,7 @@ public enum CaptureDiscovery {
             return Expansion(items: [Item(json: input)])
         }
         let names = try FileSystem.contentsOfDirectory(input)
-        let stemsWithImage = Set(names.filter { imageExtensions.contains(Path.pathExtension($0)) }.map(Path.stem))
+        let stemsWithImage = Set(names.filter { Capture.photoExtensions.contains(Path.pathExtension($0)) }.map(Path.stem))
         var expansion = Expansion()
         for name in names where Path.pathExtension(name) == "json" && !name.hasSuffix(".intrinsics.json") {
             let stem = Path.stem(name)
@@ -46,16 +46,13 @@ public enum CaptureDiscovery {
                 expansion.items.append(Item(json: Path.join(input, name)))
             } else {
                 expansion.skipped.append(RGBDError(.io, file: Path.join(input, name),
-                                                   "skipped: no image beside it (\(stem).jpg or \(stem).jpeg)"))
+                                                   "skipped: no image beside it (\(stem).jpg, .jpeg, .heic or .heif)"))
             }
         }
         if expansion.items.isEmpty {
             let also = expansion.skipped.isEmpty ? "" : " (\(expansion.skipped.count) JSON file(s) without an image)"
-            throw RGBDError(.io, file: input, "no capture in this directory: a capture is a NAME.json beside a NAME.jpg\(also)")
+            throw RGBDError(.io, file: input, "no capture in this directory: a capture is a NAME.json beside a NAME.jpg or NAME.heic\(also)")
         }
         return expansion
     }
-
-    /// Extensions of the images a directory's captures are recognised by.
-    static let imageExtensions: Set<String> = ["jpg", "jpeg"]
 }

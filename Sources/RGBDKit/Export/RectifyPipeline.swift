@@ -1,7 +1,7 @@
 /// A capture from files to rectified images (and outputs), scheduled for two processors.
 ///
 /// The same steps as `Capture.load` and `Capture.rectified`, arranged so that no
-/// processor waits: while one thread decodes the JPEG (the longest single step) and then
+/// processor waits: while one thread decodes the photo (the longest single step) and then
 /// touches the memory the rectified color will go to (the kernel clears fresh pages on
 /// first touch), the other parses the JSON, rectifies the depth map and does the
 /// caller's depth-side work (staging the depth files). Then the color image is rectified
@@ -22,7 +22,7 @@ public enum RectifyPipeline {
         var depthIntrinsics: Intrinsics
     }
 
-    /// Decodes the JPEG (and, if asked, touches the color output memory) on one thread
+    /// Decodes the photo (and, if asked, touches the color output memory) on one thread
     /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`.
     static func prepare(json: String, image: String?, rectifier: Rectifier,
                         prefaultColorOutput: Bool, timings: StageTimings?,
@@ -30,10 +30,10 @@ public enum RectifyPipeline {
         -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
-        let (colorWidth, colorHeight) = try JPEGCodec.size(of: jpeg, file: imagePath)
+        let (colorWidth, colorHeight) = try PhotoDecoder.size(of: jpeg, file: imagePath)
         let (decoded, side) = try Concurrently.run(
             { () throws -> ColorSide in
-                let color = try timings.measure("decode") { try JPEGCodec.decodeRGB(jpeg, file: imagePath) }
+                let color = try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) }
                 guard prefaultColorOutput else { return ColorSide(color: color, output: nil) }
                 let output: [UInt8] = timings.measure("prepare color buffer") {
                     LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
@@ -61,7 +61,7 @@ public enum RectifyPipeline {
         return (decoded.color, decoded.output, side)
     }
 
-    /// The rectified capture `json` (with `image`, or the JPEG beside it) and the
+    /// The rectified capture `json` (with `image`, or the photo beside it) and the
     /// warnings. `alongsideDepth` runs on the parsing thread with the rectified capture's
     /// depth side: the rectified depth map and the color and depth intrinsics.
     public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
@@ -108,7 +108,7 @@ public enum RectifyPipeline {
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side
-    /// files staged while the JPEG decodes, all committed together. Returns the paths
+    /// files staged while the photo decodes, all committed together. Returns the paths
     /// and the warnings.
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),

@@ -1,0 +1,146 @@
+import CHEIF
+
+/// HEIC / HEIF decoding with libheif (HEVC through libde265).
+///
+/// Same contract as `JPEGCodec`: pixels as stored, 8-bit RGB. The file's
+/// transformations (rotation `irot`, mirror `imir`, crop `clap`) are display hints like
+/// EXIF orientation and are not applied; images of more than 8 bits are converted to 8;
+/// grid (tiled) images, as iPhones write them, are decoded whole, their tiles on all
+/// processors.
+public enum HEIFCodec {
+    /// Whether `bytes` begin like an ISO base media file of a HEIF brand libheif reads
+    /// (`ftyp` with `heic`, `heix`, `mif1`, ...).
+    public static func isHEIF(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 12 else { return false }
+        let result = bytes.withUnsafeBufferPointer { heif_check_filetype($0.baseAddress, Int32(min($0.count, 1 << 20))) }
+        return result == heif_filetype_yes_supported || result == heif_filetype_yes_unsupported
+    }
+
+    /// The stored pixel size of the primary image (its `ispe`, before any
+    /// transformation), read without decoding.
+    public static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
+        try File(bytes, file: file).primary().storedSize()
+    }
+
+    /// Decodes the primary image to 8-bit RGB, pixels as stored.
+    ///
+    /// - Throws: `RGBDError(.invalidImage)` for anything libheif rejects, and for sizes
+    ///   over `JPEGCodec.maxPixels`.
+    public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
+        try File(bytes, file: file).primary().decodeRGB()
+    }
+
+    /// An opened HEIF file (a libheif context over the caller's bytes, which it keeps
+    /// alive).
+    final class File {
+        private let context: OpaquePointer
+        private let bytes: [UInt8]
+        let file: String?
+
+        init(_ bytes: [UInt8], file: String?) throws {
+            Library.initialize()
+            guard let context = heif_context_alloc() else {
+                throw RGBDError(.invalidImage, file: file, "cannot initialize libheif")
+            }
+            self.context = context
+            self.bytes = bytes
+            self.file = file
+            heif_context_set_max_decoding_threads(context, Int32(max(1, FileSystem.processorCount)))
+            let status = self.bytes.withUnsafeBytes { raw in
+                heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil)
+            }
+            try check(status, "not a readable HEIF image")
+        }
+
+        deinit { heif_context_free(context) }
+
+        /// The primary image.
+        func primary() throws -> Image {
+            var handle: OpaquePointer? = nil
+            try check(heif_context_get_primary_image_handle(context, &handle), "no primary image")
+            guard let handle else { throw RGBDError(.invalidImage, file: file, "no primary image") }
+            return Image(handle: handle, file: self)
+        }
+
+        func check(_ error: heif_error, _ what: String) throws {
+            guard error.code != heif_error_Ok else { return }
+            let reason = error.message.map { String(cString: $0) } ?? "unknown libheif error"
+            throw RGBDError(.invalidImage, file: file, "\(what): \(reason)")
+        }
+    }
+
+    /// An image of an opened file (a libheif image handle).
+    final class Image {
+        private let handle: OpaquePointer
+        /// The file, kept alive as long as the handle.
+        let owner: File
+
+        init(handle: OpaquePointer, file: File) {
+            self.handle = handle
+            self.owner = file
+        }
+
+        deinit { heif_image_handle_release(handle) }
+
+        /// Width and height as stored (the `ispe` box), before transformations.
+        func storedSize() throws -> (width: Int, height: Int) {
+            var width = Int(heif_image_handle_get_ispe_width(handle))
+            var height = Int(heif_image_handle_get_ispe_height(handle))
+            if width <= 0 || height <= 0 {
+                width = Int(heif_image_handle_get_width(handle))
+                height = Int(heif_image_handle_get_height(handle))
+            }
+            guard width > 0, height > 0 else {
+                throw RGBDError(.invalidImage, file: owner.file, "HEIF image has an empty size (\(width)×\(height))")
+            }
+            guard width * height <= JPEGCodec.maxPixels else {
+                throw RGBDError(.invalidImage, file: owner.file,
+                                "the HEIF image claims \(width)×\(height) pixels, more than rgbd's limit of \(JPEGCodec.maxPixels / 1_000_000) megapixels")
+            }
+            return (width, height)
+        }
+
+        /// Decodes to 8-bit interleaved RGB, transformations not applied.
+        func decodeRGB() throws -> ColorImage {
+            let (width, height) = try storedSize()
+            guard let options = heif_decoding_options_alloc() else {
+                throw RGBDError(.invalidImage, file: owner.file, "cannot allocate libheif decoding options")
+            }
+            defer { heif_decoding_options_free(options) }
+            options.pointee.ignore_transformations = 1
+            options.pointee.convert_hdr_to_8bit = 1
+            var decoded: OpaquePointer? = nil
+            try owner.check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGB, options),
+                            "cannot decode HEIF image")
+            guard let decoded else { throw RGBDError(.invalidImage, file: owner.file, "cannot decode HEIF image") }
+            defer { heif_image_release(decoded) }
+            let planeWidth = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+            let planeHeight = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+            let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
+            var stride: Int32 = 0
+            guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
+                  planeWidth == width, planeHeight == height, bits == 8, Int(stride) >= width * 3 else {
+                throw RGBDError(.invalidImage, file: owner.file,
+                                "libheif decoded a \(planeWidth)×\(planeHeight) \(bits)-bit image where the file says \(width)×\(height)")
+            }
+            let rowBytes = width * 3
+            let source = Int(stride)
+            let samples = LargeBuffer.make(count: width * height * 3) { (dst: UnsafeMutableBufferPointer<UInt8>) in
+                guard let out = dst.baseAddress else { return }
+                for y in 0..<height {
+                    (out + y * rowBytes).update(from: plane + y * source, count: rowBytes)
+                }
+            }
+            return ColorImage(width: width, height: height, channels: 3, samples: samples)
+        }
+    }
+
+    /// libheif's global initialization (plugins), done once per process.
+    enum Library {
+        private static let initialized: Bool = {
+            heif_init(nil).code == heif_error_Ok
+        }()
+
+        static func initialize() { _ = initialized }
+    }
+}
