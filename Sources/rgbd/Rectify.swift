@@ -1,6 +1,8 @@
 import ArgumentParser
 import RGBDKit
 
+extension PixelAlignment: ExpressibleByArgument {}
+
 /// `rgbd rectify`: rectified color, depth and intrinsics for each capture.
 struct Rectify: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +26,18 @@ struct Rectify: ParsableCommand {
         between a foreground and a background. Files appear only when complete. A \
         capture that fails is reported on stderr and the others are still processed; \
         the exit status is 1 if any failed.
+
+        The photo is several times larger than the depth map. For tools that need color \
+        and depth pixel-aligned at one size (Open3D's RGBDImage.create_from_color_and_depth, \
+        TUM-style datasets), --align-to depth writes NAME.color.png at the depth map's \
+        size, each pixel the rectified color averaged over the depth pixel's footprint; \
+        --align-to color writes the depth files at the photo's size, the depth rectified \
+        straight onto the photo's pixel grid with the same edge-aware sampling (nothing \
+        invented between a foreground and a background, holes stay holes). The sidecar's \
+        top level, color and depth entries then all give that one grid. Open3D: \
+        create_from_color_and_depth(color, depth, depth_scale=1000, depth_trunc=..., \
+        convert_rgb_to_intensity=False); its default depth_trunc of 3 m drops everything \
+        from 3 m on.
         """)
 
     @Argument(help: "Capture JSON files, or directories of captures.")
@@ -37,6 +51,10 @@ struct Rectify: ParsableCommand {
 
     @Option(help: "Depth steps larger than this fraction of the depth are edges, never blended.")
     var depthEdge: Float = 0.05
+
+    @Option(help: ArgumentHelp("Write color and depth pixel-aligned at one size: the depth map's or the color image's.",
+                               valueName: "depth|color"))
+    var alignTo: PixelAlignment?
 
     @Flag(help: "Compress PNGs harder (smaller files, several times slower).")
     var smallPNG = false
@@ -61,7 +79,8 @@ struct Rectify: ParsableCommand {
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast
         let failures = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings).run { item, stageTimings in
             let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
-                                                 rectifier: rectifier, pngEffort: effort, timings: stageTimings)
+                                                 rectifier: rectifier, alignment: alignTo, pngEffort: effort,
+                                                 timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
         }
         if failures > 0 { throw ExitCode(1) }
