@@ -32,15 +32,19 @@ extension Rectifier {
         let sourceWidth = depth.width, sourceHeight = depth.height
         let evaluator = SourcePositions(distortion)
         let step = maxRelativeDepthStep
+        let dxs = (0..<width).map { Float(Double($0) * ratio.x) - evaluator.cx }
         let output = LargeBuffer.make(count: width * height) { (destination: UnsafeMutableBufferPointer<Float>) in
             depth.samples.withUnsafeBufferPointer { source in
-                guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-                evaluator.withTables { table, slopes in
-                    scheduler.forEachBand(rows: height) { rows in
-                        for y in rows {
-                            DepthRemap.rectifyRow(y, outputWidth: width, ratio: ratio, positions: evaluator, table: table,
-                                                  slopes: slopes, src: src, width: sourceWidth, height: sourceHeight,
-                                                  maxRelativeStep: step, dst: dst)
+                dxs.withUnsafeBufferPointer { columns in
+                    guard let src = source.baseAddress, let dst = destination.baseAddress,
+                          let dx = columns.baseAddress else { return }
+                    evaluator.withTables { table, slopes in
+                        scheduler.forEachBand(rows: height) { rows in
+                            for y in rows {
+                                DepthRemap.rectifyRow(y, outputWidth: width, ratio: ratio, dxs: dx, positions: evaluator,
+                                                      table: table, slopes: slopes, src: src, width: sourceWidth,
+                                                      height: sourceHeight, maxRelativeStep: step, dst: dst)
+                            }
                         }
                     }
                 }

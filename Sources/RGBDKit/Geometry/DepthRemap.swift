@@ -71,17 +71,18 @@ extension DepthRemap {
     /// Rectifies output row `y` of a grid `outputWidth` pixels wide of the same camera at
     /// another resolution: output pixel `(x, y)` is the rectified depth map's point
     /// `(x·ratio.x, y·ratio.y)` (`ratio` = depth map size / grid size, FORMAT.md §3), whose
-    /// source position comes from the same lens model. With `ratio` 1 this is
-    /// `rectifyRow` bit for bit.
+    /// source position comes from the same lens model. `dxs[x]` is `Float(x·ratio.x) − c.x`
+    /// (the same for every row). With `ratio` 1 this is `rectifyRow` bit for bit.
     @inline(__always)
-    static func rectifyRow(_ y: Int, outputWidth: Int, ratio: SIMD2<Double>, positions: SourcePositions,
-                           table: UnsafePointer<Float>, slopes: UnsafePointer<Float>, src: UnsafePointer<Float>,
-                           width: Int, height: Int, maxRelativeStep: Float, dst: UnsafeMutablePointer<Float>) {
+    static func rectifyRow(_ y: Int, outputWidth: Int, ratio: SIMD2<Double>, dxs: UnsafePointer<Float>,
+                           positions: SourcePositions, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
+                           src: UnsafePointer<Float>, width: Int, height: Int, maxRelativeStep: Float,
+                           dst: UnsafeMutablePointer<Float>) {
         let dy = Float(Double(y) * ratio.y) - positions.cy
         let dy2 = dy * dy
         let row = dst + y * outputWidth
         for x in 0..<outputWidth {
-            let dx = Float(Double(x) * ratio.x) - positions.cx
+            let dx = dxs[x]
             let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
             row[x] = sample(positions.cx + dx * k, positions.cy + dy * k, src: src, width: width, height: height,
                             maxRelativeStep: maxRelativeStep)
