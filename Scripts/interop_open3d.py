@@ -11,7 +11,16 @@ With a capture (default Examples/sample/shot.json), runs `rgbd rectify` and
 o3d.io.read_image, the intrinsics sidecar with o3d.io.read_pinhole_camera_intrinsic, builds
 PointCloud.create_from_depth_image(depth, intrinsic, depth_scale=1000, depth_trunc=inf) and
 compares it with rgbd's PLY read by o3d.io.read_point_cloud: same number of points, same
-order, within 0.5 mm (the PNG's millimeter rounding). Exits 1 on a mismatch.
+order, within 0.5 mm (the PNG's millimeter rounding).
+
+With a capture it also checks the pixel-aligned pairs of `rgbd rectify --align-to depth`
+and `--align-to color` through Open3D's RGBD path: o3d.io.read_image of NAME.color.png and
+NAME.depth.png, RGBDImage.create_from_color_and_depth(color, depth, depth_scale=1000,
+depth_trunc=inf, convert_rgb_to_intensity=False) (the default depth_trunc, 3.0 m, would drop
+everything from 3 m on), PointCloud.create_from_rgbd_image with the sidecar's intrinsics.
+At the depth size the points and colors must be rgbd's PLY's (colors exactly); at the color
+size, one point per nonzero depth pixel, each at the back-projection of the depth TIFF within
+0.5 mm and with that pixel's color. Exits 1 on a mismatch.
 
 Open3D is a large install, so this script is not part of the test requirements: without it,
 it prints how to install it and exits 0. (Tests/python/test_cloud_interop.py checks the same
@@ -96,8 +105,57 @@ def main():
         if not err <= TOLERANCE_M:
             print("interop_open3d: MISMATCH in the points", file=sys.stderr)
             return 1
+        if not all(given):
+            for alignment in ("depth", "color"):
+                if not check_aligned_pair(o3d, np, args, alignment, out, Path(args.capture).stem, cloud):
+                    return 1
         print("interop_open3d: OK, Open3D and rgbd agree")
         return 0
+
+
+def check_aligned_pair(o3d, np, args, alignment, out, stem, cloud):
+    """`rgbd rectify --align-to ALIGNMENT` through create_from_color_and_depth and
+    create_from_rgbd_image; `cloud` is `rgbd cloud --keep-edges` read by Open3D."""
+    pair = out / f"aligned-{alignment}"
+    subprocess.run([args.rgbd, "rectify", args.capture, "-o", str(pair), "-q", "--align-to", alignment],
+                   check=True)
+    color = o3d.io.read_image(str(pair / f"{stem}.color.png"))
+    depth = o3d.io.read_image(str(pair / f"{stem}.depth.png"))
+    intrinsic = o3d.io.read_pinhole_camera_intrinsic(str(pair / f"{stem}.intrinsics.json"))
+    rgbd = o3d.geometry.RGBDImage.create_from_color_and_depth(
+        color, depth, depth_scale=1000.0, depth_trunc=math.inf, convert_rgb_to_intensity=False)
+    pcd = o3d.geometry.PointCloud.create_from_rgbd_image(rgbd, intrinsic)
+    points, colors = np.asarray(pcd.points), np.asarray(pcd.colors)
+    millimeters = np.asarray(depth)
+    print(f"--align-to {alignment}: {intrinsic.width}x{intrinsic.height}, "
+          f"create_from_rgbd_image: {len(points)} points")
+    if (np.asarray(color).shape[:2] != millimeters.shape
+            or (intrinsic.height, intrinsic.width) != millimeters.shape):
+        print(f"interop_open3d: --align-to {alignment}: color, depth and intrinsics differ in size",
+              file=sys.stderr)
+        return False
+    if alignment == "depth":
+        expected, expected_colors = np.asarray(cloud.points), np.asarray(cloud.colors)
+    else:
+        import tifffile  # only this check needs it (a test requirement)
+        meters = tifffile.imread(pair / f"{stem}.depth.tiff")
+        v, u = np.nonzero(millimeters > 0)
+        z = meters[v, u].astype(np.float64)
+        fx, fy = intrinsic.get_focal_length()
+        cx, cy = intrinsic.get_principal_point()
+        expected = np.stack([(u - cx) * z / fx, (v - cy) * z / fy, z], axis=1)
+        expected_colors = np.asarray(color)[v, u] / 255.0
+    if len(points) != len(expected):
+        print(f"interop_open3d: --align-to {alignment}: {len(points)} points, expected {len(expected)}",
+              file=sys.stderr)
+        return False
+    err = float(np.abs(points - expected).max()) if len(points) else 0.0
+    color_err = float(np.abs(colors - expected_colors).max()) * 255 if len(points) else 0.0
+    print(f"  max abs difference {err * 1e3:.4f} mm, colors {color_err:.3f} levels")
+    if not (err <= TOLERANCE_M and color_err < 0.5):
+        print(f"interop_open3d: --align-to {alignment}: MISMATCH", file=sys.stderr)
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ struct Cloud: ParsableCommand {
     @Argument(help: "Capture JSON files, or directories of captures.")
     var inputs: [String]
 
-    @Option(name: .customLong("image"), help: "The color image, if not the JPEG beside the JSON (one capture only).")
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
     var image: String?
 
     @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.")

@@ -1,6 +1,8 @@
 import ArgumentParser
 import RGBDKit
 
+extension PixelAlignment: ExpressibleByArgument {}
+
 /// `rgbd rectify`: rectified color, depth and intrinsics for each capture.
 struct Rectify: ParsableCommand {
     static var configuration: CommandConfiguration {
@@ -8,10 +10,11 @@ struct Rectify: ParsableCommand {
             abstract: "Rectify captures: undistorted color, depth and pinhole intrinsics.",
             discussion: """
             INPUTS are capture JSON files or directories of captures (every NAME.json with \
-            a NAME.jpg or NAME.jpeg beside it; other JSON files there are reported and \
-            skipped). The image defaults to the JPEG beside the JSON with the same name \
-            (.jpg or .jpeg, any case). Pixels are used as stored: the JPEG's EXIF \
-            rotation is not applied.
+            a photo beside it; other JSON files there are reported and skipped). The photo \
+            defaults to the one beside the JSON with the same name: NAME.jpg or \
+            NAME.jpeg, else NAME.heic or NAME.heif (any case); JPEG and HEIC are told apart \
+            by content. Pixels are used as stored: EXIF orientation and HEIF rotation, \
+            mirror and crop are not applied.
 
             For each capture NAME, written into the output directory:
             \(HelpText.table(Self.outputTable))
@@ -24,6 +27,19 @@ struct Rectify: ParsableCommand {
             and the others are still processed; the exit status is 1 if any failed. Two \
             captures of one batch that would write the same file (a/shot.json and \
             b/shot.json into one directory) refuse the batch before anything is written.
+
+            The photo is several times larger than the depth map. For tools that need \
+            color and depth pixel-aligned at one size (Open3D's \
+            RGBDImage.create_from_color_and_depth, TUM-style datasets), --align-to depth \
+            writes NAME.color.png at the depth map's size, each pixel the rectified color \
+            averaged over the depth pixel's footprint; --align-to color writes the depth \
+            files at the photo's size, the depth rectified straight onto the photo's pixel \
+            grid with the same edge-aware sampling (nothing invented between a foreground \
+            and a background, holes stay holes). The sidecar's top level, color and depth \
+            entries then all give that one grid. Open3D: \
+            create_from_color_and_depth(color, depth, depth_scale=1000, depth_trunc=..., \
+            convert_rgb_to_intensity=False); its default depth_trunc of 3 m drops \
+            everything from 3 m on.
             """)
     }
 
@@ -38,7 +54,7 @@ struct Rectify: ParsableCommand {
     @Argument(help: "Capture JSON files, or directories of captures.")
     var inputs: [String]
 
-    @Option(name: .customLong("image"), help: "The color image, if not the JPEG beside the JSON (one capture only).")
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
     var image: String?
 
     @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
@@ -46,6 +62,10 @@ struct Rectify: ParsableCommand {
 
     @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
     var maxBlendStep: Float = 0.05
+
+    @Option(help: ArgumentHelp("Write color and depth pixel-aligned at one size: the depth map's or the color image's.",
+                               valueName: "depth|color"))
+    var alignTo: PixelAlignment?
 
     @Flag(help: "Compress PNGs harder (smaller files, several times slower).")
     var smallPNG = false
@@ -72,7 +92,8 @@ struct Rectify: ParsableCommand {
         let outputs = { (item: CaptureDiscovery.Item) in RectifiedCapture.outputPaths(stem: Path.stem(item.json), in: output) }
         let failures = try batch.run(outputs: outputs) { item, stageTimings in
             let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
-                                                 rectifier: rectifier, pngEffort: effort, timings: stageTimings)
+                                                 rectifier: rectifier, alignment: alignTo, pngEffort: effort,
+                                                 timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
         }
         if failures > 0 { throw ExitCode(1) }

@@ -15,8 +15,23 @@ import RGBDSynth
         for (x, y) in zip(piped.paths, stepped) {
             #expect(try FileSystem.readFile(x) == FileSystem.readFile(y), "\(Path.lastComponent(x)) differs")
         }
+        // Pixel-aligned pairs, both ways.
+        var directories = [a, b]
+        for alignment in PixelAlignment.allCases {
+            let c = Path.join(directory.path, "c-\(alignment)"), d = Path.join(directory.path, "d-\(alignment)")
+            directories += [c, d]
+            let piped = try RectifyPipeline.run(json: capture.json, image: nil, directory: c, alignment: alignment)
+            let stepped = try Capture.load(json: capture.json).rectified(alignedTo: alignment).write(to: d)
+            for (x, y) in zip(piped.paths, stepped) {
+                #expect(try FileSystem.readFile(x) == FileSystem.readFile(y), "\(alignment): \(Path.lastComponent(x)) differs")
+            }
+            let color = try PNGCodec.decodeRGB(FileSystem.readFile(piped.paths[0]))
+            let depth = try PNGCodec.decodeGray16(FileSystem.readFile(piped.paths[1]))
+            let size = alignment == .depth ? (160, 120) : (640, 480)
+            #expect(color.width == size.0 && color.height == size.1 && depth.width == size.0 && depth.height == size.1)
+        }
         // Cleanup of the temporary directory's subfolders.
-        for dir in [a, b] {
+        for dir in directories {
             for name in try FileSystem.contentsOfDirectory(dir) { FileSystem.removeQuietly(Path.join(dir, name)) }
             FileSystem.removeDirectoryQuietly(dir)
         }

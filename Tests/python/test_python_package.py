@@ -603,7 +603,9 @@ _EXPECTED_STATUS = {
     "empty_depth": rgbd.Status.INVALID_CAPTURE,
     "short_table": rgbd.Status.INVALID_CAPTURE,
     "nan_table": rgbd.Status.INVALID_CAPTURE,
-    "transposed_reference": rgbd.Status.INVALID_IMAGE,
+    # Reference dimensions transposed while the principal point and the image agree: the
+    # JSON key is what is wrong, not the image.
+    "transposed_reference": rgbd.Status.INVALID_CAPTURE,
     "bad_matrix": rgbd.Status.INVALID_CAPTURE,
     "no_calibration": rgbd.Status.INVALID_CAPTURE,
     "truncated_jpeg": rgbd.Status.INVALID_IMAGE,

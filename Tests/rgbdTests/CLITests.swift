@@ -83,6 +83,56 @@ import RGBDSynth
         #expect(abs(colorK[6] - 2016.3 * 640 / 4032) < 1e-9)
     }
 
+    /// `--align-to depth|color`: color and depth files of one size, the sidecar's three
+    /// cameras all that grid's, the wall still at 3 m.
+    @Test(arguments: ["depth", "color"])
+    func rectifyWritesAPixelAlignedPair(alignment: String) throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let output = directory + "/out"
+        let run = try Self.run(["rectify", capture.json, "-o", output, "--align-to", alignment])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Self.files(in: output) == ["shot.color.png", "shot.depth.png", "shot.depth.tiff", "shot.intrinsics.json"])
+        let (width, height) = alignment == "depth" ? (160, 120) : (640, 480)
+        let color = try PNGCodec.decodeRGB(FileSystem.readFile(output + "/shot.color.png"))
+        let millimeters = try PNGCodec.decodeGray16(FileSystem.readFile(output + "/shot.depth.png"))
+        let meters = try TIFFCodec.readFloat(path: output + "/shot.depth.tiff")
+        for (w, h) in [(color.width, color.height), (millimeters.width, millimeters.height), (meters.width, meters.height)] {
+            #expect(w == width && h == height)
+        }
+        // The center-top sees the wall at 3 m.
+        #expect(millimeters[width / 2, height / 6] == 3000)
+        #expect(abs(meters[width / 2, height / 6] - 3) < 0.001)
+        for (mm, m) in zip(millimeters.samples, meters.samples) where m.isNaN != (mm == 0) || (!m.isNaN && Int(mm) != Int((m * 1000).rounded())) {
+            Issue.record("depth PNG \(mm) mm vs TIFF \(m) m")
+            break
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: output + "/shot.intrinsics.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let scale = Double(width) / 4032
+        for camera in [json, json["depth"] as? [String: Any], json["color"] as? [String: Any]] {
+            let camera = try #require(camera)
+            #expect(camera["width"] as? Int == width && camera["height"] as? Int == height)
+            let k = try #require(camera["intrinsic_matrix"] as? [Double])
+            #expect(k.count == 9 && abs(k[0] - 2900 * scale) < 1e-9 && abs(k[6] - 2016.3 * scale) < 1e-9)
+        }
+        #expect((json["note"] as? String)?.contains("pixel-aligned") == true)
+    }
+
+    @Test func aligningToALargerDepthMapIsAnError() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try SyntheticCapture(colorWidth: 160, colorHeight: 120, depthWidth: 320, depthHeight: 240)
+            .write(to: directory, stem: "odd", jpegQuality: 90, supersampling: 1)
+        let run = try Self.run(["rectify", capture.json, "-o", directory + "/out", "--align-to", "depth"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("odd.json") && run.stderr.contains("larger than the image"), "\(run.stderr)")
+        #expect(Self.files(in: directory + "/out").isEmpty)
+        let bad = try Self.run(["rectify", capture.json, "-o", directory + "/out", "--align-to", "both"])
+        #expect(bad.status != 0 && bad.stderr.contains("align-to"), "\(bad.stderr)")
+    }
+
     @Test func batchGoesOnPastABadCapture() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

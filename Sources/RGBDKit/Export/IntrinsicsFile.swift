@@ -3,10 +3,15 @@
 ///
 /// The top level holds the depth map's intrinsics (`width`, `height`,
 /// `intrinsic_matrix` as 9 numbers column-major), so Open3D reads the camera of the
-/// depth PNG directly; `color` and `depth` hold both in the same layout.
+/// depth PNG directly; `color` and `depth` hold both in the same layout. For a
+/// pixel-aligned pair (`rgbd rectify --align-to`) the two are equal, and the note says
+/// so.
 public enum IntrinsicsFile {
     /// The file's text.
     public static func json(color: Intrinsics, depth: Intrinsics, source: String) -> String {
+        let pairing = color == depth
+            ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
+            : "color and depth have different sizes: each file's intrinsics are under its key"
         func camera(_ k: Intrinsics, indent: String) -> String {
             let matrix = k.columnMajor.map(JSONText.number).joined(separator: ", ")
             return """
@@ -25,7 +30,7 @@ public enum IntrinsicsFile {
           "color": {
         \(camera(color, indent: "    "))
           },
-          "note": "rectified pinhole intrinsics; top level = depth map (Open3D read_pinhole_camera_intrinsic); intrinsic_matrix is column-major [fx, 0, 0, 0, fy, 0, cx, cy, 1]; depth PNG is millimeters (depth_scale 1000), depth TIFF is meters",
+          "note": "rectified pinhole intrinsics; top level = depth map (Open3D read_pinhole_camera_intrinsic); \(pairing); intrinsic_matrix is column-major [fx, 0, 0, 0, fy, 0, cx, cy, 1]; depth PNG is millimeters (depth_scale 1000), depth TIFF is meters",
           "source": \(JSONText.string(source))
         }
 

@@ -17,15 +17,26 @@ public enum RectifyPipeline {
     /// What the parsing thread produces.
     struct DepthSide {
         var warnings: [String]
+        /// The rectified depth map; with `.color` alignment, the depth map as captured
+        /// (the caller rectifies it onto the color grid with every processor).
         var depth: DepthMap
         var colorCalibration: ImageCalibration
+        var depthCalibration: ImageCalibration
+        /// Intrinsics of the depth output (the color image's with `.color` alignment).
         var depthIntrinsics: Intrinsics
     }
 
     /// Decodes the photo (and, if asked, touches the color output memory) on one thread
-    /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`.
+    /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`
+    /// with the depth map and the intrinsics of the color and depth outputs.
+    ///
+    /// With `alignment` `.depth`, the color output's intrinsics are the depth map's (the
+    /// caller averages the color down to it). With `.color`, the parsing thread leaves
+    /// the depth map as captured and does not run `alongsideDepth`: rectifying it onto
+    /// the color grid is many times the work of the native size, and is better done on
+    /// every processor once the photo is decoded.
     static func prepare(json: String, image: String?, rectifier: Rectifier,
-                        prefaultColorOutput: Bool, timings: StageTimings?,
+                        prefaultColorOutput: Bool, alignment: PixelAlignment? = nil, timings: StageTimings?,
                         alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void) throws
         -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
@@ -48,42 +59,78 @@ public enum RectifyPipeline {
                                                       keys: contents.keys)
                 let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
                 let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
+                if alignment == .color {
+                    return DepthSide(warnings: warnings, depth: contents.depth, colorCalibration: colorCalibration,
+                                     depthCalibration: depthCalibration, depthIntrinsics: colorCalibration.intrinsics)
+                }
+                if alignment == .depth {
+                    try Capture.checkAlignable(colorWidth: colorWidth, colorHeight: colorHeight,
+                                               depthWidth: contents.depth.width, depthHeight: contents.depth.height,
+                                               json: json)
+                }
                 // This thread's rows one after another: the other processor is decoding.
                 var serial = rectifier
                 serial.scheduler = .serial
                 let depth = timings.measure("rectify depth") {
                     serial.rectify(contents.depth, distortion: depthCalibration.distortion)
                 }
-                try alongsideDepth(depth, colorCalibration.intrinsics, depthCalibration.intrinsics)
+                let colorIntrinsics = alignment == .depth ? depthCalibration.intrinsics : colorCalibration.intrinsics
+                try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics)
                 return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
-                                 depthIntrinsics: depthCalibration.intrinsics)
+                                 depthCalibration: depthCalibration, depthIntrinsics: depthCalibration.intrinsics)
             })
         return (decoded.color, decoded.output, side)
     }
 
     /// The rectified capture `json` (with `image`, or the photo beside it) and the
-    /// warnings. `alongsideDepth` runs on the parsing thread with the rectified capture's
-    /// depth side: the rectified depth map and the color and depth intrinsics.
+    /// warnings. `alongsideDepth` runs with the rectified capture's depth side (the
+    /// rectified depth map and the color and depth intrinsics) while the color is being
+    /// decoded or rectified. With `alignment`, the capture is the pixel-aligned pair
+    /// `Capture.rectified(with:alignedTo:)` gives.
     public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
-                                 timings: StageTimings? = nil,
+                                 alignment: PixelAlignment? = nil, timings: StageTimings? = nil,
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
         throws -> (capture: RectifiedCapture, warnings: [String]) {
         let (color, colorOutput, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                                     prefaultColorOutput: true, timings: timings,
-                                                     alongsideDepth: alongsideDepth)
+                                                     prefaultColorOutput: alignment != .depth, alignment: alignment,
+                                                     timings: timings, alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
-        let rectifiedColor: ColorImage = timings.measure("rectify color") {
-            guard var output = colorOutput else { return rectifier.rectify(color, distortion: distortion) }
-            color.samples.withUnsafeBufferPointer { source in
-                output.withUnsafeMutableBufferPointer { destination in
-                    rectifier.rectify(source, channels: 3, distortion: distortion, into: destination)
+        let colorIntrinsics = side.colorCalibration.intrinsics
+        func rectifyColor() -> ColorImage {
+            timings.measure("rectify color") {
+                guard var output = colorOutput else { return rectifier.rectify(color, distortion: distortion) }
+                color.samples.withUnsafeBufferPointer { source in
+                    output.withUnsafeMutableBufferPointer { destination in
+                        rectifier.rectify(source, channels: 3, distortion: distortion, into: destination)
+                    }
                 }
+                return ColorImage(width: color.width, height: color.height, channels: 3, samples: output)
             }
-            return ColorImage(width: color.width, height: color.height, channels: 3, samples: output)
         }
-        let capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifiedColor, depth: side.depth,
-                                       colorIntrinsics: side.colorCalibration.intrinsics,
-                                       depthIntrinsics: side.depthIntrinsics)
+        let capture: RectifiedCapture
+        switch alignment {
+        case nil:
+            capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifyColor(), depth: side.depth,
+                                       colorIntrinsics: colorIntrinsics, depthIntrinsics: side.depthIntrinsics)
+        case .depth?:
+            let colors = timings.measure("rectify and average colors") {
+                rectifier.rectifyAreaAveraged(color, distortion: distortion, toWidth: side.depth.width,
+                                              height: side.depth.height)
+            }
+            capture = RectifiedCapture(stem: Path.stem(json), source: json, color: colors, depth: side.depth,
+                                       colorIntrinsics: side.depthIntrinsics, depthIntrinsics: side.depthIntrinsics)
+        case .color?:
+            // The depth map onto the color grid on every processor, then the depth-side
+            // work in the background while the color is rectified.
+            let depth = timings.measure("rectify depth") {
+                rectifier.rectify(side.depth, distortion: side.depthCalibration.distortion, toWidth: color.width,
+                                  height: color.height)
+            }
+            let (rectifiedColor, _) = try Concurrently.withBackground(
+                { try alongsideDepth(depth, colorIntrinsics, colorIntrinsics) }, foreground: rectifyColor)
+            capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifiedColor, depth: depth,
+                                       colorIntrinsics: colorIntrinsics, depthIntrinsics: colorIntrinsics)
+        }
         return (capture, side.warnings)
     }
 
@@ -108,16 +155,17 @@ public enum RectifyPipeline {
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side
-    /// files staged while the photo decodes, all committed together. Returns the paths
-    /// and the warnings.
+    /// files staged while the photo decodes, all committed together. With `alignment`,
+    /// color and depth files are a pixel-aligned pair at one size (see `PixelAlignment`)
+    /// and the sidecar's intrinsics are that grid's. Returns the paths and the warnings.
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
-                           pngEffort: PNGCodec.Effort = .fast,
+                           alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
                            timings: StageTimings? = nil) throws -> (paths: [String], warnings: [String]) {
         try FileSystem.createDirectory(directory)
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
-        let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier,
+        let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier, alignment: alignment,
                                                 timings: timings) { depth, colorIntrinsics, depthIntrinsics in
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,

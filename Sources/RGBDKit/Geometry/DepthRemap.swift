@@ -21,6 +21,19 @@ enum DepthRemap {
         let reference = src[ny * width + nx]
         guard reference.isFinite else { return .nan }
         let tolerance = maxRelativeStep * reference
+        if x0 >= 0 && y0 >= 0 && x0 &+ 1 < width && y0 &+ 1 < height {
+            // All four neighbors inside: the same sums as below without the bounds checks
+            // (the same neighbors, weights and order of additions).
+            let top = src + (y0 &* width &+ x0), bottom = top + width
+            let d00 = top[0], d10 = top[1], d01 = bottom[0], d11 = bottom[1]
+            let w00 = (1 - ax) * (1 - ay), w10 = ax * (1 - ay), w01 = (1 - ax) * ay, w11 = ax * ay
+            var sum: Float = 0, weightSum: Float = 0
+            if d00.isFinite && abs(d00 - reference) <= tolerance && w00 > 0 { sum += w00 * d00; weightSum += w00 }
+            if d10.isFinite && abs(d10 - reference) <= tolerance && w10 > 0 { sum += w10 * d10; weightSum += w10 }
+            if d01.isFinite && abs(d01 - reference) <= tolerance && w01 > 0 { sum += w01 * d01; weightSum += w01 }
+            if d11.isFinite && abs(d11 - reference) <= tolerance && w11 > 0 { sum += w11 * d11; weightSum += w11 }
+            return weightSum > 0 ? sum / weightSum : reference
+        }
         var sum: Float = 0, weightSum: Float = 0
         @inline(__always) func add(_ x: Int, _ y: Int, _ w: Float) {
             guard x >= 0, y >= 0, x < width, y < height, w > 0 else { return }
@@ -47,6 +60,29 @@ enum DepthRemap {
         let row = dst + y * width
         for x in 0..<width {
             let dx = Float(x) - positions.cx
+            let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
+            row[x] = sample(positions.cx + dx * k, positions.cy + dy * k, src: src, width: width, height: height,
+                            maxRelativeStep: maxRelativeStep)
+        }
+    }
+}
+
+extension DepthRemap {
+    /// Rectifies output row `y` of a grid `outputWidth` pixels wide of the same camera at
+    /// another resolution: output pixel `(x, y)` is the rectified depth map's point
+    /// `(x·ratio.x, y·ratio.y)` (`ratio` = depth map size / grid size, FORMAT.md §3), whose
+    /// source position comes from the same lens model. `dxs[x]` is `Float(x·ratio.x) − c.x`
+    /// (the same for every row). With `ratio` 1 this is `rectifyRow` bit for bit.
+    @inline(__always)
+    static func rectifyRow(_ y: Int, outputWidth: Int, ratio: SIMD2<Double>, dxs: UnsafePointer<Float>,
+                           positions: SourcePositions, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
+                           src: UnsafePointer<Float>, width: Int, height: Int, maxRelativeStep: Float,
+                           dst: UnsafeMutablePointer<Float>) {
+        let dy = Float(Double(y) * ratio.y) - positions.cy
+        let dy2 = dy * dy
+        let row = dst + y * outputWidth
+        for x in 0..<outputWidth {
+            let dx = dxs[x]
             let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
             row[x] = sample(positions.cx + dx * k, positions.cy + dy * k, src: src, width: width, height: height,
                             maxRelativeStep: maxRelativeStep)
