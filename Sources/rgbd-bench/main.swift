@@ -1,13 +1,14 @@
 // rgbd-bench: in-process micro-benchmarks of RGBDKit's stages on one capture.
 //
-//     rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]]
+//     rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]] [--photo FILE]
 //
 // For each stage, one untimed warm-up run (this VM is slow to touch fresh memory the
 // first time), then N timed runs (default 7). Prints one line per stage on stdout:
 //
 //     bench <name> median_ms <x> runs <a b c ...>
 //
-// Stages: parse, decode, rectify_color (positions on the fly, parallel),
+// Stages: parse, decode, decode_photo (FILE of --photo, JPEG or HEIC, read and decoded by
+// content; default the capture's own photo), rectify_color (positions on the fly, parallel),
 // rectify_color_into (the same into one preallocated buffer), rectify_color_serial, map_build, rectify_color_map (with a prebuilt map),
 // rectify_depth, encode_color_png, encode_depth_png, write_depth_tiff. Encoders take
 // the rectified images, as `rgbd rectify` does. Scripts/bench-rectify.sh runs this
@@ -24,11 +25,11 @@
 // (`--only 'rectify_color$'`); it may be repeated.
 import RGBDKit
 
-let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]]\n"
+let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]] [--photo FILE]\n"
 
 /// Every stage, in the order run.
 let stageNames = [
-    "parse", "decode", "rectify_color", "rectify_color_into", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
+    "parse", "decode", "decode_photo", "rectify_color", "rectify_color_into", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
     "encode_color_png", "encode_depth_png", "write_depth_tiff",
     "cloud_points", "cloud_write_ply", "cloud_backproject_and_write",
 ]
@@ -83,7 +84,7 @@ func bench<T>(_ name: String, runs: Int, selection: Selection, _ body: () throws
 }
 
 /// Benchmarks the selected stages on the capture at `json` (its image is the JPEG beside it).
-func run(json: String, runs: Int, selection: Selection) throws {
+func run(json: String, runs: Int, selection: Selection, photo: String?) throws {
     let imagePath = try Capture.imagePath(besideJSON: json)
     let capture = try Capture.load(json: json, image: imagePath)
     let color = capture.color, depth = capture.depth
@@ -96,6 +97,10 @@ func run(json: String, runs: Int, selection: Selection) throws {
     try bench("parse", runs: runs, selection: selection) { try CaptureReader.read(path: json) }
     try bench("decode", runs: runs, selection: selection) {
         try JPEGCodec.decodeRGB(try FileSystem.readFile(imagePath), file: imagePath)
+    }
+    let photoPath = photo ?? imagePath
+    try bench("decode_photo", runs: runs, selection: selection) {
+        try PhotoDecoder.decodeRGB(try FileSystem.readFile(photoPath), file: photoPath)
     }
 
     // Rectifying: positions on the fly (parallel, serial), or through a cached map.
@@ -192,6 +197,7 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 var runs = 7
 var selection = Selection()
 var capturePath: String? = nil
+var photoPath: String? = nil
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -205,6 +211,13 @@ while let argument = arguments.first {
         }
         arguments.removeFirst()
         runs = n
+    case "--photo":
+        guard let path = arguments.first else {
+            FileSystem.printError("rgbd-bench: --photo takes a file\n" + usage)
+            FileSystem.exitProcess(2)
+        }
+        arguments.removeFirst()
+        photoPath = path
     case "--only":
         let prefixes = arguments.first.map { $0.split(separator: ",").map(String.init) } ?? []
         guard !prefixes.isEmpty, prefixes.allSatisfy({ prefix in stageNames.contains { Selection.matches($0, prefix) } }) else {
@@ -227,7 +240,7 @@ guard let capturePath else {
     FileSystem.exitProcess(2)
 }
 do {
-    try run(json: capturePath, runs: runs, selection: selection)
+    try run(json: capturePath, runs: runs, selection: selection, photo: photoPath)
 } catch {
     FileSystem.printError("rgbd-bench: error: \(error)\n")
     FileSystem.exitProcess(1)

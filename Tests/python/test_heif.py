@@ -165,3 +165,17 @@ def test_python_loads_heic_from_memory(heic_capture, jpeg_outputs):
     np.testing.assert_array_equal(capture.rectified_color(), png(jpeg_outputs / "shot.color.png"))
     from_file = rgbd.load_capture(heic_capture / "shot.json")
     np.testing.assert_array_equal(from_file.color, capture.color)
+
+
+def test_grid_heic_decodes_whole(rgbd_bin, sample_pixels, jpeg_outputs, tmp_path):
+    """A tiled image (as iPhones write: a grid of HEVC tiles), here 256-px tiles made by
+    pillow-heif, lossless: rgbd decodes the whole picture, tile seams included."""
+    import pillow_heif
+    height, width, _ = sample_pixels.shape
+    heif = pillow_heif.from_bytes(mode="RGB", size=(width, height), data=sample_pixels.tobytes())
+    image = tmp_path / "grid.heic"
+    heif.save(str(image), quality=-1, chroma=444, matrix_coefficients=0, tile_size=256)
+    assert b"grid" in image.read_bytes()[:4096], "pillow-heif wrote no grid item"
+    run = rectify(rgbd_bin, SAMPLE / "shot.json", tmp_path / "out", "--image", str(image))
+    assert run.returncode == 0, run.stderr
+    np.testing.assert_array_equal(png(tmp_path / "out" / "shot.color.png"), png(jpeg_outputs / "shot.color.png"))
