@@ -64,7 +64,8 @@ PC
 
 # A system-wide library folder: refresh the loader's cache (for programs linked without
 # the pkg-config file's run path).
-if [ "$(uname -s)" = Linux ] && [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
+if [ "$(uname -s)" = Linux ] && { [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; } &&
+   [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
   ldconfig 2>/dev/null || true
 fi
 
