@@ -195,6 +195,28 @@ def test_wheel_works_outside_the_repository(wheel, clone, tmp_path, reference):
             assert not path.startswith(str(tree) + os.sep), f"the process uses {path}, inside {tree}"
 
 
+def readme_python_snippet() -> str:
+    """The Python code block of README.md's "From C and Python" section."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## From C and Python"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_readme_snippet_runs_with_the_installed_wheel(wheel, tmp_path, reference):
+    python = venv(tmp_path / "venv")
+    run(python, "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path)
+    folder = tmp_path / "anywhere"
+    sample_copy(folder / "Examples" / "sample")
+    snippet = readme_python_snippet()
+    c, d = TRUTH["color_intrinsics"], TRUTH["depth_intrinsics"]
+    check = textwrap.dedent(f"""
+        assert color.shape == ({c['height']}, {c['width']}, 3) and depth.shape == ({d['height']}, {d['width']})
+        assert points.shape == colors.shape == ({reference['points']}, 3)
+        print("snippet ok")
+    """)
+    assert "snippet ok" in run(python, "-c", snippet + check, cwd=folder).stdout
+
+
 def test_editable_install_uses_the_repository_build(clone, tmp_path, reference):
     python = venv(tmp_path / "venv")
     run(python, "-m", "pip", "install", "--quiet", "-e", "./python", cwd=clone)
