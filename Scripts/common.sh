@@ -5,7 +5,8 @@
 # compiles once): release mode with testing enabled (the Swift tests use
 # `@testable import`). The shipped library and the installed binary are built
 # separately by Scripts/build-library.sh.
-swift_build=(swift build -c release -Xswiftc -enable-testing)
+swift_flags=(-c release -Xswiftc -enable-testing)
+swift_build=(swift build "${swift_flags[@]}")
 
 # use_venv REQUIREMENTS_FILE...: makes sure .venv/ (git-ignored) exists and holds the
 # packages of the given requirements files, and sets $py to its interpreter. The

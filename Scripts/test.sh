@@ -18,7 +18,7 @@ echo "== building (release, testing enabled)" >&2
 "${swift_build[@]}" --build-tests
 
 echo "== swift tests" >&2
-swift test -c release -Xswiftc -enable-testing --skip-build
+swift test "${swift_flags[@]}" --skip-build
 
 echo "== the shipped library (Scripts/build-library.sh)" >&2
 dist=$(./Scripts/build-library.sh)

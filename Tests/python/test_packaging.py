@@ -167,8 +167,13 @@ def wheel(clone, tmp_path_factory):
 
 
 def test_wheel_has_a_platform_tag_and_the_library(wheel):
-    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
-    assert wheel.name == f"rgbd-{VERSION}-py3-none-{platform}.whl"
+    match = re.fullmatch(rf"rgbd-{re.escape(VERSION)}-py3-none-(\w+)\.whl", wheel.name)
+    assert match, wheel.name
+    platform = match.group(1)
+    if LINUX:
+        assert platform == sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    else:  # macOS: macosx_<deployment target>_<arch>
+        assert platform.startswith("macosx_") and platform.endswith(("arm64", "x86_64", "universal2")), platform
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         metadata = archive.read(f"rgbd-{VERSION}.dist-info/WHEEL").decode()
