@@ -38,14 +38,12 @@ let package = Package(
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF"]),
 
         // The C interface: the hand-written header, and its Swift implementation
-        // (`@c @implementation`, checked by the compiler against the header). On Linux
-        // the Swift runtime is linked in statically, so the library loads on machines
-        // without the Swift toolchain.
+        // (`@c @implementation`, checked by the compiler against the header).
+        // Scripts/build-library.sh builds the shared library for C and Python with the
+        // Swift runtime linked in statically on Linux (a command-line option, not an
+        // unsafe flag here, so that other packages can depend on this one).
         .target(name: "CRGBD"),
-        .target(
-            name: "RGBDC",
-            dependencies: ["RGBDKit", "CRGBD"],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
+        .target(name: "RGBDC", dependencies: ["RGBDKit", "CRGBD"]),
 
         // Deterministic synthetic captures with ground truth (sample, tests, benchmarks).
         .target(name: "RGBDSynth", dependencies: ["RGBDKit"]),

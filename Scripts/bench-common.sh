@@ -2,18 +2,18 @@
 # $raw set to their raw-output folder): installs what is missing, builds release, makes
 # the benchmark capture once, and defines `timed`.
 #
-# Sets: runs, out, capture, image, py (the interpreter), bin (the build's product folder).
+# Sets: runs, out, capture, image, py (.venv's interpreter), bin (the build's product folder).
 
 runs=${RUNS:-7}
 out=${RGBD_BENCH_OUT:-bench-out}
 capture=$out/bench.json
 image=$out/bench.jpg
 
-./Scripts/bootstrap.sh
-# The interpreter itself, not a wrapper (pyenv shims cost tens of ms per start).
-py=$(python3 -c 'import sys; print(sys.executable)')
-echo "== python requirements (Scripts/requirements-bench.txt)" >&2
-PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --disable-pip-version-check -r Scripts/requirements-bench.txt
+./Scripts/bootstrap.sh --python
+# shellcheck source=Scripts/common.sh
+source Scripts/common.sh
+# The repository's .venv/ (the interpreter itself, not a wrapper such as a pyenv shim).
+use_venv Scripts/requirements-bench.txt
 
 build=(swift build -c release)
 if [ -n "${RGBD_SCRATCH:-}" ]; then build+=(--scratch-path "$RGBD_SCRATCH"); fi

@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# Installs the system libraries rgbd builds against, when they are missing.
-# Idempotent, non-interactive, and silent when everything is already there.
+# Installs the system libraries rgbd builds against, when they are missing; with
+# --python also what `python3 -m venv` needs (test.sh and the benchmarks keep their
+# Python packages in .venv/). Idempotent, non-interactive, and silent when everything is
+# already there.
 #   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev pkg-config,
-#     and for the tests libheif-examples (heif-enc); the libheif-plugin-* HEVC packages where
-#     the distribution splits them out
+#                  for the tests libheif-examples (heif-enc), and the libheif-plugin-* HEVC
+#                  packages where the distribution splits them out
+#                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
 #   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif pkg-config
 set -euo pipefail
+
+with_python=false
+case "${1:-}" in
+  "") ;;
+  --python) with_python=true ;;
+  *) echo "usage: $0 [--python]" >&2; exit 2 ;;
+esac
 
 pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif)
 
@@ -19,29 +29,40 @@ missing_modules() {
   command -v heif-enc >/dev/null 2>&1 || echo "heif-enc"
 }
 
-[ -z "$(missing_modules)" ] && exit 0
+# Debian's python3 comes without ensurepip (package python3-venv), so `python3 -m venv`
+# fails there until it is installed. $PYTHON overrides the interpreter, as in common.sh.
+python_venv_missing() {
+  $with_python && ! "${PYTHON:-python3}" -c 'import ensurepip, venv' >/dev/null 2>&1
+}
+
+[ -z "$(missing_modules)" ] && ! python_venv_missing && exit 0
 
 case "$(uname -s)" in
   Linux)
     if ! command -v apt-get >/dev/null 2>&1; then
-      echo "bootstrap: missing $(missing_modules | tr '\n' ' ')and no apt-get; install them with your package manager" >&2
+      echo "bootstrap: missing $(missing_modules | tr '\n' ' ')$(python_venv_missing && echo 'python3-venv ')and no apt-get; install them with your package manager" >&2
       exit 1
     fi
     sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    echo "bootstrap: installing system libraries (apt-get)..." >&2
+    packages=()
+    [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
+                                              libheif-examples pkg-config)
+    python_venv_missing && packages+=(python3 python3-venv)
+    echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
     log=$(mktemp)
-    packages=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libheif-examples pkg-config)
     if ! $sudo apt-get update -qq >"$log" 2>&1; then
       cat "$log" >&2; rm -f "$log"
       echo "bootstrap: apt-get update failed (output above)" >&2
       exit 1
     fi
     # libheif 1.17+ ships its HEVC decoder and encoder as plugins (Debian 13, Ubuntu 24.04).
-    for plugin in libheif-plugin-libde265 libheif-plugin-x265; do
-      apt-cache show "$plugin" >/dev/null 2>&1 && packages+=("$plugin")
-    done
+    if [ -n "$(missing_modules)" ]; then
+      for plugin in libheif-plugin-libde265 libheif-plugin-x265; do
+        apt-cache show "$plugin" >/dev/null 2>&1 && packages+=("$plugin")
+      done
+    fi
     if ! $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$log" 2>&1; then
       cat "$log" >&2; rm -f "$log"
       echo "bootstrap: apt-get failed (output above)" >&2
@@ -50,6 +71,7 @@ case "$(uname -s)" in
     rm -f "$log"
     ;;
   Darwin)
+    [ -z "$(missing_modules)" ] && exit 0   # Python: any python3 with venv will do
     if ! command -v brew >/dev/null 2>&1; then
       echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif pkg-config" >&2
       exit 1
@@ -64,6 +86,7 @@ case "$(uname -s)" in
 esac
 
 still=$(missing_modules | tr '\n' ' ')
+if [ "$(uname -s)" = Linux ] && python_venv_missing; then still+="python3 venv (ensurepip) "; fi
 if [ -n "$still" ]; then
   echo "bootstrap: still missing after install: $still" >&2
   exit 1

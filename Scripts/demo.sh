@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./Scripts/bootstrap.sh
+# shellcheck source=Scripts/common.sh
+source Scripts/common.sh
 
 echo "== building rgbd (release; the first build takes a minute or two)"
-swift build -c release --product rgbd
-bin=$(swift build -c release --show-bin-path)/rgbd
+"${swift_build[@]}" --product rgbd
+bin=$("${swift_build[@]}" --show-bin-path)/rgbd
 
 out=${1:-demo-output}
 echo
@@ -35,4 +37,7 @@ cat <<TXT
 
 The sample is synthetic: Examples/sample/shot.truth.json describes the scene
 (a checkerboard wall at 3 m, a floor, a box) so you can check the numbers.
+
+The rgbd binary is $bin
+(./Scripts/install.sh installs it, the C library and the shell completions).
 TXT

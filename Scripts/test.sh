@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing system libraries, builds in release mode with
-# testing enabled (the ground-truth scenes render quickly only when optimized), runs the
-# Swift tests (library, ground truth, the real rgbd binary), then the Python tests of the
-# outputs (PLY interop with numpy / plyfile / Open3D's formulas), of the Python package
-# against the real libRGBDKit.so, and of a C program compiled against rgbd.h alone.
+# testing enabled (the ground-truth scenes render quickly only when optimized; the same
+# build as demo.sh's), runs the Swift tests (library, ground truth, the real rgbd
+# binary), builds the shipped library (Scripts/build-library.sh), then the Python tests
+# in .venv/: the outputs (PLY interop with numpy / plyfile / Open3D's formulas), the
+# Python package against the shipped library, a C program compiled against rgbd.h alone,
+# and the packaging (test_packaging.py: the wheel installed outside the repository,
+# install.sh into a temporary prefix, the Swift example package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./Scripts/bootstrap.sh
+./Scripts/bootstrap.sh --python
+# shellcheck source=Scripts/common.sh
+source Scripts/common.sh
 
 echo "== building (release, testing enabled)" >&2
-swift build -c release -Xswiftc -enable-testing --build-tests
+"${swift_build[@]}" --build-tests
 
 echo "== swift tests" >&2
-swift test -c release -Xswiftc -enable-testing --skip-build
+swift test "${swift_flags[@]}" --skip-build
 
-echo "== python tests (real rgbd binary, numpy, plyfile)" >&2
-python3 -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
-bin="$(swift build -c release -Xswiftc -enable-testing --show-bin-path)"
-lib="$bin/libRGBDKit.so"
-[ "$(uname -s)" = Darwin ] && lib="$bin/libRGBDKit.dylib"
-RGBD_BIN="$bin/rgbd" RGBD_LIBRARY="$lib" python3 -m pytest -q -p no:cacheprovider Tests/python
+echo "== the shipped library (Scripts/build-library.sh)" >&2
+dist=$(./Scripts/build-library.sh)
+lib="$dist/libRGBDKit.so"
+[ "$(uname -s)" = Darwin ] && lib="$dist/libRGBDKit.dylib"
+
+use_venv Tests/python/requirements.txt
+echo "== python tests (real rgbd binary, the shipped library, numpy, plyfile; packaging)" >&2
+bin=$("${swift_build[@]}" --show-bin-path)
+RGBD_BIN="$bin/rgbd" RGBD_LIBRARY="$lib" "$py" -m pytest -q -p no:cacheprovider Tests/python

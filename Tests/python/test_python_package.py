@@ -2,8 +2,9 @@
 
 Run with `python3 -m pytest -q Tests/python` (requirements: Tests/python/requirements.txt).
 The package is imported from <repo>/python (inserted at the front of sys.path, so no
-install is needed); it finds the library as it does for users: $RGBD_LIBRARY, else next to
-the package, else <repo>/.build/release/libRGBDKit.so. The CLI is $RGBD_BIN, else
+install is needed); it finds the library as it does for users: $RGBD_LIBRARY (test.sh: the
+shipped build of Scripts/build-library.sh), else next to the package, else the repository's
+builds (.build/dist/release/, .build/release/). The CLI is $RGBD_BIN, else
 <repo>/.build/release/rgbd. A missing library or binary is a failure, never a skip.
 
 What is checked: every function of rgbd.h is declared exactly as the header says; results
@@ -11,7 +12,8 @@ equal the CLI's outputs bit for bit; shapes, dtypes and NaN conventions; 1000 lo
 cycles without memory growth; 4 threads on one capture give the single-threaded results;
 corrupt inputs raise RGBDError (in a subprocess, proving the interpreter survives);
 rectify_image against the capture's own rectification; a C program built against rgbd.h
-alone; the package installs with pip; the examples (process pool, Dask) work.
+alone; the library search outside the repository; the examples (process pool, Dask) work.
+(Building, installing and using the package from a wheel: test_packaging.py.)
 """
 
 from __future__ import annotations
@@ -229,7 +231,12 @@ def test_library_found_by_the_documented_rules(library):
         assert library in _lib.candidate_paths()
     candidates = _lib.candidate_paths()
     assert candidates[0].parent == PYTHON_DIR / "rgbd"
-    assert REPO / ".build" / "release" / "libRGBDKit.so" in candidates
+    builds = [REPO / ".build" / "dist" / "release" / "libRGBDKit.so", REPO / ".build" / "release" / "libRGBDKit.so"]
+    assert all(path in candidates for path in builds)
+    # The repository's builds: the most recently built library first.
+    existing = [path for path in candidates if path.is_file() and REPO / ".build" in path.parents]
+    times = [path.stat().st_mtime for path in existing]
+    assert times == sorted(times, reverse=True)
 
 
 # ---------------------------------------------------------------------------- equal to the CLI
@@ -861,15 +868,12 @@ def test_c_program_uses_the_header_alone(library, cli_cloud, cli_rectified, work
 
 # ---------------------------------------------------------------------------- packaging
 
-def test_pip_installs_the_package_and_it_finds_the_library(library, tmp_path):
-    # Build from a copy: setuptools leaves build/ and *.egg-info/ beside the sources.
-    source = tmp_path / "src"
-    shutil.copytree(PYTHON_DIR, source, ignore=shutil.ignore_patterns(
-        "__pycache__", "build", "*.egg-info", "*.so", "*.dylib"))
+def test_library_search_outside_the_repository(library, tmp_path):
+    """The package's sources outside any repository (building and installing it is
+    test_packaging.py's): the documented search order and its errors."""
     target = tmp_path / "site"
-    run(sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-        "--target", target, source, timeout=900)
-    assert (target / "rgbd" / "__init__.py").is_file() and (target / "rgbd" / "py.typed").is_file()
+    shutil.copytree(PYTHON_DIR / "rgbd", target / "rgbd", ignore=shutil.ignore_patterns(
+        "__pycache__", "*.so", "*.dylib"))
     probe = textwrap.dedent("""
         import sys, rgbd
         try:
@@ -885,9 +889,10 @@ def test_pip_installs_the_package_and_it_finds_the_library(library, tmp_path):
         result = run(sys.executable, "-c", probe, SAMPLE, env={**env, **extra}, cwd=tmp_path)
         return result.stdout.strip()
 
-    # Installed outside the repository, without $RGBD_LIBRARY: a clear error listing the places.
+    # Outside the repository, without $RGBD_LIBRARY: a clear error listing the places.
     text = probe_with({})
     assert text.startswith("NOTFOUND") and "RGBD_LIBRARY" in text and str(target / "rgbd") in text, text
+    assert "pip install ./python" in text, text
     # $RGBD_LIBRARY.
     assert probe_with({_lib.LIBRARY_ENV: str(library)}) == f"OK {library} (192, 256)"
     bad = tmp_path / "missing.so"

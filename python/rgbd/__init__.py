@@ -1,10 +1,10 @@
 """rgbd: rectify iPhone depth captures and back-project them to point clouds, from Python.
 
-A thin ctypes layer over the rgbd C library (``rgbd.h``, built as ``libRGBDKit.so`` by
-``swift build -c release``); images and clouds are numpy arrays that the library writes
-in place. The library is found through ``$RGBD_LIBRARY``, next to this package, or in the
-rgbd repository's ``.build/release/`` (see :func:`rgbd.find_library`), and is loaded on
-first use.
+A thin ctypes layer over the rgbd C library (``rgbd.h``, ``libRGBDKit.so``, which
+``pip install ./python`` builds and ships inside the package); images and clouds are
+numpy arrays that the library writes in place. The library is found through
+``$RGBD_LIBRARY``, next to this package, or in the build folders of the rgbd repository
+the package sits in (see :func:`rgbd.find_library`), and is loaded on first use.
 
 Example::
 

@@ -190,22 +190,41 @@ def _repository_roots(start: Path) -> List[Path]:
     return [folder for folder in (start, *start.parents) if (folder / "Package.swift").is_file()]
 
 
+def _modification_time(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return float("-inf")
+
+
 def candidate_paths() -> List[Path]:
     """Where the library is looked for when ``RGBD_LIBRARY`` is not set, in order.
 
-    1. next to the package: the ``rgbd`` package folder, then the folder that holds it;
-    2. ``.build/release/`` of the Swift repository the package sits in (found by walking up
-       from the package to a folder with a ``Package.swift``).
+    1. next to the package: the ``rgbd`` package folder (where ``pip install`` puts the
+       library), then the folder that holds it;
+    2. the build folders of the Swift repository the package sits in (found by walking up
+       from the package to a folder with a ``Package.swift``; this is what an editable
+       install or ``python/`` on ``sys.path`` uses): ``.build/dist/release/``
+       (``Scripts/build-library.sh``, which the package's build hook runs) and
+       ``.build/release/`` (``swift build -c release``, ``demo.sh``, ``test.sh``), the
+       most recently built library first.
     """
-    folders = [_PACKAGE_DIR, _PACKAGE_DIR.parent]
-    folders += [root / ".build" / "release" for root in _repository_roots(_PACKAGE_DIR)]
     seen, paths = set(), []
-    for folder in folders:
+
+    def add(path: Path) -> None:
+        if path not in seen:
+            seen.add(path)
+            paths.append(path)
+
+    for folder in (_PACKAGE_DIR, _PACKAGE_DIR.parent):
         for name in LIBRARY_NAMES:
-            path = folder / name
-            if path not in seen:
-                seen.add(path)
-                paths.append(path)
+            add(folder / name)
+    for root in _repository_roots(_PACKAGE_DIR):
+        builds = [root / ".build" / "dist" / "release" / name
+                  for name in LIBRARY_NAMES] + [root / ".build" / "release" / name for name in LIBRARY_NAMES]
+        # Stable sort: newest existing file first, missing ones keep their order at the end.
+        for path in sorted(builds, key=lambda p: -_modification_time(p)):
+            add(path)
     return paths
 
 
@@ -223,7 +242,7 @@ def find_library() -> Path:
             return Path(os.path.abspath(path))
         raise LibraryNotFoundError(
             f"${LIBRARY_ENV} is set to {env!r}, which is not a file; point it at libRGBDKit.so "
-            f"(built by `swift build -c release` into .build/release/) or unset it"
+            f"or unset it"
         )
     candidates = candidate_paths()
     for path in candidates:
@@ -233,8 +252,9 @@ def find_library() -> Path:
     raise LibraryNotFoundError(
         "the rgbd shared library was not found. Looked for:\n"
         f"  ${LIBRARY_ENV} (not set)\n  {looked}\n"
-        "Build it with `swift build -c release` in the rgbd repository (it writes "
-        f".build/release/libRGBDKit.so), or set {LIBRARY_ENV} to the library's path."
+        "Install the package with `pip install ./python` from the rgbd repository (it builds "
+        "the library and ships it inside the package), or build the library with "
+        f"Scripts/build-library.sh and set {LIBRARY_ENV} to its path."
     )
 
 

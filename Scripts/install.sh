@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Installs rgbd under PREFIX (default /usr/local as root, else $HOME/.local):
+#
+#   PREFIX/bin/rgbd                                  the command
+#   PREFIX/lib/libRGBDKit.so (.dylib on macOS)       the C library
+#   PREFIX/include/rgbd.h                            its header
+#   PREFIX/lib/pkgconfig/rgbd.pc                     cc app.c $(pkg-config --cflags --libs rgbd)
+#   PREFIX/share/bash-completion/completions/rgbd    shell completions
+#   PREFIX/share/zsh/site-functions/_rgbd
+#   PREFIX/share/fish/vendor_completions.d/rgbd.fish
+#
+#   ./Scripts/install.sh [PREFIX]
+#
+# Builds with Scripts/build-library.sh (release, Swift runtime linked in statically on
+# Linux, so neither the binary nor the library needs the Swift toolchain at run time).
+# The library keeps SwiftPM's name, libRGBDKit: the pkg-config file links it with
+# -lRGBDKit and records PREFIX/lib as the program's run path, so programs built with it
+# run without LD_LIBRARY_PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -gt 1 ] || [[ "${1:-}" == -* ]]; then
+  echo "usage: $0 [PREFIX]   (default: /usr/local as root, else \$HOME/.local)" >&2
+  exit 2
+fi
+if [ $# -eq 1 ]; then
+  prefix=$1
+elif [ "$(id -u)" -eq 0 ]; then
+  prefix=/usr/local
+else
+  prefix=$HOME/.local
+fi
+mkdir -p "$prefix"
+prefix=$(cd "$prefix" && pwd)
+
+bin=$(./Scripts/build-library.sh --cli)
+library=libRGBDKit.so
+[ "$(uname -s)" = Darwin ] && library=libRGBDKit.dylib
+version=$("$bin/rgbd" --version)
+
+echo "== installing rgbd $version into $prefix" >&2
+install -d "$prefix/bin" "$prefix/lib/pkgconfig" "$prefix/include" \
+  "$prefix/share/bash-completion/completions" "$prefix/share/zsh/site-functions" \
+  "$prefix/share/fish/vendor_completions.d"
+install -m 755 "$bin/rgbd" "$prefix/bin/rgbd"
+install -m 755 "$bin/$library" "$prefix/lib/$library"
+install -m 644 Sources/CRGBD/include/rgbd.h "$prefix/include/rgbd.h"
+
+cat >"$prefix/lib/pkgconfig/rgbd.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: rgbd
+Description: Rectify iPhone depth captures and back-project them to point clouds (C interface)
+Version: $version
+Libs: -L\${libdir} -lRGBDKit -Wl,-rpath,\${libdir}
+Cflags: -I\${includedir}
+PC
+
+"$bin/rgbd" --generate-completion-script bash >"$prefix/share/bash-completion/completions/rgbd"
+"$bin/rgbd" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_rgbd"
+"$bin/rgbd" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/rgbd.fish"
+
+# A system-wide library folder: refresh the loader's cache (for programs linked without
+# the pkg-config file's run path).
+if [ "$(uname -s)" = Linux ] && { [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; } &&
+   [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null 2>&1; then
+  ldconfig 2>/dev/null || true
+fi
+
+cat >&2 <<TXT
+Installed:
+  $prefix/bin/rgbd
+  $prefix/lib/$library
+  $prefix/include/rgbd.h
+  $prefix/lib/pkgconfig/rgbd.pc
+  completions for bash, zsh and fish under $prefix/share/
+TXT
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "Add $prefix/bin to PATH to run rgbd by name." >&2 ;;
+esac
+if ! command -v pkg-config >/dev/null 2>&1 || [ "$(pkg-config --variable=prefix rgbd 2>/dev/null)" != "$prefix" ]; then
+  echo "For pkg-config: export PKG_CONFIG_PATH=$prefix/lib/pkgconfig\${PKG_CONFIG_PATH:+:\$PKG_CONFIG_PATH}" >&2
+fi
