@@ -838,13 +838,11 @@ def test_rectify_image_zero_table_gives_the_input_back(cap):
 
 # ---------------------------------------------------------------------------- C program
 
-def test_c_program_uses_the_header_alone(library, cli_cloud, cli_rectified, workdir):
+@pytest.fixture(scope="module")
+def c_program(library, workdir):
+    """Tests/c/uses_header.c compiled against rgbd.h alone and linked with the library."""
     if shutil.which("cc") is None:
         pytest.fail("no C compiler `cc` on PATH (install gcc or clang)", pytrace=False)
-    out, stem = cli_rectified
-    sidecar = json.loads((out / f"{stem}.intrinsics.json").read_text())
-    k = sidecar["depth"]["intrinsic_matrix"]
-    points = len(vertices(cli_cloud()))
     binary = workdir / "uses_header"
     directory = library.parent
     if library.name.startswith("lib") and library.suffix == ".so":
@@ -853,7 +851,68 @@ def test_c_program_uses_the_header_alone(library, cli_cloud, cli_rectified, work
         link = [str(library)]
     run("cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", HEADER.parent, C_PROGRAM,
         *link, f"-Wl,-rpath,{directory}", "-lm", "-o", binary)
-    proc = run(binary, SAMPLE, points, k[0], k[4], k[6], k[7])
+    return binary
+
+
+def test_c_program_uses_the_header_alone(c_program, cli_cloud, cli_rectified):
+    out, stem = cli_rectified
+    sidecar = json.loads((out / f"{stem}.intrinsics.json").read_text())
+    k = sidecar["depth"]["intrinsic_matrix"]
+    points = len(vertices(cli_cloud()))
+    proc = run(c_program, SAMPLE, points, k[0], k[4], k[6], k[7])
+    assert "all checks passed" in proc.stdout
+
+
+# ------------------------------------------------- a color image smaller than the depth map
+
+_SMALL_COLOR_SCRIPT = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import rgbd
+cap = rgbd.load_capture(sys.argv[2])
+count = cap.point_cloud_count()
+kept = cap.point_cloud_count(keep_edges=True)
+points, colors = cap.point_cloud()
+valid = int(np.isfinite(cap.rectified_depth()).sum())
+print(json.dumps({"count": count, "kept": kept, "points": len(points), "valid": valid,
+                  "colors": sorted(set(map(tuple, colors.tolist())))}))
+'''
+
+
+@pytest.fixture(scope="module")
+def small_color_capture(workdir):
+    """The sample's JSON (depth 256×192) beside a one-color 64×48 JPEG, and that JPEG's
+    decoded color (the ground truth of every point's color)."""
+    directory = workdir / "small_color"
+    directory.mkdir()
+    shutil.copy(SAMPLE, directory / "shot.json")
+    image = np.zeros((48, 64, 3), np.uint8)
+    image[:] = (90, 40, 200)  # BGR
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 100])
+    assert ok
+    (directory / "shot.jpg").write_bytes(jpeg.tobytes())
+    decoded = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)[:, :, ::-1].reshape(-1, 3)
+    assert (decoded == decoded[0]).all()
+    return directory / "shot.json", tuple(int(c) for c in decoded[0])
+
+
+def test_point_cloud_of_a_color_image_smaller_than_the_depth_map(library, small_color_capture, tmp_path):
+    # Once killed the interpreter (a precondition trap in the area average): now each
+    # depth pixel takes the nearest color pixel. Run in a child, so a crash is a failure.
+    path, solid = small_color_capture
+    proc = subprocess.run([sys.executable, "-c", _SMALL_COLOR_SCRIPT, str(PYTHON_DIR), str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, preexec_fn=_no_core_dumps)
+    assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["count"] == result["points"] and 0 < result["count"] <= result["kept"]
+    assert result["kept"] == result["valid"]  # with edges kept, every valid depth pixel
+    assert result["colors"] == [list(solid)], "a one-color photo colors every point with its color"
+
+
+def test_c_program_on_a_color_image_smaller_than_the_depth_map(c_program, small_color_capture):
+    path, _ = small_color_capture
+    proc = run(c_program, path)
     assert "all checks passed" in proc.stdout
 
 

@@ -132,6 +132,58 @@ import RGBDSynth
         #expect(turned.stderr.contains("portrait.jpg") && turned.stderr.contains("transposed"), "\(turned.stderr)")
     }
 
+    /// The vertices of an ASCII PLY (`x y z red green blue` per line).
+    static func asciiVertices(_ path: String) throws -> [(position: SIMD3<Double>, color: SIMD3<Int>)] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let parts = text.components(separatedBy: "end_header\n")
+        #expect(parts.count == 2 && parts[0].contains("property uchar red"))
+        return parts.last.map { body in
+            body.split(separator: "\n").map { line in
+                let v = line.split(separator: " ").map { Double($0) ?? .nan }
+                return (SIMD3(v[0], v[1], v[2]), SIMD3(Int(v[3]), Int(v[4]), Int(v[5])))
+            }
+        } ?? []
+    }
+
+    /// A depth map larger than the color image (same 4:3 aspect): once a SIGILL on a
+    /// precondition; now every depth pixel takes the color pixel nearest to it, so a
+    /// one-color photo colors every point exactly with its color, and the points are
+    /// the scene's.
+    @Test func cloudOfADepthMapLargerThanTheColorImage() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let synthetic = SyntheticCapture(colorWidth: 8, colorHeight: 6, depthWidth: 32, depthHeight: 24)
+        let capture = try synthetic.write(to: directory, stem: "shot")
+        // An 8×6 photo of one color; its decoded pixels are the ground truth of the colors.
+        let photo = ColorImage(width: 8, height: 6, channels: 3, samples: Array((0..<48).map { _ in [200, 40, 90] }.joined()))
+        let jpeg = try JPEGCodec.encode(photo, quality: 100)
+        try Data(jpeg).write(to: URL(fileURLWithPath: capture.image))
+        let decoded = try JPEGCodec.decodeRGB(jpeg)
+        let solid = SIMD3(Int(decoded[0, 0, 0]), Int(decoded[0, 0, 1]), Int(decoded[0, 0, 2]))
+        #expect((0..<48).allSatisfy { SIMD3(Int(decoded.samples[3 * $0]), Int(decoded.samples[3 * $0 + 1]), Int(decoded.samples[3 * $0 + 2])) == solid })
+
+        let ply = directory + "/cloud.ply"
+        let run = try Self.run(["cloud", capture.json, "-o", ply, "--ascii", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let vertices = try Self.asciiVertices(ply)
+        #expect(vertices.count > 32 * 24 / 2, "\(vertices.count) points")
+        #expect(vertices.allSatisfy { $0.color == solid })
+        // Each point at the depth the scene has along its pixel's ray (within 2 %, but
+        // for a few pixels at the box's silhouette).
+        let k = synthetic.depthIntrinsics
+        let wrong = vertices.filter { p in
+            let u = p.position.x * k.fx / p.position.z + k.cx, v = p.position.y * k.fy / p.position.z + k.cy
+            return abs(p.position.z - synthetic.trueDepth(u: u, v: v, intrinsics: k)) > 0.02 * p.position.z
+        }
+        #expect(wrong.count <= vertices.count / 20, "\(wrong.count) of \(vertices.count) points off the scene")
+
+        // `rgbd rectify` of the same capture works too, at each input's own size.
+        let rectified = try Self.run(["rectify", capture.json, "-o", directory + "/out", "-q"])
+        #expect(rectified.status == 0, "\(rectified.stderr)")
+        let color = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/out/shot.color.png"))
+        #expect(color.width == 8 && color.height == 6)
+    }
+
     @Test func missingInputsAndBadArguments() throws {
         let missing = try Self.run(["rectify", "/nonexistent/shot.json", "-o", "/tmp/rgbd-never"])
         #expect(missing.status == 1)
