@@ -184,6 +184,28 @@ import RGBDSynth
         #expect(color.width == 8 && color.height == 6)
     }
 
+    /// A stride beyond the depth map's sides keeps depth pixel (0, 0) alone (once an
+    /// overflow trap in the row count, `height + stride − 1`).
+    @Test func hugeStrideKeepsTheFirstPixel() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let synthetic = SyntheticCapture(colorWidth: 640, colorHeight: 480, depthWidth: 160, depthHeight: 120)
+        let capture = try synthetic.write(to: directory, stem: "shot")
+        for stride in ["9223372036854775807", "160"] {
+            let ply = directory + "/s\(stride.count).ply"
+            let run = try Self.run(["cloud", capture.json, "-o", ply, "--ascii", "--keep-edges", "--stride", stride, "-q"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let vertices = try Self.asciiVertices(ply)
+            #expect(vertices.count == 1, "stride \(stride): \(vertices.count) points")
+            // The point projects to depth pixel (0, 0).
+            let k = synthetic.depthIntrinsics
+            for p in vertices {
+                #expect(abs(p.position.x * k.fx / p.position.z + k.cx) < 1e-3)
+                #expect(abs(p.position.y * k.fy / p.position.z + k.cy) < 1e-3)
+            }
+        }
+    }
+
     @Test func missingInputsAndBadArguments() throws {
         let missing = try Self.run(["rectify", "/nonexistent/shot.json", "-o", "/tmp/rgbd-never"])
         #expect(missing.status == 1)
