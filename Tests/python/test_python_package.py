@@ -836,6 +836,61 @@ def test_rectify_image_zero_table_gives_the_input_back(cap):
         assert np.array_equal(result, depth, equal_nan=True)
 
 
+# ------------------------------------------------------------------ forged JPEG headers
+
+def _claiming(width, height, jpeg):
+    """`jpeg` with the size in its SOF0 header replaced (a forged or corrupt header)."""
+    forged = bytearray(jpeg)
+    sof = forged.index(b"\xff\xc0")
+    forged[sof + 5:sof + 9] = height.to_bytes(2, "big") + width.to_bytes(2, "big")
+    return bytes(forged)
+
+
+_FORGED_SCRIPT = r'''
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import rgbd
+sample, jpeg = sys.argv[2], open(sys.argv[3], "rb").read()
+try:
+    if sys.argv[4] == "bytes":
+        rgbd.load_capture_bytes(open(sample, "rb").read(), jpeg, name="forged")
+    else:
+        rgbd.load_capture(sample, sys.argv[3])
+    print(json.dumps(["no error", None, ""]))
+except rgbd.RGBDError as error:
+    print(json.dumps(["RGBDError", int(error.status), error.message]))
+'''
+
+
+@pytest.mark.parametrize("case", ["tiny", "plausible", "portrait"])
+@pytest.mark.parametrize("how", ["bytes", "path"])
+def test_forged_jpeg_headers_cost_no_memory(library, tmp_path, case, how):
+    # Once ~580 MB and a full decode for a few kilobytes claiming 16000×12000: now refused
+    # from the header (too few bytes for the pixels, or a transposed size) or by a 1/8-scale
+    # trial decoding, with the child's peak memory (wait4) under 200 MB.
+    rng = np.random.default_rng(9)
+    shape = (18, 24, 3) if case == "tiny" else (480, 640, 3)
+    ok, jpeg = cv2.imencode(".jpg", rng.integers(0, 256, shape, dtype=np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 95])
+    assert ok
+    width, height = (12000, 16000) if case == "portrait" else (16000, 12000)
+    path = tmp_path / "forged.jpg"
+    path.write_bytes(_claiming(width, height, jpeg.tobytes()))
+    child = subprocess.Popen([sys.executable, "-c", _FORGED_SCRIPT, str(PYTHON_DIR), str(SAMPLE), str(path), how],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                             preexec_fn=_no_core_dumps)
+    out = child.stdout.read()
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode == 0, f"the interpreter died with status {child.returncode}:\n{err[-2000:]}"
+    kind, code, message = json.loads(out.strip().splitlines()[-1])
+    assert kind == "RGBDError" and code == rgbd.Status.INVALID_IMAGE, (kind, code, message)
+    expected = {"tiny": "16000×12000 pixels in", "plausible": "cannot decode JPEG", "portrait": "transposed"}[case]
+    assert expected in message, message
+    peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    assert peak < 200e6, f"peak memory {peak / 1e6:.0f} MB"
+
+
 # ---------------------------------------------------------------------------- C program
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 import RGBDKit
 import RGBDSynth
@@ -32,6 +37,32 @@ import RGBDSynth
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                    stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs the binary with stderr into `errorFile`, and returns its exit status and
+    /// its peak resident memory in bytes (`wait4`'s `ru_maxrss`, of this child alone).
+    static func runMeasuringMemory(_ arguments: [String], errorFile: String) throws -> (status: Int32, peakBytes: Int) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, binary, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw CocoaError(.executableLoad) }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        #if canImport(Darwin)
+        let peak = Int(usage.ru_maxrss)  // bytes
+        #else
+        let peak = Int(usage.ru_maxrss) * 1024  // kilobytes
+        #endif
+        // WIFEXITED / WEXITSTATUS, or 128 + the signal.
+        let exited = status & 0x7F == 0
+        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), peak)
     }
 
     static func temporaryDirectory() throws -> String {
@@ -202,6 +233,56 @@ import RGBDSynth
             for p in vertices {
                 #expect(abs(p.position.x * k.fx / p.position.z + k.cx) < 1e-3)
                 #expect(abs(p.position.y * k.fy / p.position.z + k.cy) < 1e-3)
+            }
+        }
+    }
+
+    /// JPEGs whose header claims far more pixels than they hold are refused before the
+    /// pixels are allocated (once: a 1.8 kB file claiming 16000×12000 cost ~580 MB and a
+    /// full decode): from the header's size against the file's, from the calibration
+    /// (a transposed size), or by the 1/8-scale trial decoding of images beyond any
+    /// camera's size. No rejected input costs 200 MB.
+    @Test func forgedJPEGHeadersCostNoMemory() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        func claiming(_ width: Int, _ height: Int, _ jpeg: [UInt8]) -> [UInt8] {
+            var forged = jpeg
+            if let sof = (0..<(forged.count - 8)).first(where: { forged[$0] == 0xFF && forged[$0 + 1] == 0xC0 }) {
+                forged[sof + 5] = UInt8(height >> 8); forged[sof + 6] = UInt8(height & 255)
+                forged[sof + 7] = UInt8(width >> 8); forged[sof + 8] = UInt8(width & 255)
+            }
+            return forged
+        }
+        var rng = SystemRandomNumberGenerator()
+        func noise(_ width: Int, _ height: Int) throws -> [UInt8] {
+            try JPEGCodec.encode(ColorImage(width: width, height: height, channels: 3,
+                                            samples: (0..<(width * height * 3)).map { _ in UInt8.random(in: 0...255, using: &rng) }),
+                                 quality: 95)
+        }
+        let tiny = try noise(24, 18), plausible = try noise(640, 480)
+        let cases: [(name: String, jpeg: [UInt8], expect: String)] = [
+            ("tiny", claiming(16000, 12000, tiny), "16000×12000 pixels in \(claiming(16000, 12000, tiny).count) bytes"),
+            ("plausible", claiming(16000, 12000, plausible), "cannot decode JPEG"),
+            ("portrait", claiming(12000, 16000, plausible), "transposed"),
+            ("camera-size", claiming(8000, 6000, plausible), "cannot decode JPEG"),
+        ]
+        #expect(plausible.count >= 16000 * 12000 / JPEGCodec.maxPixelsPerByte, "\(plausible.count) bytes")
+        for command in ["rectify", "cloud"] {
+            for c in cases {
+                let image = directory + "/\(c.name).jpg"
+                try Data(c.jpeg).write(to: URL(fileURLWithPath: image))
+                let output = directory + "/out-\(command)-\(c.name)"
+                let errors = directory + "/\(c.name).err"
+                let (status, peak) = try Self.runMeasuringMemory(
+                    [command, capture.json, "--image", image, "-o", command == "cloud" ? output + ".ply" : output, "-q"],
+                    errorFile: errors)
+                let stderr = try String(contentsOfFile: errors, encoding: .utf8)
+                #expect(status == 1, "\(command) \(c.name): status \(status)")
+                #expect(stderr.contains("\(c.name).jpg") && stderr.contains(c.expect), "\(command) \(c.name): \(stderr)")
+                #expect(peak < 200_000_000, "\(command) \(c.name): peak memory \(peak / 1_000_000) MB")
+                #expect(!FileManager.default.fileExists(atPath: output) || Self.files(in: output).isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: output + ".ply"))
             }
         }
     }
