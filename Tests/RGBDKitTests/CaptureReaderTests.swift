@@ -135,6 +135,19 @@ import RGBDSynth
         ("{\"calibration_data\": {\"a\": 1,}, \"depth_data\": [[1]]}", "invalid JSON"),
         ("{\"depth_data\": [[1]], \"calibration_data\": {", "invalid JSON"),
         ("{\"depth_data\": [[1]], \"depth_data\": [[2]]}", "more than one depth map"),
+        // A null element is named with its index (once "expected an array of numbers,
+        // found an array").
+        (document().replacingFirst(table, with: "[0, -0.001, null, -0.02]"),
+         "calibration_data.lens_distortion_lookup_table[2]: expected a number, found null"),
+        (document(inverse: "[0, null]"), "calibration_data.inverse_lens_distortion_lookup_table[1]: expected a number, found null"),
+        (document(matrix: "[[2900.5, 0, 0], [0, null, 0], [2016.3, 1511.6, 1]]"),
+         "calibration_data.intrinsic_matrix[1][1]: expected a number, found null"),
+        (document(matrix: "[2900.5, 0, 0, 0, 2899.25, 0, 2016.3, \"y\", 1]"),
+         "calibration_data.intrinsic_matrix[7]: expected a number, found a string"),
+        (document(center: "[null, 1511.21]"), "calibration_data.lens_distortion_center[0]: expected a number, found null"),
+        (document(dimensions: "[4032, [3024]]"),
+         "calibration_data.intrinsic_matrix_reference_dimensions[1]: expected a number, found an array"),
+        (document(center: "[2015.53]"), "lens_distortion_center: expected [x, y] as 2 numbers, found 1 element"),
     ] as [(String, String)])
     func malformedInputIsOneClearError(text: String, expected: String) {
         let error = Self.error(text)

@@ -673,6 +673,14 @@ def test_errors_name_the_file_and_key(library, tmp_path):
     assert "ragged.json" in error.message and "depth_data" in error.message and "row 5" in error.message
     with pytest.raises(rgbd.RGBDError, match="named-in-message"):
         rgbd.load_capture_bytes(b"{", SAMPLE_JPEG.read_bytes(), name="named-in-message")
+    # A null in a table is named with its index (once "expected an array of numbers, found an array").
+    doc = sample_json()
+    doc["calibration_data"]["lens_distortion_lookup_table"][7] = None
+    with pytest.raises(rgbd.RGBDError) as info:
+        rgbd.load_capture_bytes(json.dumps(doc).encode(), SAMPLE_JPEG.read_bytes(), name="nulls.json")
+    assert info.value.status == rgbd.Status.INVALID_CAPTURE
+    assert info.value.message == \
+        "nulls.json: calibration_data.lens_distortion_lookup_table[7]: expected a number, found null"
 
 
 def test_python_side_argument_checks(cap):

@@ -287,6 +287,26 @@ import RGBDSynth
         }
     }
 
+    /// A `null` in the lookup table is named with its index (once "expected an array of
+    /// numbers, found an array").
+    @Test func nullInTheLookupTableIsNamed() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let text = try String(contentsOfFile: capture.json, encoding: .utf8)
+        let marker = "\"lens_distortion_lookup_table\" : [\n      "
+        let start = try #require(text.range(of: marker))
+        // Replace the fourth entry (index 3) by null.
+        var lines = text[start.upperBound...].split(separator: "\n", maxSplits: 4, omittingEmptySubsequences: false)
+        lines[3] = "      null,"
+        let edited = String(text[..<start.upperBound]) + lines.joined(separator: "\n")
+        try edited.write(toFile: capture.json, atomically: true, encoding: .utf8)
+        let run = try Self.run(["rectify", capture.json, "-o", directory + "/out"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("shot.json: calibration_data.lens_distortion_lookup_table[3]: expected a number, found null"),
+                "\(run.stderr)")
+    }
+
     @Test func missingInputsAndBadArguments() throws {
         let missing = try Self.run(["rectify", "/nonexistent/shot.json", "-o", "/tmp/rgbd-never"])
         #expect(missing.status == 1)
