@@ -673,6 +673,17 @@ def test_errors_name_the_file_and_key(library, tmp_path):
     assert "ragged.json" in error.message and "depth_data" in error.message and "row 5" in error.message
     with pytest.raises(rgbd.RGBDError, match="named-in-message"):
         rgbd.load_capture_bytes(b"{", SAMPLE_JPEG.read_bytes(), name="named-in-message")
+    # Keys are read as json-c reads them: an escaped spelling beside the plain one is a duplicate.
+    text = SAMPLE.read_text()
+    both = text[:text.rindex("}")] + ', "depth\\u005fdata": [[1]]}'
+    with pytest.raises(rgbd.RGBDError) as info:
+        rgbd.load_capture_bytes(both.encode(), SAMPLE_JPEG.read_bytes(), name="both.json")
+    assert info.value.status == rgbd.Status.INVALID_CAPTURE
+    assert 'the key "depth_data" appears twice' in info.value.message and "both.json" in info.value.message
+    escaped = text.replace('"depth_data"', '"depth\\u005fdata"', 1)
+    with rgbd.load_capture_bytes(escaped.encode(), SAMPLE_JPEG.read_bytes()) as same, \
+            rgbd.load_capture(SAMPLE) as original:
+        assert np.array_equal(same.depth, original.depth, equal_nan=True)
     # A null in a table is named with its index (once "expected an array of numbers, found an array").
     doc = sample_json()
     doc["calibration_data"]["lens_distortion_lookup_table"][7] = None

@@ -307,6 +307,59 @@ import RGBDSynth
                 "\(run.stderr)")
     }
 
+    /// `"depth\u005fdata"` is `depth_data`: read by the fast depth reader (whose errors
+    /// give the line; json-c's tree gives the key path), and refused beside a
+    /// `depth_data` as a duplicate, as a literal duplicate is.
+    @Test func escapedKeysAreTheSameKeys() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let text = try String(contentsOfFile: capture.json, encoding: .utf8)
+        let reference = try Self.run(["rectify", capture.json, "-o", directory + "/reference", "-q"])
+        #expect(reference.status == 0, "\(reference.stderr)")
+        // Depth pixel (80, 60) becomes NaN (a hole; one value per line, rows opened by
+        // "    ["), and the key is spelled with an escape.
+        var lines = text.components(separatedBy: "\n")
+        let rowStarts = lines.indices.filter { lines[$0] == "    [" }
+        #expect(rowStarts.count == 120)
+        lines[rowStarts[60] + 1 + 80] = "      NaN,"
+        let escaped = lines.joined(separator: "\n").replacingOccurrences(of: "\"depth_data\"", with: "\"depth\\u005fdata\"")
+        #expect(escaped.contains("\"depth\\u005fdata\" : [") && !escaped.contains("depth_data"))
+        try escaped.write(toFile: directory + "/escaped.json", atomically: true, encoding: .utf8)
+        let run = try Self.run(["rectify", directory + "/escaped.json", "--image", capture.image, "-o", directory + "/out", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        // The same depth but near pixel (80, 60) (the lens barely moves the center),
+        // where the hole now is.
+        let meters = try TIFFCodec.readFloat(path: directory + "/out/escaped.depth.tiff")
+        let expected = try TIFFCodec.readFloat(path: directory + "/reference/shot.depth.tiff")
+        #expect(meters.width == 160 && meters.height == 120)
+        #expect(meters.samples.count == expected.samples.count)
+        let differing: [Int] = meters.samples.indices.filter { i in
+            meters.samples[i].bitPattern != expected.samples[i].bitPattern
+        }
+        #expect(meters[80, 60].isNaN && expected[80, 60].isFinite)
+        let nearby = differing.allSatisfy { (i: Int) -> Bool in abs(i % 160 - 80) <= 2 && abs(i / 160 - 60) <= 2 }
+        #expect(nearby, "\(differing)")
+
+        // A ragged row under the escaped key: the fast reader's message, with the line.
+        var ragged = escaped.components(separatedBy: "\n")
+        ragged.remove(at: rowStarts[1] + 1)
+        try ragged.joined(separator: "\n").write(toFile: directory + "/ragged.json", atomically: true, encoding: .utf8)
+        let fast = try Self.run(["rectify", directory + "/ragged.json", "--image", capture.image, "-o", directory + "/out3"])
+        #expect(fast.status == 1)
+        let line = rowStarts[1] + 1 + 160  // the row's closing bracket, one line up (1-based)
+        #expect(fast.stderr.contains("ragged.json: line \(line): depth_data: row 1 has 159 values, but row 0 has 160"),
+                "\(fast.stderr)")
+
+        // Both spellings in one file: the key appears twice.
+        let both = text.replacingOccurrences(of: "\n}", with: ",\n  \"depth\\u005fdata\" : [[1]]\n}")
+        try both.write(toFile: directory + "/both.json", atomically: true, encoding: .utf8)
+        let twice = try Self.run(["rectify", directory + "/both.json", "--image", capture.image, "-o", directory + "/out2"])
+        #expect(twice.status == 1)
+        #expect(twice.stderr.contains("both.json: line ") && twice.stderr.contains("the key \"depth_data\" appears twice"),
+                "\(twice.stderr)")
+    }
+
     @Test func missingInputsAndBadArguments() throws {
         let missing = try Self.run(["rectify", "/nonexistent/shot.json", "-o", "/tmp/rgbd-never"])
         #expect(missing.status == 1)

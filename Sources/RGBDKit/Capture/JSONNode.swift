@@ -38,6 +38,15 @@ final class JSONDocument {
         return .success(JSONDocument(root: object))
     }
 
+    /// The bytes of a JSON string (`bytes` is the string with its quotes) as json-c
+    /// decodes it, escapes resolved; nil if json-c rejects it.
+    static func decodeString(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard case .success(let document) = parse(bytes), json_object_get_type(document.root) == json_type_string,
+              let text = json_object_get_string(document.root) else { return nil }
+        let count = Int(json_object_get_string_len(document.root))
+        return text.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+    }
+
     /// The root as a node named `name` in messages.
     var rootNode: JSONNode { JSONNode(document: self, raw: root, path: "") }
 }
