@@ -145,6 +145,9 @@ import RGBDSynth
         (document(center: "[2015.53, 1511.21], \"extra\": [{\"a\": 1, \"b\": {\"c\": 1, \"\\u0063\": 2}}]"),
          "the key \"c\" appears twice in the same object (spelled \"\\u0063\" here)"),
         (document(center: "[2015.53, 1511.21], \"pixel_size\\u0000\": 1"), "contains a NUL character"),
+        // Found by FuzzJSON: keys in messages are escaped, so messages stay one line.
+        (document(center: "[2015.53, 1511.21], \"x\ny\\\"\": 1, \"x\\u000ay\\\"\": 2"),
+         "the key \"x\\ny\\\"\" appears twice in the same object (spelled \"x\\u000ay\\\"\" here)"),
         // A null element is named with its index (once "expected an array of numbers,
         // found an array").
         (document().replacingFirst(table, with: "[0, -0.001, null, -0.02]"),

@@ -44,19 +44,42 @@ struct JSONTopLevelScanner {
         /// Records the key of the string `start ..< stringEnd` (quotes included).
         mutating func insert(_ scanner: JSONTopLevelScanner, start: Int, stringEnd: Int) throws(KeyError) -> [UInt8]? {
             guard let key = scanner.decodedKey(start: start, stringEnd: stringEnd) else { return nil }
-            var spelled: String {
-                String(decoding: UnsafeBufferPointer(start: scanner.base + start, count: stringEnd - start), as: UTF8.self)
-            }
+            let raw = UnsafeBufferPointer(start: scanner.base + start + 1, count: stringEnd - start - 2)
             if key.contains(0) {
-                throw KeyError(offset: start, message: "the key \(spelled) contains a NUL character")
+                throw KeyError(offset: start,
+                               message: "the key \"\(JSONTopLevelScanner.display(raw, source: true))\" contains a NUL character")
             }
             guard keys.insert(key).inserted else {
-                let name = String(decoding: key, as: UTF8.self)
-                let how = spelled == "\"\(name)\"" ? "" : " (spelled \(spelled) here)"
+                let name = JSONTopLevelScanner.display(key), spelled = JSONTopLevelScanner.display(raw, source: true)
+                let how = raw.elementsEqual(key) ? "" : " (spelled \"\(spelled)\" here)"
                 throw KeyError(offset: start, message: "the key \"\(name)\" appears twice in the same object\(how)")
             }
             return key
         }
+    }
+
+    /// A key for a one-line message, cut after 60 characters: control characters
+    /// escaped as in JSON, invalid UTF-8 replaced; quotes and backslashes escaped too for
+    /// a decoded key (`source: false`), left as written for a key's source text.
+    static func display(_ bytes: some Collection<UInt8>, source: Bool = false) -> String {
+        var out = ""
+        for (n, scalar) in String(decoding: bytes, as: UTF8.self).unicodeScalars.enumerated() {
+            if n == 60 { out += "…"; break }
+            switch scalar {
+            case "\"" where !source: out += "\\\""
+            case "\\" where !source: out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
+                || scalar.value == 0x2029:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// The bytes json-c reads for the string `start ..< stringEnd` (quotes included):
