@@ -57,6 +57,15 @@ let package = Package(
             dependencies: ["RGBDSynth", "RGBDKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "rgbd-bench", dependencies: ["RGBDKit", "RGBDSynth"]),
 
+        // Fuzz targets (Fuzz/README.md). Scripts/fuzz.sh builds them with
+        // -sanitize=fuzzer,address; in a normal build they replay the files they are given
+        // (the checked-in corpora and past findings, which a test runs).
+        .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
+        .executableTarget(name: "FuzzJSON", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzJSON"),
+        .executableTarget(name: "FuzzImage", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzImage"),
+        .executableTarget(name: "FuzzCAPI", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzCAPI"),
+        .executableTarget(name: "FuzzLens", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLens"),
+
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),
     ],

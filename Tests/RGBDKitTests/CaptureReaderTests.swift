@@ -134,7 +134,33 @@ import RGBDSynth
         ("[1, 2]", "top level is an array"),
         ("{\"calibration_data\": {\"a\": 1,}, \"depth_data\": [[1]]}", "invalid JSON"),
         ("{\"depth_data\": [[1]], \"calibration_data\": {", "invalid JSON"),
-        ("{\"depth_data\": [[1]], \"depth_data\": [[2]]}", "more than one depth map"),
+        ("{\"depth_data\": [[1]], \"depth_data\": [[2]]}", "line 1: the key \"depth_data\" appears twice in the same object"),
+        // One notion of a key: escapes decoded as json-c decodes them, duplicates refused
+        // however they are spelled, at the top level and inside (json-c keeps one silently).
+        (document(depth: "[[1]], \"depth\\u005fdata\": [[2]]"),
+         "the key \"depth_data\" appears twice in the same object (spelled \"depth\\u005fdata\" here)"),
+        (document(depth: "[[1]], \"depthData\": [[2]]"), "more than one depth map"),
+        (document(center: "[2015.53, 1511.21], \"lens\\u005Fdistortion\\u005fcenter\": [1, 2]"),
+         "the key \"lens_distortion_center\" appears twice in the same object"),
+        (document(center: "[2015.53, 1511.21], \"extra\": [{\"a\": 1, \"b\": {\"c\": 1, \"\\u0063\": 2}}]"),
+         "the key \"c\" appears twice in the same object (spelled \"\\u0063\" here)"),
+        (document(center: "[2015.53, 1511.21], \"pixel_size\\u0000\": 1"), "contains a NUL character"),
+        // Found by FuzzJSON: keys in messages are escaped, so messages stay one line.
+        (document(center: "[2015.53, 1511.21], \"x\ny\\\"\": 1, \"x\\u000ay\\\"\": 2"),
+         "the key \"x\\ny\\\"\" appears twice in the same object (spelled \"x\\u000ay\\\"\" here)"),
+        // A null element is named with its index (once "expected an array of numbers,
+        // found an array").
+        (document().replacingFirst(table, with: "[0, -0.001, null, -0.02]"),
+         "calibration_data.lens_distortion_lookup_table[2]: expected a number, found null"),
+        (document(inverse: "[0, null]"), "calibration_data.inverse_lens_distortion_lookup_table[1]: expected a number, found null"),
+        (document(matrix: "[[2900.5, 0, 0], [0, null, 0], [2016.3, 1511.6, 1]]"),
+         "calibration_data.intrinsic_matrix[1][1]: expected a number, found null"),
+        (document(matrix: "[2900.5, 0, 0, 0, 2899.25, 0, 2016.3, \"y\", 1]"),
+         "calibration_data.intrinsic_matrix[7]: expected a number, found a string"),
+        (document(center: "[null, 1511.21]"), "calibration_data.lens_distortion_center[0]: expected a number, found null"),
+        (document(dimensions: "[4032, [3024]]"),
+         "calibration_data.intrinsic_matrix_reference_dimensions[1]: expected a number, found an array"),
+        (document(center: "[2015.53]"), "lens_distortion_center: expected [x, y] as 2 numbers, found 1 element"),
     ] as [(String, String)])
     func malformedInputIsOneClearError(text: String, expected: String) {
         let error = Self.error(text)
@@ -143,6 +169,28 @@ import RGBDSynth
         #expect(error.file == "shot.json")
         #expect(error.description.contains(expected), "message was: \(error.description)")
         #expect(!error.description.contains("\n"))
+    }
+
+    /// A depth key spelled with escapes is the depth key, read by the fast reader (once
+    /// json-c's tree: 9× the memory for a large map). The readers can be told apart: the
+    /// fast one rounds a decimal straight to the nearest Float, as `strtof`; the tree
+    /// goes through a Double, and `1.00000005960464477550` (just above the midpoint
+    /// between 1 and the next Float) first rounds to the midpoint, then to even: 1.
+    @Test func escapedDepthKeyTakesTheFastReader() throws {
+        let value = "1.00000005960464477550"
+        let depth = "[[\(value), 1.5], [NaN, 2.25]]"
+        let tree = try CalibrationReaderTreeProbe.depth("{\"depth_data\": \(depth)}")
+        #expect(tree.samples[0] == 1)
+        for key in ["depth_data", "depth\\u005fdata", "\\u0064epth_data", "depth\\u005Fdata"] {
+            let text = Self.document().replacingFirst("\"depth_data\" : \(Self.depth)", with: "\"\(key)\" : \(depth)")
+            #expect(text.contains(key))
+            let contents = try Self.parse(text)
+            #expect(identicalBits(contents.depth.samples, [Float(1).nextUp, 1.5, .nan, 2.25]), "\(key)")
+            #expect(contents.depth.width == 2 && contents.depth.height == 2)
+        }
+        // Keys with escapes elsewhere read as json-c reads them.
+        let escaped = Self.document(pixelSizeKey: "pixel\\u005fsize")
+        #expect(try Self.parse(escaped).calibration.pixelSize == 0.0014)
     }
 
     @Test func tableOutOfRangeIsRejected() {

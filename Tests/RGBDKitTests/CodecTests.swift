@@ -37,6 +37,49 @@ import Testing
         #expect((try? JPEGCodec.size(of: huge)).map { $0.width == 60000 } == true)
     }
 
+    /// `jpeg` with the size in its SOF0 header replaced (a forged or corrupt header).
+    static func claiming(_ width: Int, _ height: Int, _ jpeg: [UInt8]) -> [UInt8] {
+        var forged = jpeg
+        if let sof = (0..<(forged.count - 8)).first(where: { forged[$0] == 0xFF && forged[$0 + 1] == 0xC0 }) {
+            forged[sof + 5] = UInt8(height >> 8); forged[sof + 6] = UInt8(height & 255)
+            forged[sof + 7] = UInt8(width >> 8); forged[sof + 8] = UInt8(width & 255)
+        }
+        return forged
+    }
+
+    /// A header claiming far more pixels than the file could encode is refused before
+    /// decoding (once: a 1.8 kB file claiming 16000×12000 cost 580 MB and a full decode);
+    /// one whose size is plausible but whose data is not is refused by the 1/8-scale
+    /// trial decoding, and a sound JPEG decodes the same with or without that trial.
+    @Test func implausibleJPEGsAreRefusedBeforeDecoding() throws {
+        let small = try JPEGCodec.encode(Self.noise(width: 16, height: 12, seed: 2), quality: 90)
+        let forged = Self.claiming(16000, 12000, small)
+        #expect(try JPEGCodec.size(of: forged) == (16000, 12000))
+        #expect(forged.count < 16000 * 12000 / JPEGCodec.maxPixelsPerByte)
+        do {
+            _ = try JPEGCodec.decodeRGB(forged, file: "forged.jpg")
+            Issue.record("a 16000×12000 claim in \(forged.count) bytes was decoded")
+        } catch let error as RGBDError {
+            #expect(error.kind == .invalidImage && error.file == "forged.jpg")
+            #expect(error.message.contains("16000×12000") && error.message.contains("\(forged.count) bytes"), "\(error)")
+        }
+        // The flattest real photos pass: a black frame (one byte per 64 pixels here).
+        let black = try JPEGCodec.encode(ColorImage(width: 2016, height: 1512, channels: 3, repeating: 0), quality: 90)
+        #expect(black.count < 2016 * 1512 / 32)
+        #expect(try JPEGCodec.decodeRGB(black).samples.allSatisfy { $0 <= 1 })
+
+        // Plausible in size, corrupt in content: the trial decoding (forced here by a
+        // threshold of 0) refuses it, as the full decoding does.
+        let noisy = try JPEGCodec.encode(Self.noise(width: 320, height: 240, seed: 3), quality: 95)
+        let stretched = Self.claiming(640, 480, noisy)
+        #expect(stretched.count >= 640 * 480 / JPEGCodec.maxPixelsPerByte)
+        #expect(throws: RGBDError.self) { _ = try JPEGCodec.decodeRGB(stretched, file: "s.jpg", trialDecodeAbove: 0) }
+        #expect(throws: RGBDError.self) { _ = try JPEGCodec.decodeRGB(stretched, file: "s.jpg") }
+        let sound = try JPEGCodec.decodeRGB(noisy)
+        #expect(try JPEGCodec.decodeRGB(noisy, file: nil, trialDecodeAbove: 0).samples == sound.samples)
+        #expect(sound.width == 320 && sound.height == 240)
+    }
+
     @Test func tiffRoundTripIsExact() throws {
         var rng = SeededGenerator(seed: 3)
         let depth = DepthMap(width: 37, height: 23, channels: 1, samples: (0..<(37 * 23)).map { i in

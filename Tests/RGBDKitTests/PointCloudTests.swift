@@ -157,6 +157,54 @@ import RGBDSynth
         #expect(zip(columns, columns.dropFirst()).allSatisfy { $0.1 == $1.0 })
     }
 
+    /// A color image smaller than the depth map (along one axis or both): each depth
+    /// pixel takes the color pixel nearest to its position `(u·wc/wd, v·hc/hd)`
+    /// (docs/outputs.md), ties to the larger index; the fused kernel agrees bit for bit.
+    /// Once a precondition trap ("area averaging reduces the size").
+    @Test func colorSmallerThanTheDepthMapTakesTheNearestPixel() {
+        // Every pixel of the 8×6 source is distinct: red = x, green = y, blue = 100 + x + 8y.
+        var source = ColorImage(width: 8, height: 6, channels: 3, repeating: 0)
+        for y in 0..<6 { for x in 0..<8 { source[x, y, 0] = UInt8(x); source[x, y, 1] = UInt8(y); source[x, y, 2] = UInt8(100 + x + 8 * y) } }
+        // Nearest source index to u·s by hand (s = fine/count, pixel centers at integers).
+        func nearest(_ k: Int, _ fine: Int, _ count: Int) -> Int {
+            let position = Double(k) * Double(fine) / Double(count)
+            let below = Int(position.rounded(.down))
+            return min(fine - 1, position - Double(below) >= 0.5 ? below + 1 : below)
+        }
+        #expect(nearest(2, 8, 32) == 1 && nearest(1, 8, 32) == 0 && nearest(31, 8, 32) == 7 && nearest(3, 6, 24) == 1)
+        for (width, height) in [(32, 24), (8000 / 250, 6), (8, 24), (33, 7), (3, 24)] {
+            let out = source.areaAverage(toWidth: width, height: height)
+            #expect(out.width == width && out.height == height)
+            for v in 0..<height {
+                for u in 0..<width {
+                    // Along an axis where the grid is coarser, the footprint average of
+                    // distinct values; the nearest pixel is checked on the finer axes.
+                    if width >= 8 { #expect(out[u, v, 0] == UInt8(nearest(u, 8, width)), "\(width)×\(height) (\(u), \(v))") }
+                    if height >= 6 { #expect(out[u, v, 1] == UInt8(nearest(v, 6, height)), "\(width)×\(height) (\(u), \(v))") }
+                    if width >= 8 && height >= 6 {
+                        #expect(out[u, v, 2] == UInt8(100 + nearest(u, 8, width) + 8 * nearest(v, 6, height)))
+                    }
+                }
+            }
+        }
+        // 3 columns over 8: the middle footprint holds the centers in [1.33, 4) = 2, 3.
+        #expect(source.areaAverage(toWidth: 3, height: 24)[1, 0, 0] == 3)  // (2 + 3) / 2 rounded half up
+        // The fused kernel (what `rgbd cloud` runs) equals rectifying then averaging.
+        let calibration = SyntheticCalibration.iPhone.scaled(toWidth: 8, height: 6)
+        for (width, height) in [(32, 24), (8, 24), (3, 24)] {
+            for scheduler in [RowScheduler.serial, .parallel] {
+                let fused = Rectifier(scheduler: scheduler).rectifyAreaAveraged(
+                    source, distortion: calibration.distortion, toWidth: width, height: height)
+                let twoSteps = Rectifier().rectify(source, distortion: calibration.distortion)
+                    .areaAverage(toWidth: width, height: height)
+                #expect(fused.samples == twoSteps.samples)
+            }
+        }
+        // Empty grids or images give empty or black results instead of a trap.
+        #expect(source.areaAverage(toWidth: 0, height: 5).samples.isEmpty)
+        #expect(ColorImage(width: 0, height: 0, channels: 3, repeating: 9).areaAverage(toWidth: 2, height: 2).samples == [UInt8](repeating: 0, count: 12))
+    }
+
     @Test func plyFilesHaveTheDeclaredLayout() throws {
         let directory = try TemporaryDirectory()
         var options = PointCloudOptions()

@@ -6,7 +6,8 @@
  *      Tests/c/uses_header.c -L DIR -lRGBDKit -Wl,-rpath,DIR -o uses_header
  *
  * Usage: uses_header CAPTURE.json [POINTS FX FY CX CY]
- *   Loads the capture (from its paths and from memory), checks sizes, intrinsics,
+ *   Loads the capture (from its paths and from memory; any sizes of color image and
+ *   depth map, the depth map possibly the larger), checks sizes, intrinsics,
  *   rectified depth, the point cloud and the error paths. The optional values are
  *   expectations from the command line tool: the number of points of `rgbd cloud` with
  *   default options and the rectified depth intrinsics of `rgbd rectify`'s sidecar.
@@ -66,7 +67,8 @@ static void check_capture(rgbd_capture *capture, int argc, char **argv) {
     CHECK(rgbd_capture_reference_size(capture, &rw, &rh) == RGBD_OK);
     CHECK(rgbd_capture_color_size(capture, NULL, NULL) == RGBD_OK); /* outputs may be NULL */
     CHECK(cw > 0 && ch > 0 && dw > 0 && dh > 0 && rw > 0 && rh > 0);
-    CHECK(cw >= dw && ch >= dh);
+    /* The color image is usually larger than the depth map, but need not be (then each
+     * point takes the nearest color pixel): every size pair must work. */
     if (cw <= 0 || ch <= 0 || dw <= 0 || dh <= 0) return;
 
     CHECK(rgbd_capture_intrinsics(capture, RGBD_INTRINSICS_REFERENCE, &reference) == RGBD_OK);

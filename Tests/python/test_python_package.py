@@ -682,6 +682,25 @@ def test_errors_name_the_file_and_key(library, tmp_path):
     assert "ragged.json" in error.message and "depth_data" in error.message and "row 5" in error.message
     with pytest.raises(rgbd.RGBDError, match="named-in-message"):
         rgbd.load_capture_bytes(b"{", SAMPLE_JPEG.read_bytes(), name="named-in-message")
+    # Keys are read as json-c reads them: an escaped spelling beside the plain one is a duplicate.
+    text = SAMPLE.read_text()
+    both = text[:text.rindex("}")] + ', "depth\\u005fdata": [[1]]}'
+    with pytest.raises(rgbd.RGBDError) as info:
+        rgbd.load_capture_bytes(both.encode(), SAMPLE_JPEG.read_bytes(), name="both.json")
+    assert info.value.status == rgbd.Status.INVALID_CAPTURE
+    assert 'the key "depth_data" appears twice' in info.value.message and "both.json" in info.value.message
+    escaped = text.replace('"depth_data"', '"depth\\u005fdata"', 1)
+    with rgbd.load_capture_bytes(escaped.encode(), SAMPLE_JPEG.read_bytes()) as same, \
+            rgbd.load_capture(SAMPLE) as original:
+        assert np.array_equal(same.depth, original.depth, equal_nan=True)
+    # A null in a table is named with its index (once "expected an array of numbers, found an array").
+    doc = sample_json()
+    doc["calibration_data"]["lens_distortion_lookup_table"][7] = None
+    with pytest.raises(rgbd.RGBDError) as info:
+        rgbd.load_capture_bytes(json.dumps(doc).encode(), SAMPLE_JPEG.read_bytes(), name="nulls.json")
+    assert info.value.status == rgbd.Status.INVALID_CAPTURE
+    assert info.value.message == \
+        "nulls.json: calibration_data.lens_distortion_lookup_table[7]: expected a number, found null"
 
 
 def test_python_side_argument_checks(cap):
@@ -845,15 +864,68 @@ def test_rectify_image_zero_table_gives_the_input_back(cap):
         assert np.array_equal(result, depth, equal_nan=True)
 
 
+# ------------------------------------------------------------------ forged JPEG headers
+
+def _claiming(width, height, jpeg):
+    """`jpeg` with the size in its SOF0 header replaced (a forged or corrupt header)."""
+    forged = bytearray(jpeg)
+    sof = forged.index(b"\xff\xc0")
+    forged[sof + 5:sof + 9] = height.to_bytes(2, "big") + width.to_bytes(2, "big")
+    return bytes(forged)
+
+
+_FORGED_SCRIPT = r'''
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import rgbd
+sample, jpeg = sys.argv[2], open(sys.argv[3], "rb").read()
+try:
+    if sys.argv[4] == "bytes":
+        rgbd.load_capture_bytes(open(sample, "rb").read(), jpeg, name="forged")
+    else:
+        rgbd.load_capture(sample, sys.argv[3])
+    print(json.dumps(["no error", None, ""]))
+except rgbd.RGBDError as error:
+    print(json.dumps(["RGBDError", int(error.status), error.message]))
+'''
+
+
+@pytest.mark.parametrize("case", ["tiny", "plausible", "portrait"])
+@pytest.mark.parametrize("how", ["bytes", "path"])
+def test_forged_jpeg_headers_cost_no_memory(library, tmp_path, case, how):
+    # Once ~580 MB and a full decode for a few kilobytes claiming 16000×12000: now refused
+    # from the header (too few bytes for the pixels, or a transposed size) or by a 1/8-scale
+    # trial decoding, with the child's peak memory (wait4) under 200 MB.
+    rng = np.random.default_rng(9)
+    shape = (18, 24, 3) if case == "tiny" else (480, 640, 3)
+    ok, jpeg = cv2.imencode(".jpg", rng.integers(0, 256, shape, dtype=np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 95])
+    assert ok
+    width, height = (12000, 16000) if case == "portrait" else (16000, 12000)
+    path = tmp_path / "forged.jpg"
+    path.write_bytes(_claiming(width, height, jpeg.tobytes()))
+    child = subprocess.Popen([sys.executable, "-c", _FORGED_SCRIPT, str(PYTHON_DIR), str(SAMPLE), str(path), how],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                             preexec_fn=_no_core_dumps)
+    out = child.stdout.read()
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode == 0, f"the interpreter died with status {child.returncode}:\n{err[-2000:]}"
+    kind, code, message = json.loads(out.strip().splitlines()[-1])
+    assert kind == "RGBDError" and code == rgbd.Status.INVALID_IMAGE, (kind, code, message)
+    expected = {"tiny": "16000×12000 pixels in", "plausible": "cannot decode JPEG", "portrait": "transposed"}[case]
+    assert expected in message, message
+    peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    assert peak < 200e6, f"peak memory {peak / 1e6:.0f} MB"
+
+
 # ---------------------------------------------------------------------------- C program
 
-def test_c_program_uses_the_header_alone(library, cli_cloud, cli_rectified, workdir):
+@pytest.fixture(scope="module")
+def c_program(library, workdir):
+    """Tests/c/uses_header.c compiled against rgbd.h alone and linked with the library."""
     if shutil.which("cc") is None:
         pytest.fail("no C compiler `cc` on PATH (install gcc or clang)", pytrace=False)
-    out, stem = cli_rectified
-    sidecar = json.loads((out / f"{stem}.intrinsics.json").read_text())
-    k = sidecar["depth"]["intrinsic_matrix"]
-    points = len(vertices(cli_cloud()))
     binary = workdir / "uses_header"
     directory = library.parent
     if library.name.startswith("lib") and library.suffix == ".so":
@@ -862,7 +934,68 @@ def test_c_program_uses_the_header_alone(library, cli_cloud, cli_rectified, work
         link = [str(library)]
     run("cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", HEADER.parent, C_PROGRAM,
         *link, f"-Wl,-rpath,{directory}", "-lm", "-o", binary)
-    proc = run(binary, SAMPLE, points, k[0], k[4], k[6], k[7])
+    return binary
+
+
+def test_c_program_uses_the_header_alone(c_program, cli_cloud, cli_rectified):
+    out, stem = cli_rectified
+    sidecar = json.loads((out / f"{stem}.intrinsics.json").read_text())
+    k = sidecar["depth"]["intrinsic_matrix"]
+    points = len(vertices(cli_cloud()))
+    proc = run(c_program, SAMPLE, points, k[0], k[4], k[6], k[7])
+    assert "all checks passed" in proc.stdout
+
+
+# ------------------------------------------------- a color image smaller than the depth map
+
+_SMALL_COLOR_SCRIPT = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import rgbd
+cap = rgbd.load_capture(sys.argv[2])
+count = cap.point_cloud_count()
+kept = cap.point_cloud_count(keep_edges=True)
+points, colors = cap.point_cloud()
+valid = int(np.isfinite(cap.rectified_depth()).sum())
+print(json.dumps({"count": count, "kept": kept, "points": len(points), "valid": valid,
+                  "colors": sorted(set(map(tuple, colors.tolist())))}))
+'''
+
+
+@pytest.fixture(scope="module")
+def small_color_capture(workdir):
+    """The sample's JSON (depth 256×192) beside a one-color 64×48 JPEG, and that JPEG's
+    decoded color (the ground truth of every point's color)."""
+    directory = workdir / "small_color"
+    directory.mkdir()
+    shutil.copy(SAMPLE, directory / "shot.json")
+    image = np.zeros((48, 64, 3), np.uint8)
+    image[:] = (90, 40, 200)  # BGR
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 100])
+    assert ok
+    (directory / "shot.jpg").write_bytes(jpeg.tobytes())
+    decoded = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)[:, :, ::-1].reshape(-1, 3)
+    assert (decoded == decoded[0]).all()
+    return directory / "shot.json", tuple(int(c) for c in decoded[0])
+
+
+def test_point_cloud_of_a_color_image_smaller_than_the_depth_map(library, small_color_capture, tmp_path):
+    # Once killed the interpreter (a precondition trap in the area average): now each
+    # depth pixel takes the nearest color pixel. Run in a child, so a crash is a failure.
+    path, solid = small_color_capture
+    proc = subprocess.run([sys.executable, "-c", _SMALL_COLOR_SCRIPT, str(PYTHON_DIR), str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, preexec_fn=_no_core_dumps)
+    assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["count"] == result["points"] and 0 < result["count"] <= result["kept"]
+    assert result["kept"] == result["valid"]  # with edges kept, every valid depth pixel
+    assert result["colors"] == [list(solid)], "a one-color photo colors every point with its color"
+
+
+def test_c_program_on_a_color_image_smaller_than_the_depth_map(c_program, small_color_capture):
+    path, _ = small_color_capture
+    proc = run(c_program, path)
     assert "all checks passed" in proc.stdout
 
 

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 import RGBDKit
 import RGBDSynth
@@ -32,6 +37,32 @@ import RGBDSynth
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                    stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs the binary with stderr into `errorFile`, and returns its exit status and
+    /// its peak resident memory in bytes (`wait4`'s `ru_maxrss`, of this child alone).
+    static func runMeasuringMemory(_ arguments: [String], errorFile: String) throws -> (status: Int32, peakBytes: Int) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, binary, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw CocoaError(.executableLoad) }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        #if canImport(Darwin)
+        let peak = Int(usage.ru_maxrss)  // bytes
+        #else
+        let peak = Int(usage.ru_maxrss) * 1024  // kilobytes
+        #endif
+        // WIFEXITED / WEXITSTATUS, or 128 + the signal.
+        let exited = status & 0x7F == 0
+        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), peak)
     }
 
     static func temporaryDirectory() throws -> String {
@@ -180,6 +211,203 @@ import RGBDSynth
         let turned = try Self.run(["rectify", capture.json, "--image", directory + "/portrait.jpg", "-o", directory + "/out"])
         #expect(turned.status == 1)
         #expect(turned.stderr.contains("portrait.jpg") && turned.stderr.contains("transposed"), "\(turned.stderr)")
+    }
+
+    /// The vertices of an ASCII PLY (`x y z red green blue` per line).
+    static func asciiVertices(_ path: String) throws -> [(position: SIMD3<Double>, color: SIMD3<Int>)] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let parts = text.components(separatedBy: "end_header\n")
+        #expect(parts.count == 2 && parts[0].contains("property uchar red"))
+        return parts.last.map { body in
+            body.split(separator: "\n").map { line in
+                let v = line.split(separator: " ").map { Double($0) ?? .nan }
+                return (SIMD3(v[0], v[1], v[2]), SIMD3(Int(v[3]), Int(v[4]), Int(v[5])))
+            }
+        } ?? []
+    }
+
+    /// A depth map larger than the color image (same 4:3 aspect): once a SIGILL on a
+    /// precondition; now every depth pixel takes the color pixel nearest to it, so a
+    /// one-color photo colors every point exactly with its color, and the points are
+    /// the scene's.
+    @Test func cloudOfADepthMapLargerThanTheColorImage() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let synthetic = SyntheticCapture(colorWidth: 8, colorHeight: 6, depthWidth: 32, depthHeight: 24)
+        let capture = try synthetic.write(to: directory, stem: "shot")
+        // An 8×6 photo of one color; its decoded pixels are the ground truth of the colors.
+        let photo = ColorImage(width: 8, height: 6, channels: 3, samples: Array((0..<48).map { _ in [200, 40, 90] }.joined()))
+        let jpeg = try JPEGCodec.encode(photo, quality: 100)
+        try Data(jpeg).write(to: URL(fileURLWithPath: capture.image))
+        let decoded = try JPEGCodec.decodeRGB(jpeg)
+        let solid = SIMD3(Int(decoded[0, 0, 0]), Int(decoded[0, 0, 1]), Int(decoded[0, 0, 2]))
+        #expect((0..<48).allSatisfy { SIMD3(Int(decoded.samples[3 * $0]), Int(decoded.samples[3 * $0 + 1]), Int(decoded.samples[3 * $0 + 2])) == solid })
+
+        let ply = directory + "/cloud.ply"
+        let run = try Self.run(["cloud", capture.json, "-o", ply, "--ascii", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let vertices = try Self.asciiVertices(ply)
+        #expect(vertices.count > 32 * 24 / 2, "\(vertices.count) points")
+        #expect(vertices.allSatisfy { $0.color == solid })
+        // Each point at the depth the scene has along its pixel's ray (within 2 %, but
+        // for a few pixels at the box's silhouette).
+        let k = synthetic.depthIntrinsics
+        let wrong = vertices.filter { p in
+            let u = p.position.x * k.fx / p.position.z + k.cx, v = p.position.y * k.fy / p.position.z + k.cy
+            return abs(p.position.z - synthetic.trueDepth(u: u, v: v, intrinsics: k)) > 0.02 * p.position.z
+        }
+        #expect(wrong.count <= vertices.count / 20, "\(wrong.count) of \(vertices.count) points off the scene")
+
+        // `rgbd rectify` of the same capture works too, at each input's own size.
+        let rectified = try Self.run(["rectify", capture.json, "-o", directory + "/out", "-q"])
+        #expect(rectified.status == 0, "\(rectified.stderr)")
+        let color = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/out/shot.color.png"))
+        #expect(color.width == 8 && color.height == 6)
+    }
+
+    /// A stride beyond the depth map's sides keeps depth pixel (0, 0) alone (once an
+    /// overflow trap in the row count, `height + stride − 1`).
+    @Test func hugeStrideKeepsTheFirstPixel() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let synthetic = SyntheticCapture(colorWidth: 640, colorHeight: 480, depthWidth: 160, depthHeight: 120)
+        let capture = try synthetic.write(to: directory, stem: "shot")
+        for stride in ["9223372036854775807", "160"] {
+            let ply = directory + "/s\(stride.count).ply"
+            let run = try Self.run(["cloud", capture.json, "-o", ply, "--ascii", "--keep-edges", "--stride", stride, "-q"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let vertices = try Self.asciiVertices(ply)
+            #expect(vertices.count == 1, "stride \(stride): \(vertices.count) points")
+            // The point projects to depth pixel (0, 0).
+            let k = synthetic.depthIntrinsics
+            for p in vertices {
+                #expect(abs(p.position.x * k.fx / p.position.z + k.cx) < 1e-3)
+                #expect(abs(p.position.y * k.fy / p.position.z + k.cy) < 1e-3)
+            }
+        }
+    }
+
+    /// JPEGs whose header claims far more pixels than they hold are refused before the
+    /// pixels are allocated (once: a 1.8 kB file claiming 16000×12000 cost ~580 MB and a
+    /// full decode): from the header's size against the file's, from the calibration
+    /// (a transposed size), or by the 1/8-scale trial decoding of images beyond any
+    /// camera's size. No rejected input costs 200 MB.
+    @Test func forgedJPEGHeadersCostNoMemory() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        func claiming(_ width: Int, _ height: Int, _ jpeg: [UInt8]) -> [UInt8] {
+            var forged = jpeg
+            if let sof = (0..<(forged.count - 8)).first(where: { forged[$0] == 0xFF && forged[$0 + 1] == 0xC0 }) {
+                forged[sof + 5] = UInt8(height >> 8); forged[sof + 6] = UInt8(height & 255)
+                forged[sof + 7] = UInt8(width >> 8); forged[sof + 8] = UInt8(width & 255)
+            }
+            return forged
+        }
+        var rng = SystemRandomNumberGenerator()
+        func noise(_ width: Int, _ height: Int) throws -> [UInt8] {
+            try JPEGCodec.encode(ColorImage(width: width, height: height, channels: 3,
+                                            samples: (0..<(width * height * 3)).map { _ in UInt8.random(in: 0...255, using: &rng) }),
+                                 quality: 95)
+        }
+        let tiny = try noise(24, 18), plausible = try noise(640, 480)
+        let cases: [(name: String, jpeg: [UInt8], expect: String)] = [
+            ("tiny", claiming(16000, 12000, tiny), "16000×12000 pixels in \(claiming(16000, 12000, tiny).count) bytes"),
+            ("plausible", claiming(16000, 12000, plausible), "cannot decode JPEG"),
+            ("portrait", claiming(12000, 16000, plausible), "transposed"),
+            ("camera-size", claiming(8000, 6000, plausible), "cannot decode JPEG"),
+        ]
+        #expect(plausible.count >= 16000 * 12000 / JPEGCodec.maxPixelsPerByte, "\(plausible.count) bytes")
+        for command in ["rectify", "cloud"] {
+            for c in cases {
+                let image = directory + "/\(c.name).jpg"
+                try Data(c.jpeg).write(to: URL(fileURLWithPath: image))
+                let output = directory + "/out-\(command)-\(c.name)"
+                let errors = directory + "/\(c.name).err"
+                let (status, peak) = try Self.runMeasuringMemory(
+                    [command, capture.json, "--image", image, "-o", command == "cloud" ? output + ".ply" : output, "-q"],
+                    errorFile: errors)
+                let stderr = try String(contentsOfFile: errors, encoding: .utf8)
+                #expect(status == 1, "\(command) \(c.name): status \(status)")
+                #expect(stderr.contains("\(c.name).jpg") && stderr.contains(c.expect), "\(command) \(c.name): \(stderr)")
+                #expect(peak < 200_000_000, "\(command) \(c.name): peak memory \(peak / 1_000_000) MB")
+                #expect(!FileManager.default.fileExists(atPath: output) || Self.files(in: output).isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: output + ".ply"))
+            }
+        }
+    }
+
+    /// A `null` in the lookup table is named with its index (once "expected an array of
+    /// numbers, found an array").
+    @Test func nullInTheLookupTableIsNamed() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let text = try String(contentsOfFile: capture.json, encoding: .utf8)
+        let marker = "\"lens_distortion_lookup_table\" : [\n      "
+        let start = try #require(text.range(of: marker))
+        // Replace the fourth entry (index 3) by null.
+        var lines = text[start.upperBound...].split(separator: "\n", maxSplits: 4, omittingEmptySubsequences: false)
+        lines[3] = "      null,"
+        let edited = String(text[..<start.upperBound]) + lines.joined(separator: "\n")
+        try edited.write(toFile: capture.json, atomically: true, encoding: .utf8)
+        let run = try Self.run(["rectify", capture.json, "-o", directory + "/out"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("shot.json: calibration_data.lens_distortion_lookup_table[3]: expected a number, found null"),
+                "\(run.stderr)")
+    }
+
+    /// `"depth\u005fdata"` is `depth_data`: read by the fast depth reader (whose errors
+    /// give the line; json-c's tree gives the key path), and refused beside a
+    /// `depth_data` as a duplicate, as a literal duplicate is.
+    @Test func escapedKeysAreTheSameKeys() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try Self.writeCapture(in: directory, stem: "shot")
+        let text = try String(contentsOfFile: capture.json, encoding: .utf8)
+        let reference = try Self.run(["rectify", capture.json, "-o", directory + "/reference", "-q"])
+        #expect(reference.status == 0, "\(reference.stderr)")
+        // Depth pixel (80, 60) becomes NaN (a hole; one value per line, rows opened by
+        // "    ["), and the key is spelled with an escape.
+        var lines = text.components(separatedBy: "\n")
+        let rowStarts = lines.indices.filter { lines[$0] == "    [" }
+        #expect(rowStarts.count == 120)
+        lines[rowStarts[60] + 1 + 80] = "      NaN,"
+        let escaped = lines.joined(separator: "\n").replacingOccurrences(of: "\"depth_data\"", with: "\"depth\\u005fdata\"")
+        #expect(escaped.contains("\"depth\\u005fdata\" : [") && !escaped.contains("depth_data"))
+        try escaped.write(toFile: directory + "/escaped.json", atomically: true, encoding: .utf8)
+        let run = try Self.run(["rectify", directory + "/escaped.json", "--image", capture.image, "-o", directory + "/out", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        // The same depth but near pixel (80, 60) (the lens barely moves the center),
+        // where the hole now is.
+        let meters = try TIFFCodec.readFloat(path: directory + "/out/escaped.depth.tiff")
+        let expected = try TIFFCodec.readFloat(path: directory + "/reference/shot.depth.tiff")
+        #expect(meters.width == 160 && meters.height == 120)
+        #expect(meters.samples.count == expected.samples.count)
+        let differing: [Int] = meters.samples.indices.filter { i in
+            meters.samples[i].bitPattern != expected.samples[i].bitPattern
+        }
+        #expect(meters[80, 60].isNaN && expected[80, 60].isFinite)
+        let nearby = differing.allSatisfy { (i: Int) -> Bool in abs(i % 160 - 80) <= 2 && abs(i / 160 - 60) <= 2 }
+        #expect(nearby, "\(differing)")
+
+        // A ragged row under the escaped key: the fast reader's message, with the line.
+        var ragged = escaped.components(separatedBy: "\n")
+        ragged.remove(at: rowStarts[1] + 1)
+        try ragged.joined(separator: "\n").write(toFile: directory + "/ragged.json", atomically: true, encoding: .utf8)
+        let fast = try Self.run(["rectify", directory + "/ragged.json", "--image", capture.image, "-o", directory + "/out3"])
+        #expect(fast.status == 1)
+        let line = rowStarts[1] + 1 + 160  // the row's closing bracket, one line up (1-based)
+        #expect(fast.stderr.contains("ragged.json: line \(line): depth_data: row 1 has 159 values, but row 0 has 160"),
+                "\(fast.stderr)")
+
+        // Both spellings in one file: the key appears twice.
+        let both = text.replacingOccurrences(of: "\n}", with: ",\n  \"depth\\u005fdata\" : [[1]]\n}")
+        try both.write(toFile: directory + "/both.json", atomically: true, encoding: .utf8)
+        let twice = try Self.run(["rectify", directory + "/both.json", "--image", capture.image, "-o", directory + "/out2"])
+        #expect(twice.status == 1)
+        #expect(twice.stderr.contains("both.json: line ") && twice.stderr.contains("the key \"depth_data\" appears twice"),
+                "\(twice.stderr)")
     }
 
     @Test func missingInputsAndBadArguments() throws {

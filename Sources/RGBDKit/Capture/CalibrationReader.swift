@@ -1,3 +1,5 @@
+import CJSONC
+
 /// Reads the calibration values of one `CaptureSchema` from a json-c tree, accepting the
 /// value shapes of docs/format.md, and rejecting anything else with the key named.
 enum CalibrationReader {
@@ -69,23 +71,17 @@ enum CalibrationReader {
         guard let elements = node.elements else { throw fail(node, "expected a 3×3 matrix, found \(node.typeName)") }
         var m = [[Double]]()
         if elements.count == 9 {
-            let flat = try elements.map { e -> Double in
-                guard let v = e.number, v.isFinite else { throw fail(e, "expected a number, found \(e.typeName)") }
-                return v
-            }
+            let flat = try elements.map { try finiteNumber($0, fail: fail) }
             m = [Array(flat[0..<3]), Array(flat[3..<6]), Array(flat[6..<9])]
         } else if elements.count == 3 {
             m = try elements.map { inner in
                 guard let values = inner.elements, values.count == 3 else {
                     throw fail(inner, "expected 3 numbers (a matrix row or column)")
                 }
-                return try values.map { e in
-                    guard let v = e.number, v.isFinite else { throw fail(e, "expected a number, found \(e.typeName)") }
-                    return v
-                }
+                return try values.map { try finiteNumber($0, fail: fail) }
             }
         } else {
-            throw fail(node, "expected a 3×3 matrix (3 arrays of 3, or 9 numbers), found \(elements.count) elements")
+            throw fail(node, "expected a 3×3 matrix (3 arrays of 3, or 9 numbers), found \(elements.count == 1 ? "1 element" : "\(elements.count) elements")")
         }
         // Column-major: m[i] is column i, so the bottom row is m[0][2], m[1][2], m[2][2].
         let columnMajor = m[0][2] == 0 && m[1][2] == 0 && m[2][2] == 1
@@ -108,10 +104,10 @@ enum CalibrationReader {
     /// Two numbers given as `[a, b]` or `{"<first>": a, "<second>": b}`.
     static func pair(_ node: JSONNode, names: (String, String), fail: (JSONNode, String) -> RGBDError) throws -> (Double, Double) {
         if let elements = node.elements {
-            guard elements.count == 2, let a = elements[0].number, let b = elements[1].number, a.isFinite, b.isFinite else {
-                throw fail(node, "expected [\(names.0), \(names.1)] as 2 numbers")
+            guard elements.count == 2 else {
+                throw fail(node, "expected [\(names.0), \(names.1)] as 2 numbers, found \(elements.count == 1 ? "1 element" : "\(elements.count) elements")")
             }
-            return (a, b)
+            return (try finiteNumber(elements[0], fail: fail), try finiteNumber(elements[1], fail: fail))
         }
         if node.isObject {
             guard let a = node.member(names.0)?.number, let b = node.member(names.1)?.number, a.isFinite, b.isFinite else {
@@ -122,8 +118,17 @@ enum CalibrationReader {
         throw fail(node, "expected [\(names.0), \(names.1)], found \(node.typeName)")
     }
 
+    /// The value of an array element that must be a finite number; the error names the
+    /// element by its path (`lens_distortion_center[0]`) and says what it is instead.
+    static func finiteNumber(_ e: JSONNode, fail: (JSONNode, String) -> RGBDError) throws -> Double {
+        guard let v = e.number else { throw fail(e, "expected a number, found \(e.typeName)") }
+        guard v.isFinite else { throw fail(e, "expected a finite number, found \(v)") }
+        return v
+    }
+
     /// A lookup table: finite magnifications greater than −1 (an empty array is allowed
-    /// here; callers check the length).
+    /// here; callers check the length). A bad entry is named by its index
+    /// (`lens_distortion_lookup_table[3]: expected a number, found null`).
     static func lookupTable(_ node: JSONNode, fail: (JSONNode, String) -> RGBDError) throws -> [Float] {
         guard let elements = node.elements else { throw fail(node, "expected an array of numbers, found \(node.typeName)") }
         return try elements.map { e in
@@ -152,8 +157,7 @@ enum CalibrationReader {
                 throw fail(node, "row \(r) has \(count) values, but row 0 has \(width) (ragged depth rows)")
             }
             for c in 0..<count {
-                // json-c stores null elements as NULL, which `elements` cannot represent.
-                guard let e = rowNode.element(at: c) else { values.append(.nan); continue }
+                guard let e = rowNode.element(at: c), e.type != json_type_null else { values.append(.nan); continue }
                 guard let v = e.number else { throw fail(e, "row \(r), column \(c): expected a number, found \(e.typeName)") }
                 let f = Float(v)
                 values.append(f > 0 && f.isFinite ? f : .nan)

@@ -22,12 +22,11 @@ public struct Capture: Sendable {
     /// both at once on two threads. Sizes are checked against the calibration.
     public static func load(json: String, image: String? = nil, timings: StageTimings? = nil) throws -> Capture {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
-        let (contents, color) = try Concurrently.run(
-            { try timings.measure("parse") { try CaptureReader.read(path: json) } },
-            { try timings.measure("decode") {
-                let bytes = try FileSystem.readFile(imagePath)
-                return try PhotoDecoder.decodeRGB(bytes, file: imagePath)
-            } })
+        let jpeg = try FileSystem.readFile(imagePath)
+        let (contents, color) = try parseAndDecode(
+            jpeg: jpeg, image: imagePath, json: json,
+            parse: { try timings.measure("parse") { try CaptureReader.read(path: json) } },
+            decode: { try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) } })
         return try Capture(json: json, image: imagePath, contents: contents, color: color)
     }
 
@@ -38,10 +37,39 @@ public struct Capture: Sendable {
         let directory = Path.directory(of: jsonName)
         let imageName = directory == "." && !jsonName.hasPrefix("./")
             ? Path.stem(jsonName) + ".jpg" : Path.join(directory, Path.stem(jsonName) + ".jpg")
-        let (contents, color) = try Concurrently.run(
-            { try CaptureReader.parse(jsonBytes, file: jsonName) },
-            { try PhotoDecoder.decodeRGB(jpegBytes, file: imageName) })
+        let (contents, color) = try parseAndDecode(
+            jpeg: jpegBytes, image: imageName, json: jsonName,
+            parse: { try CaptureReader.parse(jsonBytes, file: jsonName) },
+            decode: { try PhotoDecoder.decodeRGB(jpegBytes, file: imageName) })
         return try Capture(json: jsonName, image: imageName, contents: contents, color: color)
+    }
+
+    /// Whether an image of `width × height` is decoded only after the JSON has been
+    /// read and the image's size checked against it: one beyond any camera's size
+    /// (`JPEGCodec.trialDecodePixels`), whose decoding would cost more memory than a
+    /// rejected input may.
+    static func decodesAfterChecks(width: Int, height: Int) -> Bool {
+        width * height > JPEGCodec.trialDecodePixels
+    }
+
+    /// `parse` and `decode` of `jpeg` at once on two threads (the JSON's error first if
+    /// both fail); for an image that `decodesAfterChecks`, one after the other with the
+    /// size from the JPEG's header checked against the calibration (and for
+    /// plausibility) in between, so a capture rejected for its size never allocates the
+    /// image's pixels.
+    static func parseAndDecode(jpeg: [UInt8], image: String, json: String,
+                               parse: () throws -> CaptureReader.Contents,
+                               decode: () throws -> ColorImage) throws -> (CaptureReader.Contents, ColorImage) {
+        guard let (width, height) = try? PhotoDecoder.size(of: jpeg), decodesAfterChecks(width: width, height: height) else {
+            return try Concurrently.run(parse, decode)
+        }
+        if PhotoDecoder.format(of: jpeg) == .jpeg {
+            try JPEGCodec.checkPlausible(width: width, height: height, byteCount: jpeg.count, file: image)
+        }
+        let contents = try parse()
+        _ = try checkSizes(image: image, width: width, height: height, json: json, depth: contents.depth,
+                           calibration: contents.calibration, keys: contents.keys)
+        return (contents, try decode())
     }
 
     /// Assembles a capture, checking the images' sizes against the calibration.

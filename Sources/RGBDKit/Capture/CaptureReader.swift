@@ -3,7 +3,9 @@
 /// The depth map goes through `DepthArrayParser` straight from the bytes; the rest of
 /// the document (the calibration, a few kilobytes) is parsed by json-c with the depth
 /// value replaced by `null`. If the quick top-level walk cannot make sense of the file,
-/// json-c parses all of it, so its error message is the one reported.
+/// json-c parses all of it, so its error message is the one reported. Keys mean what
+/// json-c reads (escapes decoded) in both, and a key repeated in an object, however it
+/// is spelled, is an error (`JSONTopLevelScanner`).
 public enum CaptureReader {
     /// What a capture JSON holds.
     public struct Contents: Sendable {
@@ -56,6 +58,9 @@ public enum CaptureReader {
                     throw RGBDError(.invalidCapture, file: file, location: "line \(line(of: error.offset, base: base, count: count))", error.message)
                 }
             }
+        } catch let error as JSONTopLevelScanner.KeyError {
+            throw RGBDError(.invalidCapture, file: file, location: "line \(line(of: error.offset, base: base, count: count))",
+                            error.message)
         }
 
         // The rest of the document, for json-c.

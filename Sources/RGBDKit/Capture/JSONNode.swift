@@ -38,6 +38,15 @@ final class JSONDocument {
         return .success(JSONDocument(root: object))
     }
 
+    /// The bytes of a JSON string (`bytes` is the string with its quotes) as json-c
+    /// decodes it, escapes resolved; nil if json-c rejects it.
+    static func decodeString(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard case .success(let document) = parse(bytes), json_object_get_type(document.root) == json_type_string,
+              let text = json_object_get_string(document.root) else { return nil }
+        let count = Int(json_object_get_string_len(document.root))
+        return text.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+    }
+
     /// The root as a node named `name` in messages.
     var rootNode: JSONNode { JSONNode(document: self, raw: root, path: "") }
 }
@@ -48,53 +57,57 @@ struct JSONSyntaxError: Error {
     var message: String
 }
 
-/// A borrowed json-c object, kept valid by a reference to its document.
+/// A borrowed json-c value, kept valid by a reference to its document.
 struct JSONNode {
     let document: JSONDocument
-    let raw: OpaquePointer
-    /// Key path from the root, for messages (`calibration_data.intrinsic_matrix`).
+    /// The json-c object; nil for JSON `null` (which json-c stores as NULL).
+    let raw: OpaquePointer?
+    /// Key path from the root, for messages (`calibration_data.intrinsic_matrix`,
+    /// `calibration_data.lens_distortion_lookup_table[3]`).
     let path: String
 
     /// The JSON type of this value.
-    var type: json_type { json_object_get_type(raw) }
+    var type: json_type {
+        guard let raw else { return json_type_null }
+        return json_object_get_type(raw)
+    }
 
-    /// The member `key` of an object, nil if absent or if this is not an object.
+    /// The member `key` of an object, nil if absent, `null`, or if this is not an object.
     func member(_ key: String) -> JSONNode? {
-        guard type == json_type_object else { return nil }
+        guard let raw, type == json_type_object else { return nil }
         var value: OpaquePointer? = nil
-        guard json_object_object_get_ex(raw, key, &value) != 0, let value else { return nil }
+        guard json_object_object_get_ex(raw, key, &value) != 0, value != nil else { return nil }
         return JSONNode(document: document, raw: value, path: path.isEmpty ? key : "\(path).\(key)")
     }
 
     /// Whether this is a JSON object.
     var isObject: Bool { type == json_type_object }
 
-    /// The elements of an array, nil if this is not an array.
+    /// The elements of an array (`null` elements as nodes of type null), nil if this is
+    /// not an array.
     var elements: [JSONNode]? {
-        guard type == json_type_array else { return nil }
-        let n = json_object_array_length(raw)
-        var out: [JSONNode] = []
-        out.reserveCapacity(n)
-        for i in 0..<n {
-            guard let element = json_object_array_get_idx(raw, i) else {
-                return nil  // a null element; callers treat the array as malformed
-            }
-            out.append(JSONNode(document: document, raw: element, path: "\(path)[\(i)]"))
+        guard let raw, type == json_type_array else { return nil }
+        return (0..<json_object_array_length(raw)).map { i in
+            JSONNode(document: document, raw: json_object_array_get_idx(raw, i), path: "\(path)[\(i)]")
         }
-        return out
     }
 
-    /// Element `i` of an array; nil if it is JSON null (or out of range).
+    /// Element `i` of an array (a node of type null for `null`); nil if this is not an
+    /// array or `i` is out of range.
     func element(at i: Int) -> JSONNode? {
-        guard type == json_type_array, let e = json_object_array_get_idx(raw, i) else { return nil }
-        return JSONNode(document: document, raw: e, path: "\(path)[\(i)]")
+        guard let raw, type == json_type_array, i >= 0, i < json_object_array_length(raw) else { return nil }
+        return JSONNode(document: document, raw: json_object_array_get_idx(raw, i), path: "\(path)[\(i)]")
     }
 
     /// Number of elements, nil if not an array.
-    var count: Int? { type == json_type_array ? json_object_array_length(raw) : nil }
+    var count: Int? {
+        guard let raw, type == json_type_array else { return nil }
+        return json_object_array_length(raw)
+    }
 
     /// The value as a number, nil if it is not a number.
     var number: Double? {
+        guard let raw else { return nil }
         let t = type
         guard t == json_type_double || t == json_type_int else { return nil }
         return json_object_get_double(raw)

@@ -28,7 +28,9 @@ public enum RectifyPipeline {
 
     /// Decodes the photo (and, if asked, touches the color output memory) on one thread
     /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`
-    /// with the depth map and the intrinsics of the color and depth outputs.
+    /// with the depth map and the intrinsics of the color and depth outputs (for an image
+    /// beyond any camera's size, the depth side first: the image's size is checked before
+    /// its pixels are allocated).
     ///
     /// With `alignment` `.depth`, the color output's intrinsics are the depth map's (the
     /// caller averages the color down to it). With `.color`, the parsing thread leaves
@@ -42,43 +44,55 @@ public enum RectifyPipeline {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         let (colorWidth, colorHeight) = try PhotoDecoder.size(of: jpeg, file: imagePath)
-        let (decoded, side) = try Concurrently.run(
-            { () throws -> ColorSide in
-                let color = try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) }
-                guard prefaultColorOutput else { return ColorSide(color: color, output: nil) }
-                let output: [UInt8] = timings.measure("prepare color buffer") {
-                    LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
-                }
-                return ColorSide(color: color, output: output)
-            },
-            { () throws -> DepthSide in
-                let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
-                let calibration = contents.calibration
-                let warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
-                                                      json: json, depth: contents.depth, calibration: calibration,
-                                                      keys: contents.keys)
-                let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
-                let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
-                if alignment == .color {
-                    return DepthSide(warnings: warnings, depth: contents.depth, colorCalibration: colorCalibration,
-                                     depthCalibration: depthCalibration, depthIntrinsics: colorCalibration.intrinsics)
-                }
-                if alignment == .depth {
-                    try Capture.checkAlignable(colorWidth: colorWidth, colorHeight: colorHeight,
-                                               depthWidth: contents.depth.width, depthHeight: contents.depth.height,
-                                               json: json)
-                }
-                // This thread's rows one after another: the other processor is decoding.
-                var serial = rectifier
-                serial.scheduler = .serial
-                let depth = timings.measure("rectify depth") {
-                    serial.rectify(contents.depth, distortion: depthCalibration.distortion)
-                }
-                let colorIntrinsics = alignment == .depth ? depthCalibration.intrinsics : colorCalibration.intrinsics
-                try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics)
-                return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
-                                 depthCalibration: depthCalibration, depthIntrinsics: depthCalibration.intrinsics)
-            })
+        // An image beyond any camera's size is decoded only once the JSON has been read
+        // and the image's size checked against it (`Capture.decodesAfterChecks`).
+        let decodesAfterChecks = Capture.decodesAfterChecks(width: colorWidth, height: colorHeight)
+        if decodesAfterChecks, PhotoDecoder.format(of: jpeg) == .jpeg {
+            try JPEGCodec.checkPlausible(width: colorWidth, height: colorHeight, byteCount: jpeg.count, file: imagePath)
+        }
+        func colorSide() throws -> ColorSide {
+            let color = try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) }
+            guard prefaultColorOutput else { return ColorSide(color: color, output: nil) }
+            let output: [UInt8] = timings.measure("prepare color buffer") {
+                LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
+            }
+            return ColorSide(color: color, output: output)
+        }
+        func depthSide() throws -> DepthSide {
+            let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
+            let calibration = contents.calibration
+            let warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
+                                                  json: json, depth: contents.depth, calibration: calibration,
+                                                  keys: contents.keys)
+            let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
+            let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
+            if alignment == .color {
+                return DepthSide(warnings: warnings, depth: contents.depth, colorCalibration: colorCalibration,
+                                 depthCalibration: depthCalibration, depthIntrinsics: colorCalibration.intrinsics)
+            }
+            if alignment == .depth {
+                try Capture.checkAlignable(colorWidth: colorWidth, colorHeight: colorHeight,
+                                           depthWidth: contents.depth.width, depthHeight: contents.depth.height,
+                                           json: json)
+            }
+            // This thread's rows one after another when the other processor is decoding.
+            var depthRectifier = rectifier
+            if !decodesAfterChecks { depthRectifier.scheduler = .serial }
+            let depth = timings.measure("rectify depth") {
+                depthRectifier.rectify(contents.depth, distortion: depthCalibration.distortion)
+            }
+            let colorIntrinsics = alignment == .depth ? depthCalibration.intrinsics : colorCalibration.intrinsics
+            try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics)
+            return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
+                             depthCalibration: depthCalibration, depthIntrinsics: depthCalibration.intrinsics)
+        }
+        let decoded: ColorSide, side: DepthSide
+        if decodesAfterChecks {
+            side = try depthSide()
+            decoded = try colorSide()
+        } else {
+            (decoded, side) = try Concurrently.run(colorSide, depthSide)
+        }
         return (decoded.color, decoded.output, side)
     }
 

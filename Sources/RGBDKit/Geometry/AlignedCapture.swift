@@ -14,7 +14,7 @@ public enum PixelAlignment: String, Sendable, CaseIterable {
 
 extension Rectifier {
     /// Rectifies a depth map whose size is the distortion's onto a `width × height` grid
-    /// of the same pinhole camera (intrinsics scaled to that size, FORMAT.md §3), in one
+    /// of the same pinhole camera (intrinsics scaled to that size, docs/lens-model.md), in one
     /// resampling: output pixel `(x, y)` is the rectified depth map's point
     /// `(x·w/width, y·h/height)`, sampled like `rectify(_:distortion:)` samples (only
     /// neighbors within `maxRelativeDepthStep` of the nearest one are blended, holes and

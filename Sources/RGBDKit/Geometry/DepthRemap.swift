@@ -70,7 +70,7 @@ enum DepthRemap {
 extension DepthRemap {
     /// Rectifies output row `y` of a grid `outputWidth` pixels wide of the same camera at
     /// another resolution: output pixel `(x, y)` is the rectified depth map's point
-    /// `(x·ratio.x, y·ratio.y)` (`ratio` = depth map size / grid size, FORMAT.md §3), whose
+    /// `(x·ratio.x, y·ratio.y)` (`ratio` = depth map size / grid size, docs/lens-model.md), whose
     /// source position comes from the same lens model. `dxs[x]` is `Float(x·ratio.x) − c.x`
     /// (the same for every row). With `ratio` 1 this is `rectifyRow` bit for bit.
     @inline(__always)

@@ -1,15 +1,19 @@
 extension ImageBuffer where Sample == UInt8 {
-    /// The image averaged over the footprints of a coarser `width × height` grid:
-    /// output pixel `(u, v)` is the mean of the input pixels whose centers lie in the box
-    /// of size `sx × sy` (`sx = self.width / width`) centered on `(u·sx, v·sy)`, the
-    /// position docs/outputs.md gives for depth pixel `(u, v)`. Footprints are contiguous
-    /// and disjoint, so no input pixel counts twice; the first is cut by the image edge,
-    /// and input pixels beyond the last footprint's half are not used. Rows are spread
-    /// over threads.
+    /// The image averaged over the footprints of a `width × height` grid: output pixel
+    /// `(u, v)` is the mean of the input pixels whose centers lie in the box of size
+    /// `sx × sy` (`sx = self.width / width`) centered on `(u·sx, v·sy)`, the position
+    /// docs/outputs.md gives for depth pixel `(u, v)`. Footprints are contiguous and
+    /// disjoint, so no input pixel counts twice; the first is cut by the image edge, and
+    /// input pixels beyond the last footprint's half are not used. Along an axis where
+    /// the grid is finer than the image (`sx < 1`: a color image smaller than the depth
+    /// map), a footprint is the one input pixel nearest to `u·sx` (`footprints`). Any
+    /// sizes are accepted: an empty grid gives an empty image, an empty image a black
+    /// one. Rows are spread over threads.
     public func areaAverage(toWidth width: Int, height: Int, scheduler: RowScheduler = .parallel) -> ImageBuffer<UInt8> {
-        precondition(width > 0 && height > 0 && width <= self.width && height <= self.height,
-                     "area averaging reduces the size")
         let channels = self.channels, sourceWidth = self.width
+        guard width > 0, height > 0, sourceWidth > 0, self.height > 0 else {
+            return ImageBuffer(width: max(0, width), height: max(0, height), channels: channels, repeating: 0)
+        }
         let averager = FootprintAverager(sourceWidth: sourceWidth, sourceHeight: self.height, width: width,
                                          height: height, channels: channels)
         let output = LargeBuffer.make(count: width * height * channels) { (destination: UnsafeMutableBufferPointer<UInt8>) in
@@ -30,8 +34,17 @@ extension ImageBuffer where Sample == UInt8 {
     }
 
     /// For each of `count` coarse pixels, the range of fine pixel indices whose centers
-    /// lie in `[k·s − s/2, k·s + s/2)`, `s = fine / count`, clipped to the image.
+    /// lie in `[k·s − s/2, k·s + s/2)`, `s = fine / count`, clipped to the image. When
+    /// the coarse grid is not coarser (`count ≥ fine`, so `s ≤ 1` and that box may hold no
+    /// center), the one fine pixel nearest to `k·s`, ties to the larger index:
+    /// `⌊k·fine/count + 1/2⌋`, computed exactly in integers. Both need `count, fine > 0`.
     static func footprints(count: Int, over fine: Int) -> [(Int, Int)] {
+        if count >= fine {
+            return (0..<count).map { k in
+                let nearest = min(fine - 1, (2 * k * fine + count) / (2 * count))
+                return (nearest, nearest + 1)
+            }
+        }
         let s = Double(fine) / Double(count)
         func edge(_ k: Int) -> Int { min(fine, max(0, Int((Double(k) * s - s / 2).rounded(.up)))) }
         return (0..<count).map { k in
@@ -112,14 +125,18 @@ extension Rectifier {
     /// grid, as `rectify(image, distortion:).areaAverage(toWidth:height:)` but without
     /// the full-size rectified image: each band of threads rectifies the fine rows of a
     /// coarse row into a small buffer and averages them at once. The result is the same,
-    /// bit for bit.
+    /// bit for bit, for any sizes (a grid finer than the image included).
+    ///
+    /// - Precondition: `image` is RGB and of the distortion's size (as
+    ///   `ImageCalibration` makes it for the image).
     public func rectifyAreaAveraged(_ image: ColorImage, distortion: LensDistortion, toWidth width: Int,
                                     height: Int) -> ColorImage {
         precondition(image.width == distortion.width && image.height == distortion.height && image.channels == 3,
                      "an RGB image of the distortion's size")
-        precondition(width > 0 && height > 0 && width <= image.width && height <= image.height,
-                     "area averaging reduces the size")
         let sourceWidth = image.width, sourceHeight = image.height
+        guard width > 0, height > 0, sourceWidth > 0, sourceHeight > 0 else {
+            return ColorImage(width: max(0, width), height: max(0, height), channels: 3, repeating: 0)
+        }
         let averager = FootprintAverager(sourceWidth: sourceWidth, sourceHeight: sourceHeight, width: width,
                                          height: height, channels: 3)
         let tallest = averager.rows.map { $0.1 - $0.0 }.max() ?? 1

@@ -12,7 +12,7 @@ public struct PointCloudOptions: Equatable, Sendable {
     public var minDepth: Float = 0
     /// Points farther than this (meters) are dropped.
     public var maxDepth: Float = .infinity
-    /// Keep every `stride`-th depth pixel along both axes.
+    /// Keep every `stride`-th depth pixel along both axes (values below 1 count as 1).
     public var stride: Int = 1
     /// Drop points on depth discontinuities (see `edgeThreshold`).
     public var dropEdges: Bool = true
@@ -90,7 +90,10 @@ public struct PointCloud: Sendable {
     /// grid, and (with `dropEdges`) no 4-neighbor whose depth differs by more than
     /// `edgeThreshold` times its own.
     static func selection(_ depth: DepthMap, options: PointCloudOptions) -> [Bool] {
-        let width = depth.width, height = depth.height, step = options.stride
+        let width = depth.width, height = depth.height
+        // A stride beyond both sides keeps pixel (0, 0) alone, as that side would (and
+        // `height + step` cannot overflow); below 1 counts as 1.
+        let step = min(max(1, options.stride), max(1, width, height))
         var kept = [Bool](repeating: false, count: width * height)
         depth.samples.withUnsafeBufferPointer { buffer in
             kept.withUnsafeMutableBufferPointer { keptBuffer in

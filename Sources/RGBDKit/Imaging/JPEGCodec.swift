@@ -5,6 +5,33 @@ public enum JPEGCodec {
     /// The largest image decoded (200 megapixels: 600 MB of RGB; iPhones take up to 48).
     public static let maxPixels = 200_000_000
 
+    /// A JPEG must hold at least one compressed byte per this many pixels. The flattest
+    /// real photos stay far above: a black 4032×3024 frame takes one byte per 64 pixels
+    /// with TurboJPEG's standard tables and one per 170 with optimized ones (4:2:0), one
+    /// per 255 in grayscale; a camera's noise takes much more. A header that claims more
+    /// pixels is corrupt or forged, and is refused before any pixel memory is allocated.
+    public static let maxPixelsPerByte = 1024
+
+    /// Images of more pixels than this (more than any phone camera takes: 150 MB of RGB)
+    /// are first decoded at 1/8 scale, which reads the whole compressed stream with 1/64
+    /// of the memory: a corrupt one is refused before the full-size buffer exists.
+    public static let trialDecodePixels = 50_000_000
+
+    /// Refuses, from the header's numbers alone, a JPEG that cannot be a real photo:
+    /// more than `maxPixels` pixels, or fewer than one compressed byte per
+    /// `maxPixelsPerByte` pixels.
+    public static func checkPlausible(width: Int, height: Int, byteCount: Int, file: String? = nil) throws {
+        let pixels = width * height
+        guard pixels <= maxPixels else {
+            throw RGBDError(.invalidImage, file: file,
+                            "the JPEG claims \(width)×\(height) pixels, more than rgbd's limit of \(maxPixels / 1_000_000) megapixels")
+        }
+        guard byteCount >= pixels / maxPixelsPerByte else {
+            throw RGBDError(.invalidImage, file: file,
+                            "the JPEG claims \(width)×\(height) pixels in \(byteCount) bytes, less than a real photo of that size takes (at least \(pixels / maxPixelsPerByte)): its header is corrupt")
+        }
+    }
+
     /// The stored pixel size of a JPEG, read from its header (`tjDecompressHeader3`).
     public static func size(of jpeg: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
         let handle = try Handle(decompress: true, file: file)
@@ -14,15 +41,32 @@ public enum JPEGCodec {
     /// Decodes a JPEG to 8-bit RGB, pixels as stored (no EXIF rotation), with
     /// `tjDecompress2`.
     ///
+    /// A corrupt header can claim any size: before the pixel memory is allocated, the
+    /// claim is checked against the file's size (`checkPlausible`), and an image beyond
+    /// `trialDecodePixels` is decoded once at 1/8 scale. A rejected JPEG therefore never
+    /// costs more than about 150 MB.
+    ///
     /// - Throws: `RGBDError(.invalidImage)` for anything TurboJPEG rejects or warns about
     ///   (a truncated file is an error, not a gray bottom half).
     public static func decodeRGB(_ jpeg: [UInt8], file: String? = nil) throws -> ColorImage {
+        try decodeRGB(jpeg, file: file, trialDecodeAbove: trialDecodePixels)
+    }
+
+    /// `decodeRGB` with the trial decoding from `trialDecodeAbove` pixels on (tests).
+    static func decodeRGB(_ jpeg: [UInt8], file: String?, trialDecodeAbove: Int) throws -> ColorImage {
         let handle = try Handle(decompress: true, file: file)
         let (width, height) = try handle.header(jpeg)
-        // A corrupt header can claim any size; refuse before allocating gigabytes.
-        guard width * height <= maxPixels else {
-            throw RGBDError(.invalidImage, file: file,
-                            "the JPEG claims \(width)×\(height) pixels, more than rgbd's limit of \(maxPixels / 1_000_000) megapixels")
+        try checkPlausible(width: width, height: height, byteCount: jpeg.count, file: file)
+        if width * height > trialDecodeAbove {
+            // TurboJPEG scales by 1/8 when asked for ⌈width/8⌉ × ⌈height/8⌉.
+            let (w, h) = ((width + 7) / 8, (height + 7) / 8)
+            let small = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h * 3)
+            defer { small.deallocate() }
+            let status = jpeg.withUnsafeBufferPointer { src in
+                tjDecompress2(handle.raw, src.baseAddress, UInt(src.count), small, Int32(w), 0, Int32(h),
+                              Int32(TJPF_RGB.rawValue), 0)
+            }
+            if status != 0 { throw handle.error("cannot decode JPEG") }
         }
         var status: Int32 = 0
         let samples = LargeBuffer.make(count: width * height * 3) { (dst: UnsafeMutableBufferPointer<UInt8>) in
