@@ -100,6 +100,15 @@ struct JSONNode {
         return json_object_get_double(raw)
     }
 
+    /// The value as a string, nil if it is not a string.
+    var string: String? {
+        guard type == json_type_string, let chars = json_object_get_string(raw) else { return nil }
+        let length = Int(json_object_get_string_len(raw))
+        return chars.withMemoryRebound(to: UInt8.self, capacity: max(length, 1)) { bytes in
+            String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+        }
+    }
+
     /// A short name of the JSON type, for messages.
     var typeName: String {
         switch type {
