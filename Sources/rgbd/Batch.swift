@@ -106,7 +106,10 @@ struct Batch {
                           outputs: (CaptureDiscovery.Item) -> [String]) -> [String] {
         var inputs: [String: String] = [:]
         for item in items {
-            for path in [item.json] + (item.image.map { [$0] } ?? []) {
+            // A depth image beside the JSON may be an input (read when the JSON holds no
+            // depth), and is named like rectify's depth output: never written over.
+            let depthImage = Capture.depthImagePath(besideJSON: item.json).map { [$0] } ?? []
+            for path in [item.json] + (item.image.map { [$0] } ?? []) + depthImage {
                 if let key = FileSystem.canonicalPath(path) { inputs[fileKey(key)] = path }
             }
         }

@@ -25,6 +25,11 @@ struct Cloud: ParsableCommand {
         depth discontinuity, where sensors produce points between foreground and \
         background. --keep-edges turns the filter off. Holes give no points.
 
+        Depth comes from the JSON, else the depth image it names, else NAME.depth.tiff or \
+        NAME.depth.png beside it (as in rgbd rectify). 0, negatives, null, NaN and depths \
+        beyond --max-valid-depth (default 1000 m; markers such as 9999) are holes, never \
+        points; how many were discarded is reported.
+
         Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
         uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
         neighbors, oriented toward the camera). Header comments give the units, frame, \
@@ -68,6 +73,10 @@ struct Cloud: ParsableCommand {
     @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction.")
     var maxBlendStep: Float = 0.05
 
+    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
+                               valueName: "meters"))
+    var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
+
     @Flag(help: "Report the time spent in each stage on stderr.")
     var timings = false
 
@@ -80,6 +89,9 @@ struct Cloud: ParsableCommand {
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
         if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
         if !(maxBlendStep > 0 && maxBlendStep < 1) { throw ValidationError("--max-blend-step must be between 0 and 1") }
+        if !(maxValidDepth > 0 && maxValidDepth.isFinite) {
+            throw ValidationError("--max-valid-depth must be a positive number of meters")
+        }
     }
 
     func run() throws {
@@ -99,7 +111,8 @@ struct Cloud: ParsableCommand {
         let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
         let failures = try batch.run(single: single, outputs: { [path($0)] }) { item, stageTimings in
             let (cloud, warnings) = try RectifyPipeline.pointCloud(
-                json: item.json, image: item.image, rectifier: rectifier, options: options, timings: stageTimings)
+                json: item.json, image: item.image, rectifier: rectifier, options: options,
+                reading: CaptureReadingOptions(maxValidDepth: maxValidDepth), timings: stageTimings)
             for warning in warnings { Report.warning(warning) }
             try cloud.write(to: path(item), source: item.json, encoding: encoding, timings: stageTimings)
         }

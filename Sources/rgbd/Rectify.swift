@@ -16,6 +16,14 @@ struct Rectify: ParsableCommand {
             by content. Pixels are used as stored: EXIF orientation and HEIF rotation, \
             mirror and crop are not applied.
 
+            Depth is read from the JSON (rows, a flat array or base64 float32, with the \
+            calibration under any known key set: docs/format.md); a JSON without depth \
+            takes it from the image its depth_file key names, else from NAME.depth.tiff \
+            (float32 meters) or NAME.depth.png (16-bit millimeters) beside it. Depth in \
+            the JSON always wins, and an existing NAME.depth.* beside an input is never \
+            overwritten. 0, negatives, null, NaN and depths beyond --max-valid-depth are \
+            no depth; negatives and those beyond are counted in a warning.
+
             For each capture NAME, written into the output directory:
             \(HelpText.table(Self.outputTable))
 
@@ -67,6 +75,10 @@ struct Rectify: ParsableCommand {
                                valueName: "depth|color"))
     var alignTo: PixelAlignment?
 
+    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
+                               valueName: "meters"))
+    var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
+
     @Flag(help: "Compress PNGs harder (smaller files, several times slower).")
     var smallPNG = false
 
@@ -83,6 +95,9 @@ struct Rectify: ParsableCommand {
         if !(maxBlendStep > 0 && maxBlendStep < 1) {
             throw ValidationError("--max-blend-step must be between 0 and 1")
         }
+        if !(maxValidDepth > 0 && maxValidDepth.isFinite) {
+            throw ValidationError("--max-valid-depth must be a positive number of meters")
+        }
     }
 
     func run() throws {
@@ -93,6 +108,7 @@ struct Rectify: ParsableCommand {
         let failures = try batch.run(outputs: outputs) { item, stageTimings in
             let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
                                                  rectifier: rectifier, alignment: alignTo, pngEffort: effort,
+                                                 reading: CaptureReadingOptions(maxValidDepth: maxValidDepth),
                                                  timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
         }

@@ -116,20 +116,24 @@ import RGBDSynth
         (document(matrix: "[[2900, 0], [0, 2900]]"), "intrinsic_matrix"),
         (document(matrix: "\"K\""), "intrinsic_matrix: expected a 3×3 matrix, found a string"),
         (document(dimensions: "[4032]"), "intrinsic_matrix_reference_dimensions"),
+        (document(dimensions: "{\"Width\": 4032}"), "intrinsic_matrix_reference_dimensions: expected {\"width\": number, \"height\": number}"),
         (document(dimensions: "[4032.5, 3024]"), "positive whole numbers"),
         (document(center: "{\"x\": 1}"), "lens_distortion_center"),
         (document(center: "[1e100, 1e100]"), "lens_distortion_center: (1e+100, 1e+100) is far outside"),
         (document(depth: "[[1, 2, 3], [4, 5]]"), "row 1 has 2 values, but row 0 has 3"),
         (document(depth: "[[1, 2, 3], [4, \"x\", 6]]"), "row 1, column 1: expected a number"),
         (document(depth: "[]"), "depth map is empty"),
-        (document(depth: "[1, 2, 3]"), "expected an array of rows"),
+        (document(depth: "[1, 2, 3]"), "depth_data: a flat array of 3 depths needs its width and height in the JSON (depth_width and depth_height"),
+        (document(depth: "{\"rows\": 1}"), "expected an array of rows"),
         (document(depth: "[[1, 2, 3], [4, 5, 6]"), "expected ',' or ']' after row 1"),
         (document(depth: "[[01, 2]]"), "expected ',' or ']'"),
         (document(depth: "[[1., 2]]"), "expected a number"),
         (document(depth: "[[nul, 2]]"), "expected a number"),
         ("{\"calibration_data\": {}, \"depth_data\": [[1]]}", "no calibration found"),
         ("{\"calibration_data\": {\"intrinsic_matrix\": [1, 0, 0, 0, 1, 0, 0, 0, 1]}, \"depth_data\": [[1]]}",
-         "intrinsic_matrix_reference_dimensions: missing"),
+         "calibration_data.intrinsic_matrix_reference_dimensions: missing (canonical schema, whose calibration_data.intrinsic_matrix is there: looked for intrinsic_matrix_reference_dimensions)"),
+        ("{\"CalibrationData\": {\"IntrinsicMatrix\": [1, 0, 0, 0, 1, 0, 0, 0, 1], \"IntrinsicMatrixReferenceDimensions\": [4, 3]}, \"DepthData\": [[1]]}",
+         "CalibrationData.LensDistortionCenter: missing (PascalCase schema"),
         ("", "the file is empty"),
         ("[1, 2]", "top level is an array"),
         ("{\"calibration_data\": {\"a\": 1,}, \"depth_data\": [[1]]}", "invalid JSON"),
@@ -227,7 +231,9 @@ enum CalibrationReaderTreeProbe {
                   let node = document.rootNode.member("depth_data") else {
                 throw RGBDError(.invalidJSON, "json-c could not parse the test document")
             }
-            return try CalibrationReader.depthFromTree(node, file: "tree")
+            var map = try CalibrationReader.depthFromTree(node, file: "tree")
+            _ = DepthDiscards.sanitize(&map.samples, maxValidDepth: CaptureReadingOptions.defaultMaxValidDepth)
+            return map
         }
     }
 }

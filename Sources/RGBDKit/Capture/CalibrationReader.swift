@@ -3,14 +3,37 @@ import CJSONC
 /// Reads the calibration values of one `CaptureSchema` from a json-c tree, accepting the
 /// value shapes of docs/format.md, and rejecting anything else with the key named.
 enum CalibrationReader {
-    /// The calibration and where its keys were, or nil if this schema's intrinsic matrix
-    /// key is absent.
-    static func read(_ root: JSONNode, schema: CaptureSchema, file: String) throws -> (Calibration, CalibrationKeys)? {
+    /// The calibration and where its keys were, or nil if this schema does not apply:
+    /// its intrinsic matrix key is absent, or another required key is (then `missing`
+    /// gets that error, if it has none yet, naming the schema).
+    static func read(_ root: JSONNode, schema: CaptureSchema, file: String,
+                     missing: inout RGBDError?) throws -> (Calibration, CalibrationKeys)? {
         for containerKey in schema.calibrationContainers {
             let container = containerKey.isEmpty ? root : root.member(containerKey)
             guard let container, container.isObject else { continue }
             guard let matrixNode = first(schema.intrinsicMatrix, in: container) else { continue }
+            let required: [(keys: [String], split: [CaptureSchema.SplitKeys])] = [
+                (schema.referenceDimensions, schema.referenceDimensionsSplit),
+                (schema.distortionCenter, schema.distortionCenterSplit), (schema.lookupTable, []),
+            ]
+            if let absent = required.first(where: { first($0.keys, in: container) == nil && split($0.split, in: container) == nil }) {
+                if missing == nil {
+                    let path = container.path.isEmpty ? absent.keys[0] : "\(container.path).\(absent.keys[0])"
+                    let names = absent.keys + absent.split.map { "\($0.first) and \($0.second)" }
+                    missing = RGBDError(.invalidCapture, file: file, location: path,
+                                        "missing (\(schema.name) schema, whose \(matrixNode.path) is there: looked for \(names.joined(separator: " or ")))")
+                }
+                continue
+            }
             return try read(container: container, matrixNode: matrixNode, schema: schema, file: file)
+        }
+        return nil
+    }
+
+    /// The two nodes of the first split pair present in `container`.
+    private static func split(_ keys: [CaptureSchema.SplitKeys], in container: JSONNode) -> (JSONNode, JSONNode)? {
+        for pair in keys {
+            if let a = container.member(pair.first), let b = container.member(pair.second) { return (a, b) }
         }
         return nil
     }
@@ -23,18 +46,30 @@ enum CalibrationReader {
         func required(_ keys: [String]) throws -> JSONNode {
             if let node = first(keys, in: container) { return node }
             let path = container.path.isEmpty ? keys[0] : "\(container.path).\(keys[0])"
-            throw RGBDError(.invalidCapture, file: file, location: path, "missing")
+            throw RGBDError(.invalidCapture, file: file, location: path, "missing (\(schema.name) schema)")
+        }
+        /// A pair from one key, else from two (`…_width`, `…_height`); the node named in messages.
+        func pairValue(_ keys: [String], _ splitKeys: [CaptureSchema.SplitKeys],
+                       names: (String, String)) throws -> (JSONNode, Double, Double) {
+            if first(keys, in: container) == nil, let (a, b) = split(splitKeys, in: container) {
+                guard let x = a.number, x.isFinite else { throw fail(a, "expected a number, found \(a.typeName)") }
+                guard let y = b.number, y.isFinite else { throw fail(b, "expected a number, found \(b.typeName)") }
+                return (a, x, y)
+            }
+            let node = try required(keys)
+            let (x, y) = try pair(node, names: names, fail: fail)
+            return (node, x, y)
         }
 
         let (fx, fy, cx, cy) = try matrix(matrixNode, fail: fail)
-        let sizeNode = try required(schema.referenceDimensions)
-        let (width, height) = try pair(sizeNode, names: ("width", "height"), fail: fail)
+        let (sizeNode, width, height) = try pairValue(schema.referenceDimensions, schema.referenceDimensionsSplit,
+                                                      names: ("width", "height"))
         guard width >= 1, height >= 1, width == width.rounded(), height == height.rounded(),
               width <= 1_000_000, height <= 1_000_000 else {
             throw fail(sizeNode, "expected positive whole numbers [width, height], found [\(width), \(height)]")
         }
-        let centerNode = try required(schema.distortionCenter)
-        let (ox, oy) = try pair(centerNode, names: ("x", "y"), fail: fail)
+        let (centerNode, ox, oy) = try pairValue(schema.distortionCenter, schema.distortionCenterSplit,
+                                                 names: ("x", "y"))
         guard LensDistortion.isPlausibleCenter(SIMD2(ox, oy), width: Int(width), height: Int(height)) else {
             throw fail(centerNode, "(\(ox), \(oy)) is far outside the \(Int(width))×\(Int(height)) reference image")
         }
@@ -101,7 +136,8 @@ enum CalibrationReader {
         return (fx, fy, cx, cy)
     }
 
-    /// Two numbers given as `[a, b]` or `{"<first>": a, "<second>": b}`.
+    /// Two numbers given as `[a, b]` or `{"<first>": a, "<second>": b}` (the names may
+    /// also be capitalized: `{"Width", "Height"}`, `{"X", "Y"}`).
     static func pair(_ node: JSONNode, names: (String, String), fail: (JSONNode, String) -> RGBDError) throws -> (Double, Double) {
         if let elements = node.elements {
             guard elements.count == 2 else {
@@ -110,7 +146,10 @@ enum CalibrationReader {
             return (try finiteNumber(elements[0], fail: fail), try finiteNumber(elements[1], fail: fail))
         }
         if node.isObject {
-            guard let a = node.member(names.0)?.number, let b = node.member(names.1)?.number, a.isFinite, b.isFinite else {
+            func capitalized(_ name: String) -> String { name.prefix(1).uppercased() + name.dropFirst() }
+            let a = (node.member(names.0) ?? node.member(capitalized(names.0)))?.number
+            let b = (node.member(names.1) ?? node.member(capitalized(names.1)))?.number
+            guard let a, let b, a.isFinite, b.isFinite else {
                 throw fail(node, "expected {\"\(names.0)\": number, \"\(names.1)\": number}")
             }
             return (a, b)
@@ -127,9 +166,22 @@ enum CalibrationReader {
     }
 
     /// A lookup table: finite magnifications greater than −1 (an empty array is allowed
-    /// here; callers check the length). A bad entry is named by its index
-    /// (`lens_distortion_lookup_table[3]: expected a number, found null`).
+    /// here; callers check the length), as an array of numbers or a base64 string of
+    /// little-endian float32 (as Swift's `JSONEncoder` writes `Data`). A bad entry is
+    /// named by its index (`lens_distortion_lookup_table[3]: expected a number, found null`).
     static func lookupTable(_ node: JSONNode, fail: (JSONNode, String) -> RGBDError) throws -> [Float] {
+        if let text = node.string {
+            let values: [Float]
+            do {
+                values = try Base64.float32LittleEndian(Array(text.utf8), escapedSlashes: false)
+            } catch {
+                throw fail(node, "expected an array of numbers or base64 float32: \(error.message)")
+            }
+            for (i, v) in values.enumerated() where !(v.isFinite && v > -1 && v < 10) {
+                throw fail(node, "magnification \(v) (float \(i) of the base64 data) is out of range (−1, 10)")
+            }
+            return values
+        }
         guard let elements = node.elements else { throw fail(node, "expected an array of numbers, found \(node.typeName)") }
         return try elements.map { e in
             guard let v = e.number else { throw fail(e, "expected a number, found \(e.typeName)") }
@@ -138,7 +190,8 @@ enum CalibrationReader {
         }
     }
 
-    /// A depth map from the json-c tree (used only when the fast reader was not).
+    /// A depth map from the json-c tree (used only when the fast reader was not); values
+    /// as written (`DepthDiscards.sanitize` turns the markers of missing depth into NaN).
     static func depthFromTree(_ node: JSONNode, file: String) throws -> DepthMap {
         func fail(_ n: JSONNode, _ message: String) -> RGBDError {
             RGBDError(.invalidCapture, file: file, location: n.path, message)
@@ -159,8 +212,7 @@ enum CalibrationReader {
             for c in 0..<count {
                 guard let e = rowNode.element(at: c), e.type != json_type_null else { values.append(.nan); continue }
                 guard let v = e.number else { throw fail(e, "row \(r), column \(c): expected a number, found \(e.typeName)") }
-                let f = Float(v)
-                values.append(f > 0 && f.isFinite ? f : .nan)
+                values.append(Float(v))
             }
         }
         return DepthMap(width: width, height: rows.count, channels: 1, samples: values)

@@ -19,13 +19,16 @@ public struct Capture: Sendable {
 
     /// Loads a capture: parses the JSON and decodes the image (`image` defaults to the
     /// photo beside the JSON with the same stem, `imagePath(besideJSON:)`; JPEG or HEIC),
-    /// both at once on two threads. Sizes are checked against the calibration.
-    public static func load(json: String, image: String? = nil, timings: StageTimings? = nil) throws -> Capture {
+    /// both at once on two threads. Sizes are checked against the calibration. A JSON
+    /// without a depth map takes its depth from the image it names or the one beside it
+    /// (`depthImagePath(besideJSON:)`); `reading` sets the physical maximum depth.
+    public static func load(json: String, image: String? = nil, reading: CaptureReadingOptions = CaptureReadingOptions(),
+                            timings: StageTimings? = nil) throws -> Capture {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try FileSystem.readFile(imagePath)
         let (contents, color) = try parseAndDecode(
             jpeg: jpeg, image: imagePath, json: json,
-            parse: { try timings.measure("parse") { try CaptureReader.read(path: json) } },
+            parse: { try timings.measure("parse") { try CaptureReader.read(path: json, options: reading) } },
             decode: { try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) } })
         return try Capture(json: json, image: imagePath, contents: contents, color: color)
     }
@@ -68,15 +71,16 @@ public struct Capture: Sendable {
         }
         let contents = try parse()
         _ = try checkSizes(image: image, width: width, height: height, json: json, depth: contents.depth,
-                           calibration: contents.calibration, keys: contents.keys)
+                           calibration: contents.calibration, keys: contents.keys, depthFile: contents.depthSource.path)
         return (contents, try decode())
     }
 
     /// Assembles a capture, checking the images' sizes against the calibration.
     private init(json: String, image: String, contents: CaptureReader.Contents, color: ColorImage) throws {
-        let warnings = try Self.checkSizes(image: image, width: color.width, height: color.height, json: json,
+        var warnings = try Self.checkSizes(image: image, width: color.width, height: color.height, json: json,
                                            depth: contents.depth, calibration: contents.calibration,
-                                           keys: contents.keys)
+                                           keys: contents.keys, depthFile: contents.depthSource.path)
+        if let warning = contents.discardWarning(json: json) { warnings.append(warning) }
         self.init(jsonPath: json, imagePath: image, calibration: contents.calibration, depth: contents.depth,
                   color: color, warnings: warnings)
     }
@@ -114,7 +118,8 @@ public struct Capture: Sendable {
     public static let photoExtensions = ["jpg", "jpeg", "heic", "heif"]
 
     /// Checks the sizes of the color image (`width × height`, from `image`) and of the
-    /// depth map (from `json`) against the calibration; returns the warnings.
+    /// depth map (from `json`, or the depth image `depthFile`) against the calibration;
+    /// returns the warnings.
     ///
     /// An image whose size is the reference size transposed, or a principal point that
     /// lies as if the frame were transposed, is an orientation mismatch. Which input is
@@ -122,12 +127,13 @@ public struct Capture: Sendable {
     /// images): the one that disagrees with the other two is named, the JSON key when it
     /// is the calibration's.
     static func checkSizes(image: String, width: Int, height: Int, json: String, depth: DepthMap,
-                           calibration: Calibration, keys: CalibrationKeys = CalibrationKeys()) throws -> [String] {
+                           calibration: Calibration, keys: CalibrationKeys = CalibrationKeys(),
+                           depthFile: String? = nil) throws -> [String] {
         let (W, H) = calibration.referenceSize
         let pointAgrees = calibration.principalPointAgreesWithReference
         let k = calibration.intrinsics
         let point = "(\(Self.short(k.cx)), \(Self.short(k.cy)))"
-        let images = [(width, height, "image", image), (depth.width, depth.height, "depth map", json)]
+        let images = [(width, height, "image", image), (depth.width, depth.height, "depth map", depthFile ?? json)]
         for (w, h, what, file) in images where isTransposed(width: w, height: h, W: W, H: H) {
             if pointAgrees == false {
                 throw RGBDError(.invalidCapture, file: json, location: keys.referenceDimensions,

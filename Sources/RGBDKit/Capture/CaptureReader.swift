@@ -17,26 +17,44 @@ public enum CaptureReader {
         public var schemaName: String
         /// Where the calibration's keys were in the file, for messages.
         public var keys = CalibrationKeys()
+        /// Where the depth map came from (a key of the JSON, or a depth image).
+        public var depthSource = DepthSource(kind: .rows)
+        /// The depth pixels read as no depth, by marker (they are NaN in `depth`).
+        public var discarded = DepthDiscards()
+
+        /// The warning about unusual no-depth markers (negatives, depths beyond the
+        /// maximum), naming the file they were in; nil if there were none.
+        public func discardWarning(json: String) -> String? {
+            discarded.warning(file: depthSource.path ?? json)
+        }
     }
 
-    /// Reads and parses a capture JSON file.
-    public static func read(path: String) throws -> Contents {
+    /// Reads and parses a capture JSON file; a JSON without a depth map takes its depth
+    /// from the image it names or the one beside it (docs/format.md).
+    public static func read(path: String, options: CaptureReadingOptions = CaptureReadingOptions()) throws -> Contents {
         let bytes = try FileSystem.readFile(path)
-        return try parse(bytes, file: path)
+        return try parse(bytes, file: path, jsonPath: path, options: options)
     }
 
-    /// Parses the bytes of a capture JSON; `file` names it in errors.
-    public static func parse(_ bytes: [UInt8], file: String) throws -> Contents {
+    /// Parses the bytes of a capture JSON; `file` names it in errors. The depth map must
+    /// be in the JSON (no file is read).
+    public static func parse(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions()) throws -> Contents {
+        try parse(bytes, file: file, jsonPath: nil, options: options)
+    }
+
+    private static func parse(_ bytes: [UInt8], file: String, jsonPath: String?, options: CaptureReadingOptions) throws -> Contents {
         try bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, !buffer.isEmpty else {
                 throw RGBDError(.invalidJSON, file: file, "the file is empty")
             }
-            return try parse(base: base, count: buffer.count, file: file)
+            return try parse(base: base, count: buffer.count, file: file, jsonPath: jsonPath, options: options)
         }
     }
 
-    private static func parse(base: UnsafePointer<UInt8>, count: Int, file: String) throws -> Contents {
+    private static func parse(base: UnsafePointer<UInt8>, count: Int, file: String, jsonPath: String?,
+                              options: CaptureReadingOptions) throws -> Contents {
         var depth: DepthMap? = nil
+        var depthLayout = DepthArrayParser.Layout.rows
         var depthKey = ""
         var depthSpan: Range<Int>? = nil
         let scanner = JSONTopLevelScanner(base: base, end: count)
@@ -49,8 +67,9 @@ public enum CaptureReader {
                 }
                 let parser = DepthArrayParser(base: base, end: count, key: member.key)
                 do {
-                    let (map, end) = try parser.parse(at: member.valueStart)
+                    let (map, end, layout) = try parser.parseAny(at: member.valueStart)
                     depth = map
+                    depthLayout = layout
                     depthKey = member.key
                     depthSpan = member.valueStart..<end
                     return end
@@ -90,19 +109,17 @@ public enum CaptureReader {
         guard root.isObject else {
             throw RGBDError(.invalidCapture, file: file, "the top level is \(root.typeName), expected an object")
         }
+        var missing: RGBDError? = nil
         for schema in CaptureSchema.all {
-            guard let (calibration, keys) = try CalibrationReader.read(root, schema: schema, file: file) else { continue }
-            let map: DepthMap
-            if let depth, schema.depth.contains(depthKey) {
-                map = depth
-            } else if depth == nil, let node = schema.depth.lazy.compactMap({ root.member($0) }).first {
-                map = try CalibrationReader.depthFromTree(node, file: file)
-            } else {
-                throw RGBDError(.invalidCapture, file: file, location: schema.depth.first,
-                                "missing depth map (expected \(schema.depth.joined(separator: " or ")) as rows of meters)")
-            }
-            return Contents(calibration: calibration, depth: map, schemaName: schema.name, keys: keys)
+            guard let (calibration, keys) = try CalibrationReader.read(root, schema: schema, file: file,
+                                                                      missing: &missing) else { continue }
+            let inline = depth.map { CaptureDepth.Inline(map: $0, key: depthKey, layout: depthLayout) }
+            let (map, source, discarded) = try CaptureDepth.resolve(root: root, schema: schema, inline: inline, file: file,
+                                                                    jsonPath: jsonPath, options: options)
+            return Contents(calibration: calibration, depth: map, schemaName: schema.name, keys: keys,
+                            depthSource: source, discarded: discarded)
         }
+        if let missing { throw missing }
         let tried = CaptureSchema.all.map { s in
             s.calibrationContainers.map { $0.isEmpty ? s.intrinsicMatrix[0] : "\($0).\(s.intrinsicMatrix[0])" }
                 .joined(separator: ", ")

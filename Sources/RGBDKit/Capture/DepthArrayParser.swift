@@ -1,10 +1,12 @@
-/// Strict, fast reader for the depth map's nested number arrays (`[[0.91, 0.92, …], …]`).
+/// Strict, fast reader for the depth map's nested number arrays (`[[0.91, 0.92, …], …]`),
+/// flat arrays (`[0.91, 0.92, …]`) and base64 strings of little-endian float32.
 ///
 /// json-c builds a tree node per number, which for a 768×576 map costs more than all the
 /// rest of rgbd's work on the capture. This reader goes straight from the bytes to a
 /// `DepthMap`, still rejecting anything that is not valid JSON, with the row and column
-/// of the problem. Holes (`0`, negatives, `null`, `NaN`, `Infinity`, `-Infinity`,
-/// values that overflow a Float) become `NaN`.
+/// of the problem. Values are kept as written (`null` and `NaN` are NaN, `Infinity` and
+/// numbers that overflow a Float are infinite): `DepthDiscards.sanitize` turns the
+/// markers of missing depth into NaN afterwards, counting them.
 struct DepthArrayParser {
     let base: UnsafePointer<UInt8>
     let end: Int
@@ -15,6 +17,57 @@ struct DepthArrayParser {
     struct Failure: Error {
         var offset: Int
         var message: String
+    }
+
+    /// How the depth member was written.
+    enum Layout: Sendable {
+        /// Rows of numbers: the map's size is its shape.
+        case rows
+        /// One array of numbers (read as a single row): the size comes from other keys.
+        case flat
+        /// A base64 string of little-endian float32 (read as a single row).
+        case base64
+    }
+
+    /// Any of the three layouts at `start` (after whitespace): the map (a single row for
+    /// `.flat` and `.base64`), the index just past the value, and the layout.
+    func parseAny(at start: Int) throws(Failure) -> (map: DepthMap, end: Int, layout: Layout) {
+        var i = start
+        skipSpace(&i)
+        if byte(i) == 0x22 {
+            var stop = i + 1
+            while stop < end && base[stop] != 0x22 { stop += base[stop] == 0x5C ? 2 : 1 }
+            guard stop < end else { throw Failure(offset: i, message: "\(key): unterminated string") }
+            let floats: [Float]
+            do {
+                floats = try Base64.float32LittleEndian(UnsafeBufferPointer(start: base + i + 1, count: stop - i - 1),
+                                                        escapedSlashes: true)
+            } catch {
+                throw Failure(offset: i, message: "\(key): \(error.message)")
+            }
+            guard !floats.isEmpty else { throw Failure(offset: i, message: "\(key): the depth map is empty") }
+            return (DepthMap(width: floats.count, height: 1, channels: 1, samples: floats), stop + 1, .base64)
+        }
+        if byte(i) == 0x5B {
+            var j = i + 1
+            skipSpace(&j)
+            if byte(j) != 0x5B && byte(j) != 0x5D {
+                var values: [Float] = []
+                values.reserveCapacity(max(16, (end - start) / 12))
+                while true {
+                    skipSpace(&j)
+                    values.append(try value(at: &j, row: -1, column: values.count))
+                    skipSpace(&j)
+                    let b = byte(j)
+                    if b == 0x2C { j += 1; continue }
+                    if b == 0x5D { j += 1; break }
+                    throw Failure(offset: j, message: "\(key): expected ',' or ']' after element \(values.count - 1), found \(describe(j))")
+                }
+                return (DepthMap(width: values.count, height: 1, channels: 1, samples: values), j, .flat)
+            }
+        }
+        let (map, stop) = try parse(at: start)
+        return (map, stop, .rows)
     }
 
     @inline(__always) private func byte(_ i: Int) -> UInt8 { i < end ? base[i] : 0 }
@@ -78,26 +131,27 @@ struct DepthArrayParser {
         return (DepthMap(width: width, height: row, channels: 1, samples: values), i)
     }
 
-    /// One depth value; holes come back as NaN.
+    /// One depth value as written (`null`, `NaN` → NaN; `±Infinity` → ±infinity); `row`
+    /// −1 is a flat array.
     @inline(__always)
     private func value(at i: inout Int, row: Int, column: Int) throws(Failure) -> Float {
         let b = byte(i)
         if (b >= 0x30 && b <= 0x39) || b == 0x2D {
             if b == 0x2D && byte(i + 1) == 0x49 {  // -Infinity
-                if literal("-Infinity", at: i) { i += 9; return .nan }
+                if literal("-Infinity", at: i) { i += 9; return -.infinity }
             } else if let scanned = DecimalFloat.scan(base, i, end) {
                 i = scanned.end
-                let v = scanned.value
-                return v > 0 && v.isFinite ? v : .nan
+                return scanned.value
             }
         } else if b == 0x6E, literal("null", at: i) {
             i += 4; return .nan
         } else if b == 0x4E, literal("NaN", at: i) {
             i += 3; return .nan
         } else if b == 0x49, literal("Infinity", at: i) {
-            i += 8; return .nan
+            i += 8; return .infinity
         }
-        throw Failure(offset: i, message: "\(key): row \(row), column \(column): expected a number, found \(describe(i))")
+        let place = row < 0 ? "element \(column)" : "row \(row), column \(column)"
+        throw Failure(offset: i, message: "\(key): \(place): expected a number, found \(describe(i))")
     }
 
     private func literal(_ word: StaticString, at i: Int) -> Bool {

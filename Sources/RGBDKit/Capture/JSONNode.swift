@@ -83,6 +83,9 @@ struct JSONNode {
     /// Whether this is a JSON object.
     var isObject: Bool { type == json_type_object }
 
+    /// Whether this is JSON `null`.
+    var isNull: Bool { raw == nil }
+
     /// The elements of an array (`null` elements as nodes of type null), nil if this is
     /// not an array.
     var elements: [JSONNode]? {
@@ -111,6 +114,15 @@ struct JSONNode {
         let t = type
         guard t == json_type_double || t == json_type_int else { return nil }
         return json_object_get_double(raw)
+    }
+
+    /// The value as a string, nil if it is not a string.
+    var string: String? {
+        guard type == json_type_string, let chars = json_object_get_string(raw) else { return nil }
+        let length = Int(json_object_get_string_len(raw))
+        return chars.withMemoryRebound(to: UInt8.self, capacity: max(length, 1)) { bytes in
+            String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+        }
     }
 
     /// A short name of the JSON type, for messages.

@@ -38,7 +38,8 @@ public enum RectifyPipeline {
     /// the color grid is many times the work of the native size, and is better done on
     /// every processor once the photo is decoded.
     static func prepare(json: String, image: String?, rectifier: Rectifier,
-                        prefaultColorOutput: Bool, alignment: PixelAlignment? = nil, timings: StageTimings?,
+                        prefaultColorOutput: Bool, alignment: PixelAlignment? = nil,
+                        reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings?,
                         alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void) throws
         -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
@@ -59,11 +60,12 @@ public enum RectifyPipeline {
             return ColorSide(color: color, output: output)
         }
         func depthSide() throws -> DepthSide {
-            let contents = try timings.measure("parse") { try CaptureReader.read(path: json) }
+            let contents = try timings.measure("parse") { try CaptureReader.read(path: json, options: reading) }
             let calibration = contents.calibration
-            let warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
+            var warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
                                                   json: json, depth: contents.depth, calibration: calibration,
-                                                  keys: contents.keys)
+                                                  keys: contents.keys, depthFile: contents.depthSource.path)
+            if let warning = contents.discardWarning(json: json) { warnings.append(warning) }
             let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
             let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
             if alignment == .color {
@@ -102,12 +104,13 @@ public enum RectifyPipeline {
     /// decoded or rectified. With `alignment`, the capture is the pixel-aligned pair
     /// `Capture.rectified(with:alignedTo:)` gives.
     public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
-                                 alignment: PixelAlignment? = nil, timings: StageTimings? = nil,
+                                 alignment: PixelAlignment? = nil,
+                                 reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil,
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
         throws -> (capture: RectifiedCapture, warnings: [String]) {
         let (color, colorOutput, side) = try prepare(json: json, image: image, rectifier: rectifier,
                                                      prefaultColorOutput: alignment != .depth, alignment: alignment,
-                                                     timings: timings, alongsideDepth: alongsideDepth)
+                                                     reading: reading, timings: timings, alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
         let colorIntrinsics = side.colorCalibration.intrinsics
         func rectifyColor() -> ColorImage {
@@ -154,10 +157,11 @@ public enum RectifyPipeline {
     /// the same values bit for bit. Returns the cloud, the depth map's source path and the
     /// warnings.
     public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
-                                  options: PointCloudOptions = PointCloudOptions(), timings: StageTimings? = nil)
+                                  options: PointCloudOptions = PointCloudOptions(),
+                                  reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil)
         throws -> (cloud: PointCloud, warnings: [String]) {
         let (color, _, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                           prefaultColorOutput: false, timings: timings) { _, _, _ in }
+                                           prefaultColorOutput: false, reading: reading, timings: timings) { _, _, _ in }
         let colors = timings.measure("rectify and average colors") {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
                                           toWidth: side.depth.width, height: side.depth.height)
@@ -175,12 +179,13 @@ public enum RectifyPipeline {
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
                            alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
+                           reading: CaptureReadingOptions = CaptureReadingOptions(),
                            timings: StageTimings? = nil) throws -> (paths: [String], warnings: [String]) {
         try FileSystem.createDirectory(directory)
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
         let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier, alignment: alignment,
-                                                timings: timings) { depth, colorIntrinsics, depthIntrinsics in
+                                                reading: reading, timings: timings) { depth, colorIntrinsics, depthIntrinsics in
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
                 paths: paths, files: files, pngEffort: pngEffort, timings: timings)

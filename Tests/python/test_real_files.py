@@ -1,0 +1,202 @@
+"""Other exporters' files through the Python package (ctypes against the real libRGBDKit).
+
+Each capture here is made at test time from the sample (Examples/sample/shot.json) in
+another exporter's layout, with Python's own json, struct and base64 (and OpenCV /
+tifffile for depth images), so the expectations come from outside rgbd: every layout
+must load with the sample's calibration, depth map and rectified images.
+"""
+
+import base64
+import json
+import shutil
+import struct
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import tifffile
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+
+import rgbd  # noqa: E402
+
+SAMPLE = REPO / "Examples" / "sample" / "shot.json"
+
+
+def sample_document(millimeters=False):
+    """The sample as a dict; with millimeters, its depths rounded to whole mm (what a PNG holds)."""
+    document = json.loads(SAMPLE.read_text())
+    if millimeters:
+        document["depth_data"] = [[round(v * 1000) / 1000 for v in row] for row in document["depth_data"]]
+    return document
+
+
+def depth_array(document):
+    """The document's depth as float32 (NaN where the sample has no depth)."""
+    depth = np.array(document["depth_data"], dtype=np.float32)
+    depth[~(depth > 0)] = np.nan
+    return depth
+
+
+def b64_floats(values):
+    """Base64 of little-endian float32, as Swift's JSONEncoder writes Data."""
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode()
+
+
+def swift_json(document):
+    """JSON text with "/" escaped as "\\/", as Foundation's JSONEncoder writes it."""
+    return json.dumps(document, separators=(",", ":")).replace("/", "\\/")
+
+
+def without_depth(document):
+    return {k: v for k, v in document.items() if k != "depth_data"}
+
+
+def snake_case_flat(document):
+    c = document["calibration_data"]
+    k = c["intrinsic_matrix"]  # columns
+    depth = document["depth_data"]
+    return {
+        "session_token": "0c1d", "device_attitude": {"roll": 0.0, "pitch": 1.0, "yaw": 2.0},
+        "camera_intrinsics": {
+            "width": 1920, "height": 1440,
+            "intrinsic_matrix": [x for column in k for x in column],
+            "intrinsic_matrix_reference_dimensions_width": c["intrinsic_matrix_reference_dimensions"][0],
+            "intrinsic_matrix_reference_dimensions_height": c["intrinsic_matrix_reference_dimensions"][1],
+            "lens_distortion_center_x": c["lens_distortion_center"][0],
+            "lens_distortion_center_y": c["lens_distortion_center"][1],
+            "lens_distortion_lookup_table": c["lens_distortion_lookup_table"],
+            "inverse_lens_distortion_lookup_table": c["inverse_lens_distortion_lookup_table"],
+            "pixel_size_mm": c["pixel_size"],
+            "extrinsic_matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0],
+        },
+        "crop_rect": [0, 0, 1920, 1440], "segmentation_mask": [[0, 1], [1, 0]],
+        "depth_width": len(depth[0]), "depth_height": len(depth),
+        "depth_map": [v for row in depth for v in row],
+    }
+
+
+def pascal_case_base64(document):
+    c = document["calibration_data"]
+    k = c["intrinsic_matrix"]
+    depth = document["depth_data"]
+    return {
+        "CalibrationData": {
+            "IntrinsicMatrix": [x for column in k for x in column],
+            "IntrinsicMatrixReferenceDimensions": {"Width": c["intrinsic_matrix_reference_dimensions"][0],
+                                                   "Height": c["intrinsic_matrix_reference_dimensions"][1]},
+            "LensDistortionCenter": {"X": c["lens_distortion_center"][0], "Y": c["lens_distortion_center"][1]},
+            "LensDistortionLookupTable": b64_floats(c["lens_distortion_lookup_table"]),
+            "InverseLensDistortionLookupTable": b64_floats(c["inverse_lens_distortion_lookup_table"]),
+            "PixelSize": c["pixel_size"],
+        },
+        "FaceAnchor": {"Transform": [1, 0, 0, 0]},
+        "DepthWidth": len(depth[0]), "DepthHeight": len(depth),
+        "DepthData": b64_floats([v for row in depth for v in row]),
+    }
+
+
+def make_capture(directory, text, stem="shot"):
+    directory.mkdir(parents=True, exist_ok=True)
+    json_path = directory / f"{stem}.json"
+    json_path.write_text(text)
+    shutil.copy(SAMPLE.with_suffix(".jpg"), directory / f"{stem}.jpg")
+    return json_path
+
+
+def assert_same_capture(capture, reference):
+    assert capture.reference_intrinsics == reference.reference_intrinsics
+    assert capture.distortion_center == reference.distortion_center
+    np.testing.assert_array_equal(capture.lookup_table, reference.lookup_table)
+    np.testing.assert_array_equal(capture.inverse_lookup_table, reference.inverse_lookup_table)
+    np.testing.assert_array_equal(capture.depth, reference.depth)  # NaN equal to NaN
+    np.testing.assert_array_equal(capture.rectified_depth(), reference.rectified_depth())
+    np.testing.assert_array_equal(capture.rectified_color(), reference.rectified_color())
+
+
+@pytest.fixture(scope="module")
+def canonical():
+    return rgbd.load_capture(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def canonical_mm(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("canonical_mm")
+    return rgbd.load_capture(make_capture(directory, json.dumps(sample_document(millimeters=True))))
+
+
+@pytest.mark.parametrize("layout", [snake_case_flat, pascal_case_base64])
+def test_layouts_load_as_the_canonical(layout, canonical, tmp_path):
+    document = sample_document()
+    text = swift_json(layout(document))
+    if layout is pascal_case_base64:
+        assert "\\/" in text  # the escaped slashes JSONEncoder writes are in the test data
+    capture = rgbd.load_capture(make_capture(tmp_path, text))
+    assert_same_capture(capture, canonical)
+    # The sample's own values, read by Python: fx, cx, the table, the depth.
+    c = document["calibration_data"]
+    assert capture.reference_intrinsics.fx == c["intrinsic_matrix"][0][0]
+    assert capture.reference_intrinsics.cx == c["intrinsic_matrix"][2][0]
+    np.testing.assert_array_equal(capture.lookup_table, np.float32(c["lens_distortion_lookup_table"]))
+    np.testing.assert_array_equal(capture.depth, depth_array(document))
+
+
+def test_layouts_load_from_memory(canonical):
+    text = swift_json(pascal_case_base64(sample_document()))
+    capture = rgbd.load_capture_bytes(text.encode(), SAMPLE.with_suffix(".jpg").read_bytes(), name="shot")
+    assert_same_capture(capture, canonical)
+
+
+def test_float_tiff_beside_the_json(canonical, tmp_path):
+    document = sample_document()
+    json_path = make_capture(tmp_path, json.dumps(without_depth(document)))
+    tifffile.imwrite(tmp_path / "shot.depth.tiff", depth_array(document))
+    assert_same_capture(rgbd.load_capture(json_path), canonical)
+
+
+def test_png_millimeters_beside_or_named(canonical_mm, tmp_path):
+    document = sample_document(millimeters=True)
+    millimeters = np.nan_to_num(depth_array(document) * 1000).round().astype(np.uint16)
+    beside = make_capture(tmp_path / "beside", json.dumps(without_depth(document)))
+    assert cv2.imwrite(str(tmp_path / "beside" / "shot.depth.png"), millimeters)
+    assert_same_capture(rgbd.load_capture(beside), canonical_mm)
+
+    named = without_depth(document)
+    named["depth_file"] = "frames/depth_000.png"
+    path = make_capture(tmp_path / "named", json.dumps(named))
+    (tmp_path / "named" / "frames").mkdir()
+    assert cv2.imwrite(str(tmp_path / "named" / "frames" / "depth_000.png"), millimeters)
+    assert_same_capture(rgbd.load_capture(path), canonical_mm)
+
+
+def test_depth_in_the_json_wins(canonical, tmp_path):
+    path = make_capture(tmp_path, SAMPLE.read_text())
+    tifffile.imwrite(tmp_path / "shot.depth.tiff", np.full((192, 256), 7.0, dtype=np.float32))
+    assert_same_capture(rgbd.load_capture(path), canonical)
+
+
+def test_sentinels_are_holes(canonical, tmp_path):
+    document = sample_document()
+    rows = document["depth_data"]
+    for x in range(len(rows[0])):
+        rows[100][x] = 9999.0
+    rows[101][:20] = [-1.0] * 20
+    capture = rgbd.load_capture(make_capture(tmp_path, json.dumps(document)))
+    assert np.isnan(capture.depth[100]).all() and np.isnan(capture.depth[101, :20]).all()
+    expected = canonical.depth.copy()
+    expected[100] = np.nan
+    expected[101, :20] = np.nan
+    np.testing.assert_array_equal(capture.depth, expected)
+    points, _ = capture.point_cloud()
+    assert len(points) > 10_000
+    assert points[:, 2].max() < 10  # no point at 9999 m
+
+
+def test_missing_depth_is_a_clear_error(tmp_path):
+    path = make_capture(tmp_path, json.dumps(without_depth(sample_document())))
+    with pytest.raises(rgbd.RGBDError) as error:
+        rgbd.load_capture(path)
+    assert "missing depth map" in str(error.value) and "shot.depth.png" in str(error.value)
