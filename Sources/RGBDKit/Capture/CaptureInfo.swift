@@ -194,8 +194,9 @@ public struct CaptureInfo: Sendable {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let photoBytes = try FileSystem.readFile(imagePath)
         let (width, height) = try PhotoDecoder.size(of: photoBytes, file: imagePath)
-        // `size(of:)` has recognised the format.
-        let format = PhotoDecoder.format(of: photoBytes) ?? .jpeg
+        guard let format = PhotoDecoder.format(of: photoBytes) else {
+            throw RGBDError(.invalidImage, file: imagePath, "not a JPEG or HEIF image")
+        }
         let jsonBytes = try FileSystem.readFile(json)
         let contents = try CaptureReader.parse(jsonBytes, file: json)
         var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: json,
