@@ -110,7 +110,7 @@ struct Info: ParsableCommand {
         var depth = "\(size(info.depth.width, info.depth.height)), meters"
         if let source = info.depthSource { depth += ", from \(source)" }
         row("depth map", depth)
-        row("json", "\(info.json): \(bytes(info.jsonBytes))")
+        row("json", info.json + (info.jsonBytes.map { ": " + bytes($0) } ?? ""))
         row("reference", "\(size(k.width, k.height)); photo \(scale(info.color)), depth \(scale(info.depth))")
         row("intrinsics", "captured  " + camera(k) + (info.calibration.pixelSize.map { "  (pixel \(fixed($0, 6)) mm)" } ?? ""))
         row("", "photo     " + camera(info.color.intrinsics))

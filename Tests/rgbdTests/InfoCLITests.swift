@@ -85,6 +85,9 @@ import RGBDSynth
         #expect(photo["width"] as? Int == 3088 && photo["height"] as? Int == 2320)
         let photoBytes = try FileManager.default.attributesOfItem(atPath: capture.image)[.size] as? Int
         #expect(photo["bytes"] as? Int == photoBytes)
+        let jsonBytes = try FileManager.default.attributesOfItem(atPath: capture.json)[.size] as? Int
+        let jsonFile = try #require(entry["json"] as? [String: Any])
+        #expect(jsonFile["path"] as? String == capture.json && jsonFile["bytes"] as? Int == jsonBytes)
         let depth = try #require(entry["depth"] as? [String: Any])
         #expect(depth["width"] as? Int == 320 && depth["height"] as? Int == 240)
         // Not reported by this reader: absent, never made up.

@@ -107,7 +107,7 @@ extension CaptureInfo {
             M("input", .string(json)),
             M("status", .string("ok")),
             M("schema", .string(schema)),
-            M("json", .object([M("path", .string(json)), M("bytes", .int(jsonBytes))])),
+            M("json", .object([M("path", .string(json)), M("bytes", jsonBytes.map { .int($0) } ?? .null)])),
             M("reference", .object([M("width", .int(k.width)), M("height", .int(k.height))])),
             M("calibration", .object([
                 M("intrinsics", intrinsics(k)),

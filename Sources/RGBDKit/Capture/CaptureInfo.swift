@@ -150,8 +150,8 @@ public struct CaptureInfo: Sendable {
 
     /// The capture JSON's path.
     public var json: String
-    /// The JSON file's size in bytes.
-    public var jsonBytes: Int
+    /// The JSON file's size in bytes (nil if it could not be read again).
+    public var jsonBytes: Int?
     /// The key set that matched (`CaptureSchema.name`).
     public var schema: String
     /// The photo.
@@ -197,8 +197,9 @@ public struct CaptureInfo: Sendable {
         guard let format = PhotoDecoder.format(of: photoBytes) else {
             throw RGBDError(.invalidImage, file: imagePath, "not a JPEG or HEIF image")
         }
-        let jsonBytes = try FileSystem.readFile(json)
-        let contents = try CaptureReader.parse(jsonBytes, file: json)
+        // `read(path:)`, as rectifying does: a reader that finds depth beside the JSON
+        // needs the path.
+        let contents = try CaptureReader.read(path: json)
         var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: json,
                                               depth: contents.depth, calibration: contents.calibration,
                                               keys: contents.keys)
@@ -218,7 +219,7 @@ public struct CaptureInfo: Sendable {
             warnings.append("\(json): the depth map has no valid pixel")
         }
         return CaptureInfo(
-            json: json, jsonBytes: jsonBytes.count, schema: contents.schemaName, photo: photo,
+            json: json, jsonBytes: FileSystem.fileSize(json), schema: contents.schemaName, photo: photo,
             calibration: calibration, color: color, depth: depth, depthSource: nil, discardedSentinels: nil,
             table: table, inverseTable: inverseTable, corners: cornerDisplacements(scaled.distortion),
             inverseConsistency: scaled.inverseDistortion.map { inverseConsistency(forward: scaled.distortion, inverse: $0) },
