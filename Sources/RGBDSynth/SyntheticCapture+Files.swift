@@ -55,7 +55,7 @@ extension SyntheticCapture {
           "wall": {"plane": "z = \(scene.wallZ)", "checker_size": \(scene.checkerSize), "checker_origin": [\(scene.checkerOrigin.x), \(scene.checkerOrigin.y)]},
           "floor": {"plane": "y = \(scene.floorY)"},
           "box": {"min": \(v3(scene.boxMin)), "max": \(v3(scene.boxMax)), "front_corners": [\(corners)]},
-          "lens": "lookup table mag(s) = k2*s^2 + k4*s^4 of normalized radius s; rectifying with lens_distortion_lookup_table gives the pinhole images these intrinsics describe"
+          "lens": "the capture's lens_distortion_lookup_table applied exactly (the synthetic images were distorted with its numerical inverse); rectifying with it gives the pinhole images these intrinsics describe"
         }
 
         """

@@ -46,19 +46,43 @@ public struct SyntheticCapture: Sendable {
     /// table `mag(s) = −0.028·s² − 0.012·s⁴` of the normalized radius `s` (−4 % at the
     /// corner) with an inverse table consistent with it.
     public static func iPhoneCalibration(tableSize: Int = 42, cornerMagnification: Double = -0.04) -> Calibration {
-        let width = 4032, height = 3024
-        let center = SIMD2(2015.53, 1511.21)
         let k2 = cornerMagnification * 0.7, k4 = cornerMagnification * 0.3
         let table: [Float] = (0..<tableSize).map { i in
             let s = Double(i) / Double(tableSize - 1)
             return Float(k2 * s * s + k4 * s * s * s * s)
         }
-        let forward = LensDistortion(center: center, table: table, width: width, height: height)
-        let inverse = inverseTable(of: forward)
-        return Calibration(
-            intrinsics: Intrinsics(fx: 2900, fy: 2900, cx: 2016.3, cy: 1511.6, width: width, height: height),
-            pixelSize: 0.0014, distortionCenter: center, lookupTable: table, inverseLookupTable: inverse)
+        return calibration(lookupTable: table)
     }
+
+    /// The iPhone-like camera of `iPhoneCalibration` with another lens table and
+    /// reference size: focal length, principal point and distortion center are scaled
+    /// from the 4032×3024 ones per axis (`fx = 2900·W/4032`, `cy = 1511.6·H/3024`, …),
+    /// and the inverse table is computed from `lookupTable` (`inverseTable(of:)`).
+    ///
+    /// - Precondition: `lookupTable.count >= 2`, positive reference sizes (test input).
+    public static func calibration(lookupTable: [Float], referenceWidth: Int = 4032,
+                                   referenceHeight: Int = 3024) -> Calibration {
+        let sx = Double(referenceWidth) / 4032, sy = Double(referenceHeight) / 3024
+        let center = SIMD2(2015.53 * sx, 1511.21 * sy)
+        let forward = LensDistortion(center: center, table: lookupTable, width: referenceWidth, height: referenceHeight)
+        return Calibration(
+            intrinsics: Intrinsics(fx: 2900 * sx, fy: 2900 * sy, cx: 2016.3 * sx, cy: 1511.6 * sy,
+                                   width: referenceWidth, height: referenceHeight),
+            pixelSize: 0.0014, distortionCenter: center, lookupTable: lookupTable,
+            inverseLookupTable: inverseTable(of: forward))
+    }
+
+    /// A lens table shaped like real ones rather than like the smooth barrel of
+    /// `iPhoneCalibration`: positive (pincushion, so the corners of a rectified image
+    /// have no source), not monotonic (it dips twice on the way out), with a first entry
+    /// that is not 0, and +3 % at the corner. 42 entries, made up for the tests.
+    public static let realisticPincushionTable: [Float] = [
+        0.004, 0.006, 0.009, 0.012, 0.011, 0.015, 0.0155, 0.0158, 0.016, 0.0157,
+        0.0152, 0.0150, 0.0153, 0.0158, 0.0164, 0.0171, 0.0178, 0.0184, 0.0189, 0.0192,
+        0.0193, 0.0191, 0.0188, 0.0186, 0.0187, 0.0190, 0.0195, 0.0201, 0.0208, 0.0215,
+        0.0222, 0.0229, 0.0236, 0.0243, 0.0250, 0.0257, 0.0264, 0.0271, 0.0279, 0.0287,
+        0.0294, 0.0300,
+    ]
 
     /// The inverse table of `forward`: at distorted radius `r_d = i·r_max/(n − 1)`,
     /// `ρ/r_d − 1` where `ρ·(1 + mag(ρ)) = r_d`.

@@ -11,8 +11,11 @@ struct Synth: ParsableCommand {
         discussion: """
         The scene (a checkerboard wall at 3 m, a floor, a box) is rendered through a pinhole \
         camera with an iPhone-like calibration (reference 4032×3024) and distorted with a \
-        42-entry barrel lookup table (−4 % at the corner). Writes NAME.jpg, NAME.json and \
-        NAME.truth.json. The output is the same on every run.
+        42-entry barrel lookup table (−4 % at the corner). --lens pincushion uses a table \
+        shaped like real ones instead (positive, not monotonic, first entry not 0, +3 % at \
+        the corner: the corners of the rectified images have no source); --reference \
+        gives another reference size (intrinsics scaled from the 4032×3024 ones). Writes \
+        NAME.jpg, NAME.json and NAME.truth.json. The output is the same on every run.
         """)
 
     @Option(name: [.short, .customLong("output")], help: "Directory to write into.")
@@ -42,10 +45,25 @@ struct Synth: ParsableCommand {
     @Flag(help: "Cut a small rectangle of holes (0) into the depth map.")
     var holes = false
 
+    @Option(help: "Lens table: barrel (smooth, −4 % at the corner) or pincushion (real-looking: positive, not monotonic).")
+    var lens = "barrel"
+
+    @Option(help: "Calibration reference size, WIDTHxHEIGHT (default 4032x3024).")
+    var reference = "4032x3024"
+
     func run() throws {
         let (cw, ch) = try size(color)
         let (dw, dh) = try size(depth)
-        var capture = SyntheticCapture(colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh)
+        let (rw, rh) = try size(reference)
+        let table: [Float]
+        switch lens {
+        case "barrel": table = SyntheticCapture.iPhoneCalibration().lookupTable
+        case "pincushion": table = SyntheticCapture.realisticPincushionTable
+        default: throw ValidationError("--lens is barrel or pincushion, got \(lens)")
+        }
+        let calibration = SyntheticCapture.calibration(lookupTable: table, referenceWidth: rw, referenceHeight: rh)
+        var capture = SyntheticCapture(colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh,
+                                       calibration: calibration)
         capture.colorNoise = colorNoise
         capture.depthNoise = depthNoise
         let hole = (x: (dw * 3 / 5)..<(dw * 3 / 5 + max(2, dw / 40)), y: (dh / 4)..<(dh / 4 + max(2, dh / 40)))

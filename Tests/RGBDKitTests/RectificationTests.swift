@@ -13,8 +13,11 @@ import RGBDSynth
     /// column, by the area method: over a window across one edge, the normalized
     /// luminance sums to the distance from the window's end to the edge. The method is
     /// exact for an area-sampled step and unbiased under symmetric interpolation.
+    /// `usable(x, y)`, if given, must hold for every pixel of a window (and the rows or
+    /// columns 2 px either side) for it to be measured: for instance, that the pixel's
+    /// source lies inside the distorted image.
     static func edges(in image: ColorImage, intrinsics k: Intrinsics, scene: SyntheticScene,
-                      vertical: Bool) -> [EdgeSample] {
+                      vertical: Bool, usable: ((Int, Int) -> Bool)? = nil) -> [EdgeSample] {
         let dark = SyntheticScene.darkSquare.sum(), light = SyntheticScene.lightSquare.sum()
         let half = 7
         let s = scene.checkerSize, z = scene.wallZ
@@ -48,6 +51,12 @@ import RGBDSynth
                 guard span.allSatisfy({ along in
                     band.allSatisfy { vertical ? isWall(along, $0) : isWall($0, along) }
                 }) else { continue }
+                if let usable {
+                    let inside = (a - 1...b + 1).allSatisfy { along in
+                        (-2...2).allSatisfy { d in vertical ? usable(along, across + d) : usable(across + d, along) }
+                    }
+                    guard inside else { continue }
+                }
                 var sum = 0.0
                 var first = 0.0, last = 0.0
                 for i in a...b {

@@ -62,6 +62,12 @@ public enum FileSystem {
         return stat(path, &info) == 0
     }
 
+    /// The size in bytes of the file at `path`, or nil if it cannot be read.
+    public static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
     /// The absolute path of `path` with symbolic links, `.` and `..` resolved, or nil
     /// if it does not exist. For a file that does not exist yet, its directory is
     /// resolved (nil if that does not exist either).

@@ -1,0 +1,147 @@
+/// A JSON value whose objects keep their keys in the order given, for rgbd's
+/// machine-readable output.
+public indirect enum JSONValue: Equatable, Sendable {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// An integer.
+    case int(Int)
+    /// A number (non-finite values are written as `null`).
+    case number(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSONValue])
+    /// An object, keys in this order.
+    case object([Member])
+
+    /// One key and value of an object.
+    public struct Member: Equatable, Sendable {
+        /// The key.
+        public var key: String
+        /// The value.
+        public var value: JSONValue
+
+        /// A member.
+        public init(_ key: String, _ value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The value or `null`.
+    static func number(_ value: Double?) -> JSONValue { value.map { .number($0) } ?? .null }
+
+    /// `[x, y]`.
+    static func point(_ p: SIMD2<Double>) -> JSONValue { .array([.number(p.x), .number(p.y)]) }
+
+    /// The text, indented by two spaces per level; arrays of scalars stay on one line.
+    public func text(indent: String = "") -> String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .number(let v): return JSONText.number(v)
+        case .string(let s): return JSONText.string(s)
+        case .array(let items):
+            if items.isEmpty { return "[]" }
+            let scalars = items.allSatisfy { item in
+                switch item {
+                case .array, .object: return false
+                default: return true
+                }
+            }
+            if scalars { return "[" + items.map { $0.text() }.joined(separator: ", ") + "]" }
+            let inner = indent + "  "
+            return "[\n" + items.map { inner + $0.text(indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let members):
+            if members.isEmpty { return "{}" }
+            let inner = indent + "  "
+            return "{\n" + members.map { inner + JSONText.string($0.key) + ": " + $0.value.text(indent: inner) }
+                .joined(separator: ",\n") + "\n" + indent + "}"
+        }
+    }
+}
+
+extension CaptureInfo {
+    /// Version of the JSON form (`info_version`); docs/info.md describes it. Fields are
+    /// only ever added within a version.
+    public static let jsonVersion = 1
+
+    /// The capture as one entry of `rgbd info --json` (docs/info.md).
+    public var jsonValue: JSONValue {
+        typealias M = JSONValue.Member
+        func intrinsics(_ k: Intrinsics) -> JSONValue {
+            .object([M("fx", .number(k.fx)), M("fy", .number(k.fy)), M("cx", .number(k.cx)), M("cy", .number(k.cy))])
+        }
+        func geometry(_ g: ImageGeometry) -> [M] {
+            [M("width", .int(g.width)), M("height", .int(g.height)),
+             M("scale", .array([.number(g.scale.x), .number(g.scale.y)])),
+             M("aspect_mismatch", .number(g.aspectMismatch)),
+             M("intrinsics", intrinsics(g.intrinsics)),
+             M("distortion_center", .point(g.distortionCenter)),
+             M("max_radius", .number(g.maxRadius))]
+        }
+        func table(_ t: TableSummary) -> JSONValue {
+            .object([M("count", .int(t.count)), M("first", .number(t.first)), M("last", .number(t.last)),
+                     M("min", .number(t.min)), M("max", .number(t.max)), M("monotonic", .bool(t.monotonic)),
+                     M("radius_rises", .bool(t.radiusRises))])
+        }
+        let stats = depthStatistics
+        var meters: [M] = [M("min", .number(stats.min)), M("max", .number(stats.max)), M("mean", .number(stats.mean))]
+        for percent in [5, 50, 95] {
+            meters.append(M("p\(percent)", .number(stats.percentiles.first { $0.percent == percent }?.meters)))
+        }
+        var depthMembers = geometry(depth) + [
+            M("valid_pixels", .int(stats.validCount)), M("holes", .int(stats.holeCount)),
+            M("hole_fraction", .number(stats.holeFraction)), M("meters", .object(meters)),
+        ]
+        // Present when the reader reports them (docs/info.md).
+        if let depthSource { depthMembers.append(M("source", .string(depthSource))) }
+        if let discardedSentinels { depthMembers.append(M("discarded_sentinels", .int(discardedSentinels))) }
+
+        let k = calibration.intrinsics
+        return .object([
+            M("info_version", .int(Self.jsonVersion)),
+            M("input", .string(json)),
+            M("status", .string("ok")),
+            M("schema", .string(schema)),
+            M("json", .object([M("path", .string(json)), M("bytes", jsonBytes.map { .int($0) } ?? .null)])),
+            M("reference", .object([M("width", .int(k.width)), M("height", .int(k.height))])),
+            M("calibration", .object([
+                M("intrinsics", intrinsics(k)),
+                M("distortion_center", .point(calibration.distortionCenter)),
+                M("pixel_size_mm", .number(calibration.pixelSize)),
+            ])),
+            M("photo", .object([M("path", .string(photo.path)), M("format", .string(photo.format.rawValue)),
+                                M("bytes", .int(photo.fileBytes))] + geometry(color))),
+            M("depth", .object(depthMembers)),
+            M("lookup_table", table(self.table)),
+            M("inverse_lookup_table", inverseTable.map(table) ?? .null),
+            M("corner_displacement", .object([
+                M("max", .number(maxCornerDisplacement)),
+                M("corners", .array(corners.map { c in
+                    .object([M("corner", .string(c.name)), M("pixel", .point(c.pixel)),
+                             M("distorted", .point(c.distorted)), M("pixels", .number(c.pixels))])
+                })),
+            ])),
+            M("inverse_round_trip", inverseConsistency.map { c in
+                .object([M("grid", .array([.int(c.columns), .int(c.rows)])), M("max", .number(c.maxError)),
+                         M("mean", .number(c.meanError))])
+            } ?? .null),
+            M("warnings", .array(warnings.map { .string($0) })),
+        ])
+    }
+
+    /// The `rgbd info --json` entry of an input that failed: `error` is the one-line
+    /// message also printed on stderr.
+    public static func failureJSON(input: String, error: any Error) -> JSONValue {
+        .object([
+            JSONValue.Member("info_version", .int(jsonVersion)),
+            JSONValue.Member("input", .string(input)),
+            JSONValue.Member("status", .string("failed")),
+            JSONValue.Member("error", .string("\(error)")),
+        ])
+    }
+}

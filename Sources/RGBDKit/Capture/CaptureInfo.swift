@@ -1,0 +1,345 @@
+/// What rgbd finds in a capture, without rectifying it (`rgbd info`, docs/info.md): the
+/// files and their schema, sizes and formats, the calibration as captured and scaled to
+/// each image, the lens tables and how far they move the photo's corners, how well the
+/// inverse table undoes the forward one, depth statistics, and the warnings rectifying
+/// would give.
+///
+/// Reading one parses the JSON (depth map included) and only the photo's header: the
+/// photo is never decoded.
+public struct CaptureInfo: Sendable {
+    /// An image (the photo or the depth map) and the calibration scaled to it.
+    public struct ImageGeometry: Equatable, Sendable {
+        /// Width in pixels.
+        public var width: Int
+        /// Height in pixels.
+        public var height: Int
+        /// Per-axis scale from the reference dimensions: `width / W`, `height / H`.
+        public var scale: SIMD2<Double>
+        /// The intrinsics scaled to this image (those of its rectified version).
+        public var intrinsics: Intrinsics
+        /// The distortion center scaled to this image.
+        public var distortionCenter: SIMD2<Double>
+        /// The table's last sample radius in this image's pixels (`LensDistortion.maxRadius`).
+        public var maxRadius: Double
+        /// Relative difference of this image's aspect ratio from the reference's
+        /// (`Calibration.aspectMismatch`); rgbd warns above 0.01.
+        public var aspectMismatch: Double
+
+        init(width: Int, height: Int, calibration: Calibration) {
+            let (W, H) = calibration.referenceSize
+            let scaled = calibration.scaled(toWidth: width, height: height)
+            self.width = width
+            self.height = height
+            scale = SIMD2(Double(width) / Double(W), Double(height) / Double(H))
+            intrinsics = scaled.intrinsics
+            distortionCenter = scaled.distortion.center
+            maxRadius = scaled.distortion.maxRadius
+            aspectMismatch = calibration.aspectMismatch(width: width, height: height)
+        }
+    }
+
+    /// The photo: where it is and what its header says.
+    public struct Photo: Equatable, Sendable {
+        /// Its path.
+        public var path: String
+        /// Its format, recognised by content.
+        public var format: PhotoDecoder.Format
+        /// File size in bytes.
+        public var fileBytes: Int
+    }
+
+    /// A lens lookup table's values.
+    public struct TableSummary: Equatable, Sendable {
+        /// Number of entries.
+        public var count: Int
+        /// The first entry (the magnification at the distortion center).
+        public var first: Double
+        /// The last entry (at `r_max`, and beyond).
+        public var last: Double
+        /// The smallest entry.
+        public var min: Double
+        /// The largest entry.
+        public var max: Double
+        /// Whether the entries never decrease, or never increase, from one to the next.
+        public var monotonic: Bool
+        /// Whether the mapped radius `r·(1 + mag(r))` rises strictly from the center to
+        /// `r_max` and beyond, so that every point has exactly one preimage. When false,
+        /// the model folds and the other direction is ambiguous there.
+        public var radiusRises: Bool
+
+        /// The summary of `table` (at least one entry).
+        public init(_ table: [Float]) {
+            let values = table.map(shortestDouble)
+            count = values.count
+            first = values.first ?? .nan
+            last = values.last ?? .nan
+            min = values.min() ?? .nan
+            max = values.max() ?? .nan
+            monotonic = zip(values, values.dropFirst()).allSatisfy { $0 <= $1 }
+                || zip(values, values.dropFirst()).allSatisfy { $0 >= $1 }
+            radiusRises = Self.radiusRises(values)
+        }
+
+        /// With `t` linear between samples `r_i = i·Δ`, `d/dr [r·(1 + mag(r))]` is linear
+        /// on each segment: positive at both ends of every segment (and `1 + t[n−1] > 0`
+        /// beyond `r_max`) means the mapped radius rises everywhere. At the ends of
+        /// segment `i` the derivative is `1 + t[i] + i·(t[i+1] − t[i])` and
+        /// `1 + t[i+1] + (i+1)·(t[i+1] − t[i])`, whatever `Δ`.
+        static func radiusRises(_ t: [Double]) -> Bool {
+            guard let last = t.last, 1 + last > 0 else { return false }
+            for i in 0..<(t.count - 1) {
+                let slope = t[i + 1] - t[i]
+                if !(1 + t[i] + Double(i) * slope > 0 && 1 + t[i + 1] + Double(i + 1) * slope > 0) { return false }
+            }
+            return true
+        }
+    }
+
+    /// How far the forward table moves one corner pixel of the photo.
+    public struct CornerDisplacement: Equatable, Sendable {
+        /// Which corner: `top-left`, `top-right`, `bottom-right` or `bottom-left`.
+        public var name: String
+        /// The corner pixel's center in the rectified photo.
+        public var pixel: SIMD2<Double>
+        /// Where the forward table puts it in the photo as captured.
+        public var distorted: SIMD2<Double>
+        /// `|distorted − pixel|`, pixels of the photo.
+        public var pixels: Double
+    }
+
+    /// How well the inverse table undoes the forward table on the photo.
+    public struct InverseConsistency: Equatable, Sendable {
+        /// Grid columns and rows: points evenly spaced from pixel center 0 to `w − 1`
+        /// (`h − 1`), ends included.
+        public var columns: Int
+        /// See `columns`.
+        public var rows: Int
+        /// Largest `|inverse(forward(p)) − p|` over the grid, pixels.
+        public var maxError: Double
+        /// Mean of the same, pixels.
+        public var meanError: Double
+    }
+
+    /// Statistics of the depth map as captured.
+    public struct DepthStatistics: Equatable, Sendable {
+        /// Pixels with a depth.
+        public var validCount: Int
+        /// Pixels without (NaN: 0, negative, `null`, … in the file).
+        public var holeCount: Int
+        /// `holeCount / (width · height)`.
+        public var holeFraction: Double
+        /// Smallest depth, meters, as the shortest decimal of its Float value (nil when
+        /// there is no valid pixel, as for the rest).
+        public var min: Double?
+        /// Largest depth, meters.
+        public var max: Double?
+        /// Mean depth, meters.
+        public var mean: Double?
+        /// Percentiles 5, 50 and 95 (empty when there is no valid pixel).
+        public var percentiles: [Percentile]
+    }
+
+    /// A percentile of the valid depths, interpolated linearly between the sorted values
+    /// (`numpy.percentile`'s default): at position `(n − 1)·percent/100`.
+    public struct Percentile: Equatable, Sendable {
+        /// 5, 50 or 95.
+        public var percent: Int
+        /// The depth, meters.
+        public var meters: Double
+    }
+
+    /// The capture JSON's path.
+    public var json: String
+    /// The JSON file's size in bytes (nil if it could not be read again).
+    public var jsonBytes: Int?
+    /// The key set that matched (`CaptureSchema.name`).
+    public var schema: String
+    /// The photo.
+    public var photo: Photo
+    /// The calibration as captured (at its reference dimensions).
+    public var calibration: Calibration
+    /// The photo's size and the calibration scaled to it.
+    public var color: ImageGeometry
+    /// The depth map's size and the calibration scaled to it.
+    public var depth: ImageGeometry
+    /// Where the depth map came from (a JSON key and its form, or a file); nil only for
+    /// values made by hand.
+    public var depthSource: String?
+    /// How many depth values were discarded as "no depth" markers: negatives and values
+    /// beyond the physical maximum (zeros, nulls and NaN are ordinary holes, counted in
+    /// `depthStatistics`). Nil only for values made by hand.
+    public var discardedSentinels: Int?
+    /// The forward table (`lens_distortion_lookup_table`).
+    public var table: TableSummary
+    /// The inverse table, nil if the capture has none.
+    public var inverseTable: TableSummary?
+    /// The forward table's displacement of the photo's four corner pixels.
+    public var corners: [CornerDisplacement]
+    /// Forward then inverse on the photo, nil without an inverse table.
+    public var inverseConsistency: InverseConsistency?
+    /// Depth statistics.
+    public var depthStatistics: DepthStatistics
+    /// What rectifying would warn about, and what looks wrong in the tables.
+    public var warnings: [String]
+
+    /// The largest corner displacement, pixels of the photo.
+    public var maxCornerDisplacement: Double { corners.map(\.pixels).max() ?? 0 }
+
+    /// Grid size of `InverseConsistency`.
+    public static let inverseGrid = (columns: 41, rows: 31)
+
+    /// Reads capture `json` and the header of its photo (`image`, default the photo beside
+    /// the JSON as `Capture.imagePath(besideJSON:)` finds it), with the checks rectifying
+    /// makes: what would fail to rectify fails here with the same error.
+    public static func read(json: String, image: String? = nil) throws -> CaptureInfo {
+        let imagePath = try image ?? Capture.imagePath(besideJSON: json)
+        let photoBytes = try FileSystem.readFile(imagePath)
+        let (width, height) = try PhotoDecoder.size(of: photoBytes, file: imagePath)
+        guard let format = PhotoDecoder.format(of: photoBytes) else {
+            throw RGBDError(.invalidImage, file: imagePath, "not a JPEG or HEIF image")
+        }
+        // `read(path:)`, as rectifying does: a reader that finds depth beside the JSON
+        // needs the path.
+        let contents = try CaptureReader.read(path: json)
+        var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: json,
+                                              depth: contents.depth, calibration: contents.calibration,
+                                              keys: contents.keys, depthFile: contents.depthSource.path)
+        if let warning = contents.discardWarning(json: json) { warnings.append(warning) }
+        let calibration = contents.calibration
+        let photo = Photo(path: imagePath, format: format, fileBytes: photoBytes.count)
+        let color = ImageGeometry(width: width, height: height, calibration: calibration)
+        let depth = ImageGeometry(width: contents.depth.width, height: contents.depth.height, calibration: calibration)
+        let scaled = calibration.scaled(toWidth: width, height: height)
+
+        let table = TableSummary(calibration.lookupTable)
+        let inverseTable = calibration.inverseLookupTable.isEmpty ? nil : TableSummary(calibration.inverseLookupTable)
+        if !table.radiusRises {
+            warnings.append("\(json): the lens distortion lookup table folds (r·(1 + mag(r)) does not rise everywhere): some distorted points have more than one rectified source")
+        }
+        let statistics = depthStatistics(contents.depth)
+        if statistics.validCount == 0 {
+            warnings.append("\(json): the depth map has no valid pixel")
+        }
+        return CaptureInfo(
+            json: json, jsonBytes: FileSystem.fileSize(json), schema: contents.schemaName, photo: photo,
+            calibration: calibration, color: color, depth: depth, depthSource: contents.depthSource.description,
+            discardedSentinels: contents.discarded.negative + contents.discarded.beyondMaximum,
+            table: table, inverseTable: inverseTable, corners: cornerDisplacements(scaled.distortion),
+            inverseConsistency: scaled.inverseDistortion.map { inverseConsistency(forward: scaled.distortion, inverse: $0) },
+            depthStatistics: statistics, warnings: warnings)
+    }
+
+    /// The forward model's displacement of the four corner pixels (centers `(0, 0)`,
+    /// `(w − 1, 0)`, `(w − 1, h − 1)`, `(0, h − 1)`).
+    public static func cornerDisplacements(_ distortion: LensDistortion) -> [CornerDisplacement] {
+        let right = Double(distortion.width - 1), bottom = Double(distortion.height - 1)
+        let corners: [(String, SIMD2<Double>)] = [
+            ("top-left", SIMD2(0, 0)), ("top-right", SIMD2(right, 0)),
+            ("bottom-right", SIMD2(right, bottom)), ("bottom-left", SIMD2(0, bottom)),
+        ]
+        return corners.map { name, pixel in
+            let q = distortion.apply(to: pixel)
+            let d = q - pixel
+            return CornerDisplacement(name: name, pixel: pixel, distorted: q, pixels: (d * d).sum().squareRoot())
+        }
+    }
+
+    /// `|inverse(forward(p)) − p|` over an `inverseGrid` of points of the image.
+    public static func inverseConsistency(forward: LensDistortion, inverse: LensDistortion) -> InverseConsistency {
+        let (columns, rows) = inverseGrid
+        var worst = 0.0, total = 0.0
+        for j in 0..<rows {
+            for i in 0..<columns {
+                let p = SIMD2(Double(i) * Double(forward.width - 1) / Double(columns - 1),
+                              Double(j) * Double(forward.height - 1) / Double(rows - 1))
+                let d = inverse.apply(to: forward.apply(to: p)) - p
+                let error = (d * d).sum().squareRoot()
+                worst = Swift.max(worst, error)
+                total += error
+            }
+        }
+        return InverseConsistency(columns: columns, rows: rows, maxError: worst, meanError: total / Double(columns * rows))
+    }
+
+    /// Counts, extremes, mean and percentiles 5, 50, 95 of the valid (finite) depths.
+    public static func depthStatistics(_ depth: DepthMap) -> DepthStatistics {
+        var values = depth.samples.filter { $0.isFinite }
+        let n = values.count
+        let holes = depth.samples.count - n
+        var statistics = DepthStatistics(validCount: n, holeCount: holes,
+                                         holeFraction: depth.samples.isEmpty ? 0 : Double(holes) / Double(depth.samples.count),
+                                         min: nil, max: nil, mean: nil, percentiles: [])
+        guard n > 0 else { return statistics }
+        var sum = 0.0, lo = values[0], hi = values[0]
+        for v in values {
+            sum += Double(v)
+            lo = Swift.min(lo, v)
+            hi = Swift.max(hi, v)
+        }
+        statistics.min = shortestDouble(lo)
+        statistics.max = shortestDouble(hi)
+        statistics.mean = sum / Double(n)
+        // Ascending percentiles: each selection works on the part above the previous one.
+        var from = 0
+        for percent in [5, 50, 95] {
+            let position = Double(n - 1) * Double(percent) / 100
+            let k = Int(position.rounded(.down))
+            let fraction = position - Double(k)
+            values.withUnsafeMutableBufferPointer { buffer in
+                Selection.select(buffer, k, in: from..<n)
+                // The next larger value is the smallest of those after position k.
+                var next = buffer[k]
+                if k + 1 < n {
+                    next = buffer[k + 1]
+                    for i in (k + 2)..<n where buffer[i] < next { next = buffer[i] }
+                }
+                let value = Double(buffer[k]) + fraction * (Double(next) - Double(buffer[k]))
+                statistics.percentiles.append(Percentile(percent: percent, meters: value))
+            }
+            from = k
+        }
+        return statistics
+    }
+}
+
+/// The Double nearest the shortest decimal that reads back as `value` (`0.004` for the
+/// Float 0.004, not 0.004000000189989805): what the file most likely said.
+func shortestDouble(_ value: Float) -> Double {
+    Double("\(value)") ?? Double(value)
+}
+
+/// In-place selection (`nth_element`): Hoare partitioning around a median of three,
+/// iterative, O(n) on average; runs of equal values split evenly.
+enum Selection {
+    /// Reorders `buffer[range]` so that `buffer[k]` is the value sorted order would put
+    /// there, everything before it in the range no larger and everything after no smaller.
+    static func select(_ buffer: UnsafeMutableBufferPointer<Float>, _ k: Int, in range: Range<Int>) {
+        var lo = range.lowerBound, hi = range.upperBound - 1
+        while hi > lo {
+            let mid = lo + (hi - lo) / 2
+            // Median of three into buffer[mid].
+            if buffer[mid] < buffer[lo] { buffer.swapAt(mid, lo) }
+            if buffer[hi] < buffer[lo] { buffer.swapAt(hi, lo) }
+            if buffer[hi] < buffer[mid] { buffer.swapAt(hi, mid) }
+            let pivot = buffer[mid]
+            var i = lo, j = hi
+            while i <= j {
+                while buffer[i] < pivot { i += 1 }
+                while buffer[j] > pivot { j -= 1 }
+                if i <= j {
+                    buffer.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            // Now buffer[lo...j] <= pivot <= buffer[i...hi], and j < i.
+            if k <= j {
+                hi = j
+            } else if k >= i {
+                lo = i
+            } else {
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import ArgumentParser
+import RGBDKit
+
+/// `rgbd info`: what rgbd finds in each capture, without rectifying it.
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Describe captures without rectifying them: files, sizes, calibration, lens tables, depth.",
+        discussion: """
+        INPUTS are capture JSON files or directories of captures, as for rectify. For \
+        each capture: the key set (schema) and files, the photo's format and size (from \
+        its header; it is not decoded), the depth map's size, the reference size, the \
+        intrinsics as captured and scaled to each image, the lens table (length, range, \
+        and how far it moves the photo's corner pixels), how well the inverse table \
+        undoes it (round trip on a 41×31 grid of the photo, pixels), depth range and \
+        percentiles 5/50/95 over valid pixels, the fraction of holes, and the warnings \
+        rectify would give.
+
+        A capture rectify would reject fails here with the same one-line error on \
+        stderr; the others are still described, and the exit status is 1.
+
+        --json prints one JSON document on stdout instead: an array with one object per \
+        capture in input order, failed inputs included with "status": "failed" and \
+        their "error". Its fields are documented in docs/info.md; info_version says \
+        which version of them an entry follows.
+        """)
+
+    @Argument(help: "Capture JSON files, or directories of captures.")
+    var inputs: [String]
+
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
+    var image: String?
+
+    @Flag(help: "Print one JSON document (an array, one object per capture) instead of text.")
+    var json = false
+
+    func validate() throws {
+        if image != nil && inputs.count != 1 {
+            throw ValidationError("--image applies to a single capture JSON")
+        }
+    }
+
+    func run() throws {
+        // What each input expands to, for skipped files (Batch runs quiet: the text on
+        // stdout is this command's progress) and for failed inputs in the JSON document.
+        var expansions: [String: Result<CaptureDiscovery.Expansion, any Error>] = [:]
+        for input in inputs where expansions[input] == nil {
+            let expansion = Result { try CaptureDiscovery.expand(input) }
+            expansions[input] = expansion
+            if case .success(let found) = expansion {
+                for note in found.skipped { Report.warning(note) }
+            }
+        }
+        var entries: [String: JSONValue] = [:]
+        var printed = 0
+        let batch = Batch(inputs: inputs, image: image, quiet: true, showTimings: false)
+        let failures = try batch.run(outputs: { _ in [] }) { item, _ in
+            do {
+                let info = try CaptureInfo.read(json: item.json, image: item.image)
+                if json {
+                    entries[item.json] = info.jsonValue
+                } else {
+                    print((printed > 0 ? "\n" : "") + Self.text(info), terminator: "")
+                    printed += 1
+                }
+            } catch {
+                entries[item.json] = CaptureInfo.failureJSON(input: item.json, error: error)
+                throw error
+            }
+        }
+        if json {
+            // Input order; a capture reached twice is listed once, as Batch does it once.
+            var document: [JSONValue] = []
+            var listed: Set<String> = []
+            for input in inputs where listed.insert("input:" + input).inserted {
+                switch expansions[input] {
+                case .failure(let error)?:
+                    document.append(CaptureInfo.failureJSON(input: input, error: error))
+                case .success(let found)?:
+                    for item in found.items where listed.insert(item.json).inserted {
+                        if let entry = entries[item.json] { document.append(entry) }
+                    }
+                case nil:
+                    break
+                }
+            }
+            print(JSONValue.array(document).text())
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The human-readable block for one capture.
+    static func text(_ info: CaptureInfo) -> String {
+        var rows: [(String, String)] = []
+        func row(_ label: String, _ value: String) { rows.append((label, value)) }
+        let k = info.calibration.intrinsics
+        func camera(_ k: Intrinsics) -> String {
+            "fx \(fixed(k.fx, 3))  fy \(fixed(k.fy, 3))  cx \(fixed(k.cx, 3))  cy \(fixed(k.cy, 3))"
+        }
+        func size(_ w: Int, _ h: Int) -> String { "\(w)×\(h)" }
+        func scale(_ g: CaptureInfo.ImageGeometry) -> String {
+            g.scale.x == g.scale.y ? "×\(fixed(g.scale.x, 6))" : "×\(fixed(g.scale.x, 6)) × \(fixed(g.scale.y, 6)) (per axis)"
+        }
+        func table(_ t: CaptureInfo.TableSummary) -> String {
+            "\(t.count) entries, first \(fixed(t.first, 6)), last \(fixed(t.last, 6)), min \(fixed(t.min, 6)), max \(fixed(t.max, 6))"
+                + (t.monotonic ? "" : ", not monotonic")
+        }
+
+        row("schema", info.schema)
+        row("photo", "\(info.photo.path): \(info.photo.format.rawValue), \(size(info.color.width, info.color.height)), \(bytes(info.photo.fileBytes))")
+        var depth = "\(size(info.depth.width, info.depth.height)), meters"
+        if let source = info.depthSource { depth += ", from \(source)" }
+        row("depth map", depth)
+        row("json", info.json + (info.jsonBytes.map { ": " + bytes($0) } ?? ""))
+        row("reference", "\(size(k.width, k.height)); photo \(scale(info.color)), depth \(scale(info.depth))")
+        row("intrinsics", "captured  " + camera(k) + (info.calibration.pixelSize.map { "  (pixel \(fixed($0, 6)) mm)" } ?? ""))
+        row("", "photo     " + camera(info.color.intrinsics))
+        row("", "depth     " + camera(info.depth.intrinsics))
+        let c = info.calibration.distortionCenter
+        row("distortion", "center (\(fixed(c.x, 3)), \(fixed(c.y, 3))) at the reference; r_max \(fixed(info.color.maxRadius, 1)) px on the photo")
+        row("lookup table", table(info.table) + (info.table.radiusRises ? "" : "; the mapped radius folds"))
+        let corners = info.corners.map { "\($0.name) \(fixed($0.pixels, 2))" }.joined(separator: ", ")
+        row("corners", "moved up to \(fixed(info.maxCornerDisplacement, 2)) px on the photo (\(corners))")
+        if let inverse = info.inverseTable, let round = info.inverseConsistency {
+            row("inverse table", table(inverse))
+            row("", "round trip on a \(round.columns)×\(round.rows) grid of the photo: max \(fixed(round.maxError, 3)) px, mean \(fixed(round.meanError, 3)) px")
+        } else {
+            row("inverse table", "none")
+        }
+        let stats = info.depthStatistics
+        if let low = stats.min, let high = stats.max, let mean = stats.mean {
+            let percentiles = stats.percentiles.map { "\($0.percent) % \(fixed($0.meters, 3))" }.joined(separator: ", ")
+            row("depth", "\(fixed(low, 3)) to \(fixed(high, 3)) m, mean \(fixed(mean, 3)); percentiles \(percentiles) m")
+        } else {
+            row("depth", "no valid pixel")
+        }
+        row("holes", "\(fixed(stats.holeFraction * 100, 2)) % (\(stats.holeCount) of \(stats.holeCount + stats.validCount) pixels)")
+        if let sentinels = info.discardedSentinels { row("sentinels", "\(sentinels) discarded") }
+        if info.warnings.isEmpty {
+            row("warnings", "none")
+        } else {
+            for (i, warning) in info.warnings.enumerated() { row(i == 0 ? "warnings" : "", warning) }
+        }
+
+        let width = (rows.map(\.0.count).max() ?? 0) + 2
+        var out = info.json + "\n"
+        for (label, value) in rows {
+            out += "  " + label + String(repeating: " ", count: width - label.count) + value + "\n"
+        }
+        return out
+    }
+
+    /// `v` rounded to `decimals` places, trailing zeros dropped (`2900`, `1511.6`, `-0.04`).
+    static func fixed(_ v: Double, _ decimals: Int) -> String {
+        guard v.isFinite else { return "\(v)" }
+        var scale: Int64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = (abs(v) * Double(scale)).rounded()
+        guard scaled < 9e15 else { return "\(v)" }
+        let n = Int64(scaled)
+        var text = String(n / scale)
+        var fraction = String(n % scale)
+        if decimals > 0 {
+            fraction = String(repeating: "0", count: decimals - fraction.count) + fraction
+            while fraction.last == "0" { fraction.removeLast() }
+            if !fraction.isEmpty { text += "." + fraction }
+        }
+        return (v < 0 && n != 0 ? "-" : "") + text
+    }
+
+    /// A file size: `812 bytes`, `45.3 kB`, `2.35 MB`.
+    static func bytes(_ count: Int) -> String {
+        if count < 1000 { return "\(count) bytes" }
+        if count < 1_000_000 { return "\(fixed(Double(count) / 1000, 1)) kB" }
+        return "\(fixed(Double(count) / 1_000_000, 2)) MB"
+    }
+}
