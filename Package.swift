@@ -30,12 +30,16 @@ let package = Package(
         .systemLibrary(
             name: "CHEIF", pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"]), .brew(["libheif"])]),
+        // 2-D drawing (text, lines, colorbar) of `rgbd preview`'s sheet.
+        .systemLibrary(
+            name: "CCairo", pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]),
 
         // The library that does all the work: capture reading, calibration,
         // codecs, rectification, export.
         .target(
             name: "RGBDKit",
-            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF"]),
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).

@@ -333,6 +333,30 @@ public func rgbd_write_ply(_ path: UnsafePointer<CChar>!, _ points: UnsafePointe
     }
 }
 
+// MARK: - Preview
+
+@c @implementation
+public func rgbd_capture_preview(_ capture: OpaquePointer!, _ sheetWidth: Int32, _ minDepth: Float, _ maxDepth: Float,
+                                 _ rgb: UnsafeMutablePointer<UInt8>!, _ size: Int, _ width: UnsafeMutablePointer<Int32>!,
+                                 _ height: UnsafeMutablePointer<Int32>!) -> Int32 {
+    guarded {
+        let capture = try handle(capture).capture
+        var options = PreviewOptions()
+        options.width = sheetWidth == 0 ? PreviewLayout.defaultWidth : Int(sheetWidth)
+        options.minDepth = minDepth
+        options.maxDepth = maxDepth == 0 ? nil : maxDepth
+        try options.validate()
+        let layout = try PreviewLayout(width: options.width, colorWidth: capture.color.width,
+                                       colorHeight: capture.color.height)
+        width?.pointee = Int32(clamping: layout.width)
+        height?.pointee = Int32(clamping: layout.height)
+        guard rgb != nil else { return }
+        let out = try buffer(rgb, size, needed: layout.width * layout.height * 3, "rgb")
+        let sheet = try PreviewSheet.render(capture, options: options)
+        _ = out.initialize(from: sheet.samples)
+    }
+}
+
 // MARK: - Rectifying frames
 
 private func lens(_ pointer: UnsafePointer<rgbd_lens>?, width: Int32, height: Int32) throws -> LensDistortion {

@@ -17,7 +17,7 @@ struct RGBD: ParsableCommand {
         (Ctrl-C), 143 when terminated (SIGTERM).
         """,
         version: RGBDVersion.string,
-        subcommands: [Rectify.self, Cloud.self, Info.self])
+        subcommands: [Rectify.self, Cloud.self, Info.self, Preview.self])
 }
 
 // One exit path: the command's end goes through `Interruption.exit`, which defers to an

@@ -165,6 +165,10 @@ _SIGNATURES = {
         _c.c_int,
         [_c.c_char_p, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.c_int32],
     ),
+    "rgbd_capture_preview": (
+        _c.c_int,
+        [RgbdCaptureP, _c.c_int32, _c.c_float, _c.c_float, c_uint8_p, _c.c_size_t, c_int32_p, c_int32_p],
+    ),
     "rgbd_rectify_u8": (
         _c.c_int,
         [_c.POINTER(RgbdLens), c_uint8_p, _c.c_int32, _c.c_int32, _c.c_int32, c_uint8_p],
@@ -292,7 +296,7 @@ def lib() -> ctypes.CDLL:
             except OSError as error:
                 raise LibraryNotFoundError(
                     f"could not load {path}: {error}. It needs the system libraries "
-                    "libturbojpeg, libpng16, libtiff, libjson-c, zlib and libstdc++ "
+                    "libturbojpeg, libpng16, libtiff, libjson-c, libheif, libcairo, zlib and libstdc++ "
                     "(see `ldd` on the file)"
                 ) from error
             _declare(loaded, path)

@@ -149,6 +149,15 @@ int rgbd_capture_write_ply(const rgbd_capture *capture, const rgbd_cloud_options
 int rgbd_write_ply(const char *path, const float *points, const uint8_t *colors, const float *normals,
                    size_t count, int32_t ascii);
 
+/* ---- Preview ---------------------------------------------------------------------- */
+
+/* The sheet `rgbd preview` draws, 8-bit RGB: sheet_width pixels wide (0 = the default
+ * 1600; 480 to 8000), depth colored from min_depth to max_depth meters (max_depth 0 =
+ * chosen from the depth map). First call with rgb = NULL to get *width and *height (may
+ * be NULL), then with a buffer of width*height*3 bytes; size is the buffer's size. */
+int rgbd_capture_preview(const rgbd_capture *capture, int32_t sheet_width, float min_depth, float max_depth,
+                         uint8_t *rgb, size_t size, int32_t *width, int32_t *height);
+
 /* ---- Rectifying your own frames --------------------------------------------------- */
 
 /* Calibration values for rectifying arbitrary frames (a video from the same camera). */

@@ -422,3 +422,9 @@ public enum Interruption {
         while true { pause() }
     }
 }
+
+/// The C library's sine and cosine (radians).
+enum Trigonometry {
+    static func sine(_ x: Double) -> Double { sin(x) }
+    static func cosine(_ x: Double) -> Double { cos(x) }
+}

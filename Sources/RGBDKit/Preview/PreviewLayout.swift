@@ -1,0 +1,97 @@
+/// The panels of a preview sheet, in reading order (two rows of three).
+public enum PreviewPanel: Int, CaseIterable, Sendable {
+    /// The color image as captured, with the lens distortion drawn over it.
+    case captured
+    /// The rectified color image.
+    case rectified
+    /// The rectified depth map in the Turbo colormap.
+    case depth
+    /// Depth over color: the colormap blended over the gray rectified color, depth edges in white.
+    case overlay
+    /// The point cloud seen from the capture's camera.
+    case cloudFront
+    /// The point cloud seen from three quarters (turned and from above).
+    case cloudThreeQuarter
+}
+
+/// Where everything lies on a preview sheet of a given width, for a color image of a
+/// given aspect: a header, then two rows of three panels, each with a title band above
+/// and a caption band below (the depth panel's holds the colorbar).
+public struct PreviewLayout: Equatable, Sendable {
+    /// Sheet width in pixels.
+    public let width: Int
+    /// Sheet height in pixels.
+    public let height: Int
+    /// Scale of every length against the 1600-pixel default sheet.
+    public let scale: Double
+    /// Margin around the sheet, pixels.
+    public let margin: Int
+    /// Height of the header band (below the top margin).
+    public let headerHeight: Int
+    /// Space between panels.
+    public let gap: Int
+    /// Height of the title band above each panel.
+    public let titleHeight: Int
+    /// Height of the caption band below each panel.
+    public let captionHeight: Int
+    /// Size of every panel's image.
+    public let panelWidth: Int
+    /// Size of every panel's image.
+    public let panelHeight: Int
+
+    /// The narrowest sheet.
+    public static let minimumWidth = 480
+    /// The widest sheet.
+    public static let maximumWidth = 8000
+    /// The default width.
+    public static let defaultWidth = 1600
+
+    /// The layout of a `width`-pixel sheet for a `colorWidth × colorHeight` color image.
+    public init(width: Int, colorWidth: Int, colorHeight: Int) throws {
+        guard width >= Self.minimumWidth, width <= Self.maximumWidth else {
+            throw RGBDError(.invalidArgument, "the sheet width must be between \(Self.minimumWidth) and \(Self.maximumWidth) pixels, not \(width)")
+        }
+        guard colorWidth > 0, colorHeight > 0 else {
+            throw RGBDError(.invalidArgument, "the color image is empty (\(colorWidth)×\(colorHeight))")
+        }
+        self.width = width
+        scale = Double(width) / Double(Self.defaultWidth)
+        let text = Self.textScale(scale)
+        margin = Int((20 * scale).rounded())
+        gap = Int((16 * scale).rounded())
+        headerHeight = Int((30 * text + 3 * 19 * text + 14 * scale).rounded())
+        titleHeight = Int((26 * text).rounded())
+        captionHeight = Int((44 * text).rounded())
+        panelWidth = (width - 2 * margin - 2 * gap) / 3
+        // Very tall or wide images are letterboxed into at most 2:1 / 1:2 panels.
+        let aspect = min(2, max(0.5, Double(colorHeight) / Double(colorWidth)))
+        panelHeight = max(1, Int((Double(panelWidth) * aspect).rounded()))
+        height = 2 * margin + headerHeight + 2 * (titleHeight + panelHeight + captionHeight) + gap
+    }
+
+    /// Scale of text against the default sheet: text shrinks more slowly than the sheet,
+    /// so that a narrow sheet stays legible.
+    static func textScale(_ scale: Double) -> Double {
+        scale >= 1 ? scale : 0.55 + 0.45 * scale
+    }
+
+    /// Scale of text on this sheet.
+    public var textScale: Double { Self.textScale(scale) }
+
+    /// The top-left corner of a panel's image.
+    public func origin(of panel: PreviewPanel) -> (x: Int, y: Int) {
+        let column = panel.rawValue % 3, row = panel.rawValue / 3
+        let x = margin + column * (panelWidth + gap)
+        let y = margin + headerHeight + titleHeight + row * (titleHeight + panelHeight + captionHeight + gap)
+        return (x, y)
+    }
+
+    /// The colorbar below the depth panel: top-left corner and size (its unit follows it
+    /// on the right).
+    public var colorbar: (x: Int, y: Int, width: Int, height: Int) {
+        let (x, y) = origin(of: .depth)
+        let room = Int((26 * textScale).rounded())
+        return (x, y + panelHeight + Int((7 * textScale).rounded()), max(1, panelWidth - room),
+                Int((11 * textScale).rounded()))
+    }
+}

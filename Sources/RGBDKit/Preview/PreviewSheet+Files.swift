@@ -1,0 +1,18 @@
+extension PreviewSheet {
+    /// `rgbd preview` of one capture: loads `json` (with `image`, or the photo beside it),
+    /// renders its sheet and writes it as PNG to `path` (created atomically, its directory
+    /// too). Returns the capture's warnings.
+    @discardableResult
+    public static func write(json: String, image: String?, to path: String, options: PreviewOptions = PreviewOptions(),
+                             timings: StageTimings? = nil) throws -> [String] {
+        try options.validate()
+        let capture = try Capture.load(json: json, image: image, timings: timings)
+        let sheet = try render(capture, options: options, timings: timings)
+        let png = try timings.measure("encode preview png") { try PNGCodec.encodeRGB(sheet) }
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try timings.measure("write preview png") { try files.stage(path, bytes: png) }
+        try files.commit()
+        return capture.warnings
+    }
+}

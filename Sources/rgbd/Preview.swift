@@ -1,0 +1,95 @@
+import ArgumentParser
+import RGBDKit
+
+/// `rgbd preview`: one labelled sheet per capture to check it by looking.
+struct Preview: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Draw a sheet per capture: the lens, rectified color and depth, alignment and the point cloud.",
+        discussion: """
+        For each capture NAME, NAME.preview.png (8-bit RGB) is written into the output \
+        directory: a header with the file names, image sizes, intrinsics of the rectified \
+        color and depth, and the lens table's length and sign, then six panels:
+
+          captured color   with the grid of the rectified image's straight lines as the \
+        lens bends them (the bending multiplied to be visible; the factor and the largest \
+        displacement in pixels are written) and the distortion center;
+          rectified color  the ideal pinhole image;
+          rectified depth  in the Turbo colormap from --min-depth to --max-depth (default: \
+        the 99th percentile rounded up), with a scale bar in meters; holes gray; depth \
+        range and hole fraction written;
+          depth over color the colormap blended over the gray rectified color, depth \
+        edges white: they should follow the edges of the color;
+          point cloud      from the camera (front) and from three quarters (turned left \
+        and from above), colored, with a depth buffer; magenta points are flying-pixel \
+        candidates (what rgbd cloud drops: a 4-neighbor's depth differs by more than \
+        --flying-pixel-step of its own).
+
+        Files appear only when complete. A capture that fails is reported on stderr and \
+        the others are still processed; the exit status is 1 if any failed.
+        """)
+
+    @Argument(help: "Capture JSON files, or directories of captures.")
+    var inputs: [String]
+
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
+    var image: String?
+
+    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
+    var output: String
+
+    @Option(help: "Width of the sheet in pixels (\(PreviewLayout.minimumWidth) to \(PreviewLayout.maximumWidth)).")
+    var width: Int = PreviewLayout.defaultWidth
+
+    @Option(help: "Depth at the top of the color scale, meters (default: from the depth map).")
+    var maxDepth: Float?
+
+    @Option(help: "Depth at the bottom of the color scale, meters.")
+    var minDepth: Float = 0
+
+    @Option(help: "Mark a point as a flying-pixel candidate when a neighbor's depth differs by more than this fraction of its own.")
+    var flyingPixelStep: Float = 0.05
+
+    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction.")
+    var maxBlendStep: Float = 0.05
+
+    @Flag(help: "Report the time spent in each stage on stderr.")
+    var timings = false
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+    var quiet = false
+
+    var options: PreviewOptions {
+        var options = PreviewOptions()
+        options.width = width
+        options.minDepth = minDepth
+        options.maxDepth = maxDepth
+        options.flyingPixelStep = flyingPixelStep
+        options.rectifier = Rectifier(maxRelativeDepthStep: maxBlendStep)
+        return options
+    }
+
+    func validate() throws {
+        if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
+        if !(maxBlendStep > 0 && maxBlendStep < 1) { throw ValidationError("--max-blend-step must be between 0 and 1") }
+        if width < PreviewLayout.minimumWidth || width > PreviewLayout.maximumWidth {
+            throw ValidationError("--width must be between \(PreviewLayout.minimumWidth) and \(PreviewLayout.maximumWidth)")
+        }
+        if !(minDepth >= 0 && minDepth.isFinite) { throw ValidationError("--min-depth must be at least 0") }
+        if let maxDepth, !(maxDepth.isFinite && maxDepth > minDepth) {
+            throw ValidationError("--max-depth must be greater than --min-depth")
+        }
+        if !(flyingPixelStep > 0 && flyingPixelStep.isFinite) { throw ValidationError("--flying-pixel-step must be positive") }
+    }
+
+    func run() throws {
+        let options = self.options
+        let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
+        let path = { (item: CaptureDiscovery.Item) in Path.join(output, "\(Path.stem(item.json)).preview.png") }
+        let failures = try batch.run(outputs: { [path($0)] }) { item, stageTimings in
+            let warnings = try PreviewSheet.write(json: item.json, image: item.image, to: path(item), options: options,
+                                                  timings: stageTimings)
+            for warning in warnings { Report.warning(warning) }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
