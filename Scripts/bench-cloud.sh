@@ -10,7 +10,7 @@
 #   RUNS=5 ./Scripts/bench-cloud.sh
 #
 # Environment: RUNS (timed runs of everything, default 7), RGBD_BENCH_OUT (capture cache
-# and results, default bench-out), RGBD_SCRATCH (SwiftPM build path, default .build).
+# and results, default bench-out), RGBD_SCRATCH (SwiftPM build path, default .build-bench).
 # Exits non-zero only if something failed to run; a missed goal shows FAIL.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -15,8 +15,9 @@ source Scripts/common.sh
 # The repository's .venv/ (the interpreter itself, not a wrapper such as a pyenv shim).
 use_venv Scripts/requirements-bench.txt
 
-build=(swift build -c release)
-if [ -n "${RGBD_SCRATCH:-}" ]; then build+=(--scratch-path "$RGBD_SCRATCH"); fi
+# Its own build folder, so a benchmark and demo.sh/test.sh (whose build enables testing)
+# do not recompile each other's.
+build=(swift build -c release --scratch-path "${RGBD_SCRATCH:-.build-bench}")
 echo "== building (release)" >&2
 "${build[@]}"
 bin=$("${build[@]}" --show-bin-path)

@@ -8,14 +8,14 @@
 #   RUNS=11 WIDTH=1200 ./Scripts/bench-preview.sh
 #
 # Environment: RUNS (default 7), WIDTH (sheet width, default 1600), RGBD_BENCH_OUT (capture
-# cache and outputs, default bench-out), RGBD_SCRATCH (SwiftPM build path, default .build).
+# cache and outputs, default bench-out), RGBD_SCRATCH (SwiftPM build path, default .build-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${RUNS:-7}
 width=${WIDTH:-1600}
 out=${RGBD_BENCH_OUT:-bench-out}
-build=(swift build -c release --scratch-path "${RGBD_SCRATCH:-.build}")
+build=(swift build -c release --scratch-path "${RGBD_SCRATCH:-.build-bench}")
 echo "== building rgbd and rgbd-synth (release)" >&2
 "${build[@]}" --product rgbd >&2
 "${build[@]}" --product rgbd-synth >&2

@@ -10,7 +10,7 @@
 #
 # Environment: RUNS (timed runs of everything, default 7), ROUNDS (alternating rounds of
 # the color-rectification comparison, default 5), RGBD_BENCH_OUT (capture cache
-# and results, default bench-out), RGBD_SCRATCH (SwiftPM build path, default .build).
+# and results, default bench-out), RGBD_SCRATCH (SwiftPM build path, default .build-bench).
 # Exits non-zero only if something failed to run; a missed goal shows FAIL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
