@@ -120,11 +120,14 @@ public enum CaptureReader {
                             depthSource: source, discarded: discarded)
         }
         if let missing { throw missing }
-        let tried = CaptureSchema.all.map { s in
-            s.calibrationContainers.map { $0.isEmpty ? s.intrinsicMatrix[0] : "\($0).\(s.intrinsicMatrix[0])" }
-                .joined(separator: ", ")
-        }.joined(separator: ", ")
-        throw RGBDError(.invalidCapture, file: file, "no calibration found (looked for \(tried))")
+        var tried: [String] = []
+        for s in CaptureSchema.all {
+            for container in s.calibrationContainers {
+                let key = container.isEmpty ? s.intrinsicMatrix[0] : "\(container).\(s.intrinsicMatrix[0])"
+                if !tried.contains(key) { tried.append(key) }
+            }
+        }
+        throw RGBDError(.invalidCapture, file: file, "no calibration found (looked for \(tried.joined(separator: ", ")))")
     }
 
     /// 1-based line number of a byte offset (clamped to the `count` bytes there are).
