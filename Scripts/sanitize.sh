@@ -27,6 +27,8 @@ sample=Examples/sample/shot.json
 fixtures=Tests/RGBDKitTests/Fixtures/malformed
 
 step() { echo "== $*" >&2; }
+# A test run's verdicts and any sanitizer report, without the passing tests' chatter.
+summary() { grep -E '^(✘|✔ Test run)|ERROR|WARNING: ThreadSanitizer|SUMMARY|^ +#[0-9]+ |Fatal error' || true; }
 
 address() {
     local flags=(-c release --scratch-path .build-asan --sanitize=address -Xswiftc -enable-testing "${linker[@]}")
@@ -35,7 +37,7 @@ address() {
     step "AddressSanitizer: building (release, testing enabled, .build-asan)"
     swift build "${flags[@]}" --build-tests 2>&1 | { grep -v '^\[' || true; } >&2
     step "AddressSanitizer: swift tests"
-    swift test "${flags[@]}" --skip-build 2>&1 | tail -5
+    swift test "${flags[@]}" --skip-build 2>&1 | summary
     local bin out
     bin="$(swift build "${flags[@]}" --show-bin-path)"
     out="$(mktemp -d)"
@@ -77,14 +79,19 @@ thread() {
     step "ThreadSanitizer: building (release, testing enabled, .build-tsan)"
     swift build "${flags[@]}" --build-tests 2>&1 | { grep -v '^\[' || true; } >&2
     step "ThreadSanitizer: swift tests"
-    swift test "${flags[@]}" --skip-build 2>&1 | tail -5
+    swift test "${flags[@]}" --skip-build 2>&1 | summary
     local bin program
     bin="$(swift build "${flags[@]}" --show-bin-path)"
     program="$(mktemp)"
     trap 'rm -f "$program"' RETURN
     step "ThreadSanitizer: Tests/c/threads.c against $bin/libRGBDKit.so"
+    # The TSan runtime's libdispatch interceptors need libdispatch and the blocks runtime
+    # of the toolchain the library was built with.
+    local runtime
+    runtime="$(dirname "$(dirname "$(command -v swift)")")/lib/swift/linux"
     clang -std=c99 -g -O1 -fsanitize=thread -pthread -I Sources/CRGBD/include Tests/c/threads.c \
-        -L "$bin" -lRGBDKit -Wl,-rpath,"$bin" -lm -o "$program"
+        -L "$bin" -lRGBDKit -L "$runtime" -ldispatch -lBlocksRuntime \
+        -Wl,-rpath,"$bin" -Wl,-rpath,"$runtime" -lm -o "$program"
     "$program" "$sample"
 }
 
