@@ -8,7 +8,7 @@
 #     -sanitize=thread. That library must link the Swift runtime and libdispatch
 #     dynamically (a plain `swift build`, no -static-stdlib): TSan then sees the
 #     happens-before of libdispatch's queues and groups.
-# Exits non-zero on the first failure or sanitizer report.
+# Every step runs; exits 1 if any failed or reported, listing them at the end.
 #   ./Scripts/sanitize.sh [address|thread]...      (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,7 @@ sample=Examples/sample/shot.json
 fixtures=Tests/RGBDKitTests/Fixtures/malformed
 
 step() { echo "== $*" >&2; }
+failed=()
 # A test run's verdicts and any sanitizer report, without the passing tests' chatter.
 summary() { grep -E '^(✘|✔ Test run)|ERROR|WARNING: ThreadSanitizer|SUMMARY|^ +#[0-9]+ |Fatal error' || true; }
 
@@ -37,16 +38,17 @@ address() {
     step "AddressSanitizer: building (release, testing enabled, .build-asan)"
     swift build "${flags[@]}" --build-tests 2>&1 | { grep -v '^\[' || true; } >&2
     step "AddressSanitizer: swift tests"
-    swift test "${flags[@]}" --skip-build 2>&1 | summary
+    swift test "${flags[@]}" --skip-build 2>&1 | summary || failed+=("AddressSanitizer: swift tests")
     local bin out
     bin="$(swift build "${flags[@]}" --show-bin-path)"
     out="$(mktemp -d)"
     trap 'rm -rf "$out"' RETURN
 
     step "AddressSanitizer: rgbd on the sample"
-    "$bin/rgbd" rectify "$sample" -o "$out/rectify" -q
-    "$bin/rgbd" cloud "$sample" -o "$out/cloud.ply" --normals -q
-    [ "$(ls "$out/rectify" | wc -l)" -eq 4 ] && [ -s "$out/cloud.ply" ]
+    if ! "$bin/rgbd" rectify "$sample" -o "$out/rectify" -q || ! "$bin/rgbd" cloud "$sample" -o "$out/cloud.ply" --normals -q \
+        || [ "$(ls "$out/rectify" | wc -l)" -ne 4 ] || [ ! -s "$out/cloud.ply" ]; then
+        failed+=("AddressSanitizer: rgbd on the sample")
+    fi
 
     step "AddressSanitizer: rgbd on the malformed fixtures (each one clear error, nothing written)"
     local fixture status errors
@@ -60,16 +62,19 @@ address() {
                 || [ "$(grep -c "error: .*$(basename "$fixture")" <<< "$errors")" -ne 1 ]; then
                 echo "rgbd $command $fixture: status $status" >&2
                 echo "$errors" >&2
-                return 1
+                failed+=("AddressSanitizer: rgbd $command $fixture")
             fi
         done
     done
-    [ ! -e "$out/bad" ] || [ -z "$(ls -A "$out/bad")" ]
+    if [ -e "$out/bad" ] && [ -n "$(ls -A "$out/bad")" ]; then
+        failed+=("AddressSanitizer: output written for a malformed fixture: $(ls "$out/bad")")
+    fi
 
     step "AddressSanitizer: fuzz targets replaying their corpora and past findings"
     local target
     for target in FuzzJSON FuzzImage FuzzCAPI FuzzLens; do
-        "$bin/$target" "Fuzz/corpus/$target" "Fuzz/regressions/$target"
+        "$bin/$target" "Fuzz/corpus/$target" "Fuzz/regressions/$target" \
+            || failed+=("AddressSanitizer: $target on its corpus and past findings")
     done
 }
 
@@ -79,7 +84,7 @@ thread() {
     step "ThreadSanitizer: building (release, testing enabled, .build-tsan)"
     swift build "${flags[@]}" --build-tests 2>&1 | { grep -v '^\[' || true; } >&2
     step "ThreadSanitizer: swift tests"
-    swift test "${flags[@]}" --skip-build 2>&1 | summary
+    swift test "${flags[@]}" --skip-build 2>&1 | summary || failed+=("ThreadSanitizer: swift tests")
     local bin program
     bin="$(swift build "${flags[@]}" --show-bin-path)"
     program="$(mktemp)"
@@ -92,7 +97,7 @@ thread() {
     clang -std=c99 -g -O1 -fsanitize=thread -pthread -I Sources/CRGBD/include Tests/c/threads.c \
         -L "$bin" -lRGBDKit -L "$runtime" -ldispatch -lBlocksRuntime \
         -Wl,-rpath,"$bin" -Wl,-rpath,"$runtime" -lm -o "$program"
-    "$program" "$sample"
+    "$program" "$sample" || failed+=("ThreadSanitizer: Tests/c/threads.c")
 }
 
 for kind in "${kinds[@]}"; do
@@ -102,4 +107,9 @@ for kind in "${kinds[@]}"; do
         *) echo "usage: $0 [address|thread]..." >&2; exit 2 ;;
     esac
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    step "sanitizers: ${#failed[@]} failure(s)"
+    printf '  %s\n' "${failed[@]}" >&2
+    exit 1
+fi
 step "sanitizers: clean (${kinds[*]})"
