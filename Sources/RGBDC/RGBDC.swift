@@ -122,6 +122,10 @@ public func rgbd_capture_load_memory(_ json: UnsafePointer<UInt8>!, _ jsonSize: 
     guarded {
         guard let out else { throw argument("out is NULL") }
         guard let json, let jpeg else { throw argument("json and jpeg must not be NULL") }
+        // size_t beyond Int.max arrives negative; no buffer is that large.
+        guard jsonSize >= 0, jpegSize >= 0 else {
+            throw argument("json_size and jpeg_size must be sizes of buffers, not \(UInt(bitPattern: jsonSize)) and \(UInt(bitPattern: jpegSize))")
+        }
         let label = name.map { String(cString: $0) } ?? "memory"
         let capture = try Capture.load(jsonBytes: Array(UnsafeBufferPointer(start: json, count: jsonSize)),
                                        jpegBytes: Array(UnsafeBufferPointer(start: jpeg, count: jpegSize)), name: label)

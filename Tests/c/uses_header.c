@@ -209,6 +209,12 @@ static void check_errors(const char *json_path) {
     CHECK(capture == NULL);
     CHECK(strlen(rgbd_last_error()) > 0);
     CHECK(rgbd_write_ply(NULL, NULL, NULL, NULL, 0, 0) == RGBD_ERROR_INVALID_ARGUMENT);
+    /* A size that no buffer has (once a trap: a negative count once converted). */
+    CHECK(rgbd_capture_load_memory(garbage, (size_t)-1, garbage, sizeof garbage - 1, "huge", &capture) ==
+          RGBD_ERROR_INVALID_ARGUMENT);
+    CHECK(capture == NULL && strstr(rgbd_last_error(), "json_size") != NULL);
+    CHECK(rgbd_capture_load_memory(garbage, sizeof garbage - 1, garbage, (size_t)1 << 63, "huge", &capture) ==
+          RGBD_ERROR_INVALID_ARGUMENT);
     rgbd_capture_destroy(NULL); /* accepted */
 }
 

@@ -344,7 +344,8 @@ class Capture:
 
         Returns:
             ``(points, colors)``: (N, 3) float32 meters and (N, 3) uint8 RGB (the rectified
-            color averaged over each depth pixel's footprint); with ``normals=True``,
+            color averaged over each depth pixel's footprint, or the nearest color pixel
+            along an axis where the color image is the smaller); with ``normals=True``,
             ``(points, colors, normals)``, normals (N, 3) float32. Holes give no points.
         """
         options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes)

@@ -131,7 +131,8 @@ int rgbd_capture_point_cloud_count(const rgbd_capture *capture, const rgbd_cloud
 
 /* Back-projects the rectified depth: points (count*3 floats, x y z per point), colors
  * (count*3 bytes RGB, averaged over each depth pixel's footprint in the rectified
- * color image) and, if normals is not NULL and options->normals is set, normals
+ * color image; the nearest color pixel along an axis where the color image is the
+ * smaller) and, if normals is not NULL and options->normals is set, normals
  * (count*3 floats). capacity is the number of points the buffers hold; it must be at
  * least the count from rgbd_capture_point_cloud_count. *written receives the count. */
 int rgbd_capture_point_cloud(const rgbd_capture *capture, const rgbd_cloud_options *options, float *points,
