@@ -3,11 +3,12 @@
 # --python also what `python3 -m venv` needs (test.sh and the benchmarks keep their
 # Python packages in .venv/). Idempotent, non-interactive, and silent when everything is
 # already there.
-#   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev pkg-config,
+#   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libisal-dev
+#                  pkg-config,
 #                  for the tests libheif-examples (heif-enc), and the libheif-plugin-* HEVC
 #                  packages where the distribution splits them out
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
-#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif pkg-config
+#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif isa-l pkg-config
 set -euo pipefail
 
 with_python=false
@@ -17,7 +18,7 @@ case "${1:-}" in
   *) echo "usage: $0 [--python]" >&2; exit 2 ;;
 esac
 
-pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif)
+pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif libisal)
 
 missing_modules() {
   command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config"; return; }
@@ -47,7 +48,7 @@ case "$(uname -s)" in
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     packages=()
     [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
-                                              libheif-examples pkg-config)
+                                              libisal-dev libheif-examples pkg-config)
     python_venv_missing && packages+=(python3 python3-venv)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
@@ -73,11 +74,11 @@ case "$(uname -s)" in
   Darwin)
     [ -z "$(missing_modules)" ] && exit 0   # Python: any python3 with venv will do
     if ! command -v brew >/dev/null 2>&1; then
-      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif pkg-config" >&2
+      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif isa-l pkg-config" >&2
       exit 1
     fi
     echo "bootstrap: installing system libraries (Homebrew)..." >&2
-    brew install --quiet jpeg-turbo libpng libtiff json-c libheif pkg-config
+    brew install --quiet jpeg-turbo libpng libtiff json-c libheif isa-l pkg-config
     ;;
   *)
     echo "bootstrap: unsupported system $(uname -s)" >&2
