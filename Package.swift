@@ -30,12 +30,15 @@ let package = Package(
         .systemLibrary(
             name: "CHEIF", pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"]), .brew(["libheif"])]),
+        .systemLibrary(
+            name: "CISAL", pkgConfig: "libisal",
+            providers: [.apt(["libisal-dev"]), .brew(["isa-l"])]),
 
         // The library that does all the work: capture reading, calibration,
         // codecs, rectification, export.
         .target(
             name: "RGBDKit",
-            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF"]),
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CISAL"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).
