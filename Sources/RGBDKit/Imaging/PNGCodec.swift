@@ -512,11 +512,11 @@ private enum RowFilter: UInt8, CaseIterable {
 /// length of the filtered bytes it codes.
 final class CodedStrip {
     private(set) var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    private(set) var capacity: Int
     private(set) var count: Int
-    private let reserve: Int
-    let adler: UInt
-    let inputCount: Int
+    private var reserve: Int
+    private(set) var adler: UInt
+    private(set) var inputCount: Int
 
     /// An empty output holding `prefix`, with room for `expected` bytes of deflate
     /// stream (it grows when needed) and `reserve` after them.
@@ -531,6 +531,24 @@ final class CodedStrip {
     }
 
     deinit { buffer.deallocate() }
+
+    /// Empties the buffer (keeping its capacity) to hold `prefix` and a new stream.
+    func reset(prefix: [UInt8], reserve: Int, adler: UInt, inputCount: Int) {
+        precondition(prefix.count + reserve <= capacity, "buffer too small")
+        buffer.update(from: prefix, count: prefix.count)
+        count = prefix.count
+        self.reserve = reserve
+        self.adler = adler
+        self.inputCount = inputCount
+    }
+
+    /// A copy holding just the bytes so far and the room kept by `reserve`.
+    func copy() -> CodedStrip {
+        let copy = CodedStrip(prefix: [], expected: count, reserve: reserve, adler: adler, inputCount: inputCount)
+        copy.buffer.update(from: buffer, count: count)
+        copy.count = count
+        return copy
+    }
 
     /// Where the deflate stream goes on, and how many bytes fit there (at least one:
     /// the buffer grows when full).
@@ -574,6 +592,8 @@ final class ISALCoder: StripCoder {
     private let level: Int
     private let historyBits: Int
     private let levelBuffer: UnsafeMutableRawBufferPointer
+    /// Where strips are coded before being copied out.
+    private var scratch: CodedStrip?
 
     /// A coder at `level` (0 to 3) whose matches reach at most 2^`historyBits` bytes
     /// back (1 to 15).
@@ -598,9 +618,15 @@ final class ISALCoder: StripCoder {
 
     func code(_ input: UnsafeBufferPointer<UInt8>, last: Bool, prefix: [UInt8], reserve: Int) throws -> CodedStrip {
         let adler = UInt(isal_adler32(1, input.baseAddress, UInt64(input.count)))
-        // Photographs shrink; the slack covers block headers on incompressible input.
-        let output = CodedStrip(prefix: prefix, expected: input.count + input.count / 16 + 1024, reserve: reserve,
-                                adler: adler, inputCount: input.count)
+        // Coded into this coder's own buffer (warm in cache from the previous strip, where
+        // fresh pages for every strip cost more than the copy), then copied out at its
+        // size. Photographs shrink; the slack covers block headers on incompressible input.
+        let expected = input.count + input.count / 16 + 1024
+        if scratch.map({ $0.capacity < prefix.count + expected + reserve }) ?? true {
+            scratch = CodedStrip(prefix: [], expected: prefix.count + expected + reserve, reserve: 0, adler: 1, inputCount: 0)
+        }
+        guard let output = scratch else { preconditionFailure("no scratch buffer") }
+        output.reset(prefix: prefix, reserve: reserve, adler: adler, inputCount: input.count)
         isal_deflate_init(stream)
         stream.pointee.level = UInt32(level)
         if level > 0 {
@@ -637,7 +663,7 @@ final class ISALCoder: StripCoder {
                 if last ? state == ZSTATE_END : state == ZSTATE_NEW_HDR { break }
             }
         } while offset < input.count
-        return output
+        return output.copy()
     }
 }
 
