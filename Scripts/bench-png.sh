@@ -56,17 +56,18 @@ for c in "${captures[@]}"; do
 done
 
 echo "== whole process on the photograph: rgbd rectify vs Scripts/baseline_rectify.py, $runs runs, interleaved" >&2
-rgbd_run() { timed "$1" "$2/rgbd" rectify "$out/photo.json" -o "$out/png-rgbd" --timings -q; }
+rgbd_run() { timed "$1" "$2/rgbd" rectify "$out/photo.json" -o "$out/$3" --timings -q; }
 py_run() { timed "$1" "$py" Scripts/baseline_rectify.py "$out/photo.json" "$out/photo.jpg" "$out/png-py" --stages; }
-rgbd_run rgbd.warmup "$bin"
+rm -rf "$out/png-rgbd" "$out/png-before" "$out/png-py"
+rgbd_run rgbd.warmup "$bin" png-rgbd
 py_run py.warmup
-[ -n "$before" ] && rgbd_run before.warmup "$before"
+if [ -n "$before" ]; then rgbd_run before.warmup "$before" png-before; fi
 for i in $(seq 1 "$runs"); do
-  rgbd_run "rgbd.$i" "$bin"
+  rgbd_run "rgbd.$i" "$bin" png-rgbd
   py_run "py.$i"
-  if [ -n "$before" ]; then rgbd_run "before.$i" "$before"; fi
+  if [ -n "$before" ]; then rgbd_run "before.$i" "$before" png-before; fi
 done
-ls -l "$out/png-rgbd/photo.color.png" "$out/png-py/photo.color.png" | awk '{print $5, $NF}' >"$raw/photo-png-sizes.txt"
+ls -l "$out"/png-*/photo.color.png | awk '{print $5, $NF}' >"$raw/photo-png-sizes.txt"
 
 cat /proc/loadavg >"$raw/loadavg-end.txt" 2>/dev/null || true
 echo >&2

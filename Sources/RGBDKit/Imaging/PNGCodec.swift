@@ -19,9 +19,9 @@ public enum PNGCodec {
         /// matches at most 4 bytes back (8 for 16-bit images): the command-line default.
         case fast
         /// Per strip of rows, the smallest of a few encodings (`fast`'s, an adaptive
-        /// filter per row, no filter with zlib): about 10 % smaller on depth maps and
-        /// 5 % on flat or synthetic content, but hardly smaller on real photographs;
-        /// about 10 to 20 times slower than `fast`.
+        /// filter per row, no filter with zlib): 9-25 % smaller on depth maps and 5 % on
+        /// flat or synthetic content, but hardly smaller on real photographs; 5 to 10
+        /// times slower than `fast`.
         case small
     }
 
@@ -376,7 +376,7 @@ private struct Candidate {
     ///
     /// `small` keeps, per strip, the smallest of a few codings: it gains on flat or
     /// synthetic content (smooth synthetic color 1.98 MB against 2.08 MB) and on depth
-    /// maps (about 10 %), but on real photographs hardly anything (13.34 MB against
+    /// maps (9-25 %), but on real photographs hardly anything (13.34 MB against
     /// 13.35 MB): nothing measured within tens of times the time of `fast` came within
     /// 5 % of it with deflate (Paeth and zlib level 6 with `Z_FILTERED`: 13.19 MB).
     static func all(for effort: PNGCodec.Effort, rgb: Bool) -> [Candidate] {
