@@ -10,9 +10,13 @@
 // Stages: parse, decode, decode_photo (FILE of --photo, JPEG or HEIC, read and decoded by
 // content; default the capture's own photo), rectify_color (positions on the fly, parallel),
 // rectify_color_into (the same into one preallocated buffer), rectify_color_serial, map_build, rectify_color_map (with a prebuilt map),
-// rectify_depth, encode_color_png, encode_depth_png, write_depth_tiff. Encoders take
-// the rectified images, as `rgbd rectify` does. Scripts/bench-rectify.sh runs this
-// beside the whole-process and Python baselines.
+// rectify_depth, encode_color_png, encode_color_png_small (`--small-png`),
+// png_baseline_isal_single (the baseline of encode_color_png: ISA-L level 1 deflating
+// the same Paeth-filtered rows as one zlib stream on one thread, filtering not timed),
+// encode_depth_png, write_depth_tiff. Encoders take the rectified images, as
+// `rgbd rectify` does; the PNG stages also print `bytes <name> <n>`, the size of what
+// they made. Scripts/bench-rectify.sh runs this beside the whole-process and Python
+// baselines, Scripts/bench-png.sh the PNG stages.
 //
 // Cloud stages, on the capture rectified once (`Capture.load` + `rectified()`), default
 // `PointCloudOptions` as `rgbd cloud` uses them: cloud_points (`PointCloud` construction:
@@ -30,7 +34,7 @@ let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...
 /// Every stage, in the order run.
 let stageNames = [
     "parse", "decode", "decode_photo", "rectify_color", "rectify_color_into", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
-    "encode_color_png", "encode_depth_png", "write_depth_tiff",
+    "encode_color_png", "encode_color_png_small", "png_baseline_isal_single", "encode_depth_png", "write_depth_tiff",
     "cloud_points", "cloud_write_ply", "cloud_backproject_and_write",
 ]
 
@@ -81,6 +85,12 @@ func bench<T>(_ name: String, runs: Int, selection: Selection, _ body: () throws
         times.append((end - start) * 1000)
     }
     print("bench \(name) median_ms \(milliseconds(median(times))) runs \(times.map(milliseconds).joined(separator: " "))")
+}
+
+/// Prints `bytes <name> <n>`, the size of what `body` makes, if `selection` has the stage.
+func printSize(_ name: String, selection: Selection, _ body: () throws -> [UInt8]) rethrows {
+    guard selection.includes(name) else { return }
+    print("bytes \(name) \(try body().count)")
 }
 
 /// Benchmarks the selected stages on the capture at `json` (its image is the JPEG beside it).
@@ -139,14 +149,31 @@ func run(json: String, runs: Int, selection: Selection, photo: String?) throws {
     var staged: [StagedFiles] = []
 
     // Writing the rectified images, as `rgbd rectify` does (default PNG effort).
-    if selection.includes("encode_color_png") {
+    if selection.includesAny("encode_color_png", "encode_color_png_small", "png_baseline_isal_single") {
         let rectifiedColor = Rectifier().rectify(color, distortion: colorDistortion)
         try bench("encode_color_png", runs: runs, selection: selection) { try PNGCodec.encodeRGB(rectifiedColor) }
+        try printSize("encode_color_png", selection: selection) { try PNGCodec.encodeRGB(rectifiedColor) }
+        try bench("encode_color_png_small", runs: runs, selection: selection) {
+            try PNGCodec.encodeRGB(rectifiedColor, effort: .small)
+        }
+        try printSize("encode_color_png_small", selection: selection) {
+            try PNGCodec.encodeRGB(rectifiedColor, effort: .small)
+        }
+        if selection.includes("png_baseline_isal_single") {
+            let filtered = PNGCodec.filteredScanlines(rectifiedColor)
+            try bench("png_baseline_isal_single", runs: runs, selection: selection) {
+                try PNGCodec.zlibStreamISAL(filtered, level: 1)
+            }
+            try printSize("png_baseline_isal_single", selection: selection) { try PNGCodec.zlibStreamISAL(filtered, level: 1) }
+        }
     }
     if selection.includesAny("encode_depth_png", "write_depth_tiff") {
         let rectifiedDepth = Rectifier().rectify(depth, distortion: depthDistortion)
         let millimeters = DepthEncoding.millimeters(rectifiedDepth)
         try bench("encode_depth_png", runs: runs, selection: selection) {
+            try PNGCodec.encodeGray16(width: rectifiedDepth.width, height: rectifiedDepth.height, samples: millimeters)
+        }
+        try printSize("encode_depth_png", selection: selection) {
             try PNGCodec.encodeGray16(width: rectifiedDepth.width, height: rectifiedDepth.height, samples: millimeters)
         }
         let destination = Path.join(Path.directory(of: json), "\(capture.stem).bench.depth.tiff")

@@ -79,7 +79,7 @@ struct Rectify: ParsableCommand {
                                valueName: "meters"))
     var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
 
-    @Flag(help: "Compress PNGs harder (smaller files, several times slower).")
+    @Flag(help: "Compress PNGs harder: depth maps 9-25 % and flat images 5 % smaller, photographs hardly; 5-10 times slower.")
     var smallPNG = false
 
     @Flag(help: "Report the time spent in each stage on stderr.")

@@ -189,6 +189,38 @@ private func stripCount(height: Int, rowBytes: Int) -> Int {
         }
     }
 
+    /// The strips are coded on as many threads as there are processors; the bytes must
+    /// not depend on it. Forced here to 1, 2 and 3 threads, on images of many strips
+    /// (and one of a single strip).
+    @Test(arguments: efforts)
+    func sameBytesOnAnyNumberOfThreads(effort: PNGCodec.Effort) throws {
+        for (width, height) in [(1000, 300), (600, 2000), (50, 20)] {
+            let color = colorImage(width: width, height: height, pattern: .gradient, seed: 5)
+            let gray = grayImage(width: width, height: height, pattern: .gradient, seed: 5)
+            #expect(stripCount(height: height, rowBytes: width * 3) >= (height > 100 ? 3 : 1))
+            let colorOne = try PNGCodec.encodeRGB(color, effort: effort, threads: 1)
+            let grayOne = try PNGCodec.encodeGray16(width: width, height: height, samples: gray.samples,
+                                                    effort: effort, threads: 1)
+            for threads in [2, 3] {
+                #expect(try PNGCodec.encodeRGB(color, effort: effort, threads: threads) == colorOne)
+                #expect(try PNGCodec.encodeGray16(width: width, height: height, samples: gray.samples,
+                                                  effort: effort, threads: threads) == grayOne)
+            }
+            #expect(try PNGCodec.decodeRGB(colorOne).samples == color.samples)
+            #expect(try PNGCodec.decodeGray16(grayOne).samples == gray.samples)
+        }
+    }
+
+    /// `filteredScanlines` (the benchmark baseline's input) are the rows the default
+    /// effort codes: Paeth-filtered, each with its filter-type byte.
+    @Test func filteredScanlinesAreWhatTheFileHolds() throws {
+        let image = colorImage(width: 333, height: 1000, pattern: .gradient, seed: 9)
+        let structure = try #require(checkedStructure(try PNGCodec.encodeRGB(image), rowBytes: 999))
+        let scanlines = PNGCodec.filteredScanlines(image)
+        #expect(scanlines == structure.scanlines)
+        #expect((0..<1000).allSatisfy { scanlines[$0 * 1000] == 4 })
+    }
+
     /// The 257×131 pseudo-random image in both efforts: `small` is never much larger than
     /// `fast`, and flat content compresses to almost nothing.
     @Test func sizesAreSensible() throws {

@@ -1,27 +1,27 @@
+import CISAL
 import CPNG
 import Dispatch
 
 /// PNG encoding and decoding.
 ///
 /// Encoding is rgbd's own and multi-threaded: the rows are cut into strips of a fixed
-/// size (so the bytes written do not depend on the number of processors), each strip is
-/// filtered and deflated on its own thread into a raw deflate stream ending on a byte
-/// boundary (`Z_SYNC_FLUSH`), and the strips are joined pigz-style into one zlib stream
-/// (header, strips, Adler-32 combined from the strips' own). libpng writes the file
+/// size (so the bytes written do not depend on the number of processors or threads),
+/// each strip is filtered and deflated on its own into a raw deflate stream ending on a
+/// byte boundary (a sync flush), and the strips are joined pigz-style into one zlib
+/// stream (header, strips, Adler-32 combined from the strips' own). Deflate is Intel's
+/// ISA-L (igzip), or zlib for `Effort.small`'s slower candidates. libpng writes the file
 /// around it: signature, IHDR, one IDAT chunk per strip, IEND. Decoding is libpng's
 /// simplified API (`png_image_*`).
 public enum PNGCodec {
     /// How hard the encoder works to make the file small.
     public enum Effort: Sendable {
-        /// The Paeth filter on every row; photo strips coded Huffman-only (rgbd's own
-        /// coder, `HuffmanDeflater`), flat strips and 16-bit images with zlib level 1
-        /// and the `Z_RLE` strategy: the command-line default.
+        /// The Paeth filter on every row, each strip deflated by ISA-L at level 1 with
+        /// matches at most 4 bytes back (8 for 16-bit images): the command-line default.
         case fast
-        /// Per strip of rows, the smaller of two encodings: a filter chosen per row
-        /// (least sum of absolute differences, as libpng does) with level 1 and `Z_RLE`,
-        /// and no filter with level 6 and the default strategy (which wins on flat or
-        /// synthetic content and on depth maps). About 6 times slower than `fast`; on a
-        /// noisy photo only 0.6% smaller, on a depth map 18% smaller.
+        /// Per strip of rows, the smallest of a few encodings (`fast`'s, an adaptive
+        /// filter per row, no filter with zlib): 9-25 % smaller on depth maps and 5 % on
+        /// flat or synthetic content, but hardly smaller on real photographs; 5 to 10
+        /// times slower than `fast`.
         case small
     }
 
@@ -30,11 +30,16 @@ public enum PNGCodec {
     /// The same image and effort always give the same bytes. Throws if the image is
     /// empty or too large for PNG.
     public static func encodeRGB(_ image: ColorImage, effort: Effort = .fast) throws -> [UInt8] {
+        try encodeRGB(image, effort: effort, threads: FileSystem.processorCount)
+    }
+
+    /// `encodeRGB` on at most `threads` threads (the bytes are the same for any number).
+    static func encodeRGB(_ image: ColorImage, effort: Effort, threads: Int) throws -> [UInt8] {
         precondition(image.channels == 3, "encodeRGB takes RGB images")
         return try image.samples.withUnsafeBufferPointer { samples in
             try encode(Scanlines(source: .bytes(samples.baseAddress), width: image.width, height: image.height,
                                  bytesPerPixel: 3),
-                       rgb: true, effort: effort)
+                       rgb: true, effort: effort, threads: threads)
         }
     }
 
@@ -44,58 +49,105 @@ public enum PNGCodec {
     /// The same image and effort always give the same bytes. Throws if the image is
     /// empty or too large for PNG.
     public static func encodeGray16(width: Int, height: Int, samples: [UInt16], effort: Effort = .fast) throws -> [UInt8] {
+        try encodeGray16(width: width, height: height, samples: samples, effort: effort,
+                         threads: FileSystem.processorCount)
+    }
+
+    /// `encodeGray16` on at most `threads` threads (the bytes are the same for any number).
+    static func encodeGray16(width: Int, height: Int, samples: [UInt16], effort: Effort, threads: Int) throws -> [UInt8] {
         precondition(width >= 0 && height >= 0 && samples.count == width * height,
                      "sample count does not match the shape")
         return try samples.withUnsafeBufferPointer { samples in
             try encode(Scanlines(source: .samples16(samples.baseAddress), width: width, height: height,
                                  bytesPerPixel: 2),
-                       rgb: false, effort: effort)
+                       rgb: false, effort: effort, threads: threads)
         }
+    }
+
+    /// For benchmarks: the image's PNG scanlines as `Effort.fast` filters them (each row
+    /// its filter-type byte, then the Paeth-filtered bytes), in one buffer.
+    public static func filteredScanlines(_ image: ColorImage) -> [UInt8] {
+        precondition(image.channels == 3, "filteredScanlines takes RGB images")
+        let rowBytes = image.width * 3
+        let filter = Candidate.all(for: .fast, rgb: true)[0].filter
+        return image.samples.withUnsafeBufferPointer { samples in
+            let lines = Scanlines(source: .bytes(samples.baseAddress), width: image.width, height: image.height,
+                                  bytesPerPixel: 3)
+            return [UInt8](unsafeUninitializedCapacity: image.height * (rowBytes + 1)) { output, count in
+                if let base = output.baseAddress {
+                    filterRows(lines, rows: 0..<image.height, filter: filter, into: base)
+                }
+                count = image.height * (rowBytes + 1)
+            }
+        }
+    }
+
+    /// For benchmarks: `bytes` deflated by ISA-L at `level` (0 to 3) with its default
+    /// 32 KiB window as one zlib stream, on the calling thread.
+    public static func zlibStreamISAL(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
+        let coder = try ISALCoder(level: level, historyBits: 15)
+        let strip = try bytes.withUnsafeBufferPointer { input in
+            try coder.code(input, last: true, prefix: [0x78, 0x01], reserve: 4)
+        }
+        strip.appendReserved(bigEndian(strip.adler))
+        return Array(UnsafeBufferPointer(start: strip.buffer, count: strip.count))
     }
 
     /// Filtered bytes (rows with their filter-type byte) per strip.
     ///
     /// Fixed, not derived from the processor count, so that the output is the same on
     /// every machine (which is also why `RowScheduler`, whose band sizes depend on the
-    /// processor count, is not used). From 64 KiB to 512 KiB the time on the 4032×3024
-    /// photo was the same within noise (150-220 ms on 2 cores) and the size within 0.1%;
-    /// a 4032-pixel RGB row is 12 KB, so its 3024 rows make 144 strips.
+    /// processor count, is not used). A 4032-pixel RGB row is 12 KB, so its 3024 rows
+    /// make 144 strips. Each strip starts a new deflate stream without history, which
+    /// costs ISA-L level 1 (default window) 0.07 % on the 5312×2988 benchmark photo
+    /// against one stream.
     static let stripBytes = 256 * 1024
 
-    private static func encode(_ lines: Scanlines, rgb: Bool, effort: Effort) throws -> [UInt8] {
+    private static func encode(_ lines: Scanlines, rgb: Bool, effort: Effort, threads: Int) throws -> [UInt8] {
         let limit = Int(Int32.max)  // PNG's 2^31 - 1
         guard lines.width > 0, lines.height > 0, lines.width <= limit, lines.height <= limit else {
             throw RGBDError(.invalidImage, "cannot encode PNG: a \(lines.width)×\(lines.height) image")
         }
-        let candidates = Candidate.all(for: effort, photo: rgb)
+        let candidates = Candidate.all(for: effort, rgb: rgb)
         // zlib header: deflate with a 32 KiB window; FLEVEL (informative) fastest or
         // default; the check bits make the 16-bit value a multiple of 31.
         let zlibHeader: [UInt8] = effort == .fast ? [0x78, 0x01] : [0x78, 0x9C]
         let rowsPerStrip = max(1, stripBytes / (lines.rowBytes + 1))
         let stripCount = (lines.height + rowsPerStrip - 1) / rowsPerStrip
 
-        let slots = UnsafeMutableBufferPointer<Result<any StripDeflater, any Error>?>.allocate(capacity: stripCount)
+        let slots = UnsafeMutableBufferPointer<Result<CodedStrip, any Error>?>.allocate(capacity: stripCount)
         slots.initialize(repeating: nil)
         defer {
             slots.deinitialize()
             slots.deallocate()
         }
-        // Each iteration writes only its own slot, and the slots are read only after
-        // concurrentPerform has returned; `lines` points into memory that outlives it.
+        // Worker w codes strips w, w + workers, ... (they are all about the same size),
+        // with coders and a filter buffer of its own, reused from strip to strip. Each
+        // strip's bytes depend only on the strip, not on the worker or on the strips
+        // coded before it. Each worker writes only its own slots, and the slots are read
+        // only after concurrentPerform has returned; `lines` points into memory that
+        // outlives it.
+        let workers = max(1, min(threads, stripCount))
         nonisolated(unsafe) let results = slots
         nonisolated(unsafe) let source = lines
-        DispatchQueue.concurrentPerform(iterations: stripCount) { strip in
-            let start = strip * rowsPerStrip
-            let rows = start..<min(source.height, start + rowsPerStrip)
-            results[strip] = Result {
-                try encodeStrip(source, rows: rows, candidates: candidates,
-                                prefix: strip == 0 ? zlibHeader : [], reserve: strip == stripCount - 1 ? 4 : 0)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let coders: Result<[any StripCoder], any Error> = Result { try candidates.map { try $0.makeCoder() } }
+            let filtered = UnsafeMutablePointer<UInt8>.allocate(capacity: min(source.height, rowsPerStrip) * (source.rowBytes + 1))
+            defer { filtered.deallocate() }
+            for strip in stride(from: worker, to: stripCount, by: workers) {
+                let start = strip * rowsPerStrip
+                let rows = start..<min(source.height, start + rowsPerStrip)
+                results[strip] = Result {
+                    try encodeStrip(source, rows: rows, candidates: candidates, coders: try coders.get(),
+                                    filtered: filtered, prefix: strip == 0 ? zlibHeader : [],
+                                    reserve: strip == stripCount - 1 ? 4 : 0)
+                }
             }
         }
-        var strips: [any StripDeflater] = []
+        var strips: [CodedStrip] = []
         strips.reserveCapacity(stripCount)
         for slot in slots {
-            guard let slot else { preconditionFailure("concurrentPerform skipped an iteration") }
+            guard let slot else { preconditionFailure("a strip was not coded") }
             strips.append(try slot.get())
         }
         guard let first = strips.first, let last = strips.last else { preconditionFailure("no strips") }
@@ -105,8 +157,7 @@ public enum PNGCodec {
         for strip in strips.dropFirst() {
             adler = rgbd_adler32_combine(adler, strip.adler, Int64(strip.inputCount))
         }
-        last.appendReserved([UInt8(truncatingIfNeeded: adler >> 24), UInt8(truncatingIfNeeded: adler >> 16),
-                             UInt8(truncatingIfNeeded: adler >> 8), UInt8(truncatingIfNeeded: adler)])
+        last.appendReserved(bigEndian(adler))
 
         let segments: [UnsafePointer<UInt8>?] = strips.map { UnsafePointer($0.buffer) }
         let sizes: [Int] = strips.map(\.count)
@@ -131,71 +182,68 @@ public enum PNGCodec {
         return file
     }
 
-    /// Filters and deflates `rows` with every candidate and keeps the smallest output
-    /// (the first on a tie). The output starts with `prefix` and has room for `reserve`
-    /// more bytes; it ends with `Z_SYNC_FLUSH`, or `Z_FINISH` for the image's last row.
-    private static func encodeStrip(_ lines: Scanlines, rows: Range<Int>, candidates: [Candidate],
-                                    prefix: [UInt8], reserve: Int) throws -> any StripDeflater {
+    /// A 32-bit value's four bytes, most significant first.
+    private static func bigEndian(_ value: UInt) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    }
+
+    /// Filters `rows` into `output` (`rows.count * (rowBytes + 1)` bytes), each row
+    /// its filter-type byte and then its filtered bytes. The first row is filtered
+    /// against the image row above it, as in a single stream.
+    private static func filterRows(_ lines: Scanlines, rows: Range<Int>, filter: Candidate.Filter,
+                                   into output: UnsafeMutablePointer<UInt8>) {
         let rowBytes = lines.rowBytes
-        let filteredBytes = rows.count * (rowBytes + 1)
         // Scratch: a zero row (above the first), two raw rows (16-bit samples are
-        // byte-swapped into them), and a filtered row per filter type.
-        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * rowBytes + 5 * (rowBytes + 1))
+        // byte-swapped into them; row y goes into rawRows[y & 1]), and a filtered row
+        // per filter type for the adaptive choice.
+        let scratchCount = 3 * rowBytes + 5 * (rowBytes + 1)
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchCount)
         defer { scratch.deallocate() }
-        scratch.initialize(repeating: 0, count: 3 * rowBytes + 5 * (rowBytes + 1))
+        scratch.initialize(repeating: 0, count: scratchCount)
         let zeroRow = UnsafePointer(scratch)
         let rawRows = [scratch + rowBytes, scratch + 2 * rowBytes]
-        let filtered = (0..<5).map { scratch + 3 * rowBytes + $0 * (rowBytes + 1) }
-
-        // The first row of a strip is filtered against the image row above it, as in
-        // a single stream; row y is converted into rawRows[y & 1].
+        let candidates = (0..<5).map { scratch + 3 * rowBytes + $0 * (rowBytes + 1) }
         var previous = rows.lowerBound == 0
             ? zeroRow : lines.row(rows.lowerBound - 1, scratch: rawRows[(rows.lowerBound - 1) & 1])
-        // `huffmanUnlessFlat`: if most of the strip's first Paeth-filtered row is zero
-        // (flat or synthetic content), Z_RLE; otherwise (photographs) Z_HUFFMAN_ONLY.
-        var flat = false
-        if candidates.contains(where: { $0.strategy == Candidate.huffmanUnlessFlat }) {
-            let first = lines.row(rows.lowerBound, scratch: rawRows[rows.lowerBound & 1])
-            let probe = filtered[Int(RowFilter.paeth.rawValue)] + 1
-            RowFilter.apply(.paeth, first, previous, probe, rowBytes, lines.bytesPerPixel)
-            var zeros = 0
-            for i in 0..<rowBytes where probe[i] == 0 { zeros += 1 }
-            flat = 2 * zeros > rowBytes
-        }
-        let deflaters = try candidates.map { candidate -> any StripDeflater in
-            let strategy = candidate.strategy != Candidate.huffmanUnlessFlat ? candidate.strategy
-                : flat ? Z_RLE : Z_HUFFMAN_ONLY
-            // zlib's Huffman-only coding, done by rgbd's own coder (the same kind of
-            // stream, several times faster).
-            if strategy == Z_HUFFMAN_ONLY {
-                return HuffmanDeflater(expectedInput: filteredBytes, prefix: prefix, reserve: reserve)
-            }
-            return try Deflater(level: candidate.level, strategy: strategy, expectedInput: filteredBytes,
-                                prefix: prefix, reserve: reserve)
-        }
+        var out = output
         for y in rows {
             let current = lines.row(y, scratch: rawRows[y & 1])
-            for (candidate, deflater) in zip(candidates, deflaters) {
-                let type: RowFilter
-                switch candidate.filter {
-                case .fixed(let fixed):
-                    type = fixed
-                    RowFilter.apply(fixed, current, previous, filtered[Int(fixed.rawValue)] + 1, rowBytes, lines.bytesPerPixel)
-                case .adaptive:
-                    type = RowFilter.adaptive(current, previous, filtered, rowBytes, lines.bytesPerPixel)
-                }
-                let row = filtered[Int(type.rawValue)]
-                row[0] = type.rawValue
-                try deflater.write(row, count: rowBytes + 1)
+            switch filter {
+            case .fixed(let type):
+                out[0] = type.rawValue
+                RowFilter.apply(type, current, previous, out + 1, rowBytes, lines.bytesPerPixel)
+            case .adaptive:
+                let type = RowFilter.adaptive(current, previous, candidates, rowBytes, lines.bytesPerPixel)
+                out.update(from: candidates[Int(type.rawValue)], count: rowBytes + 1)
+                out[0] = type.rawValue
             }
+            out += rowBytes + 1
             previous = current
         }
-        var best = 0
-        for (index, deflater) in deflaters.enumerated() {
-            try deflater.finish(last: rows.upperBound == lines.height)
-            if deflater.count < deflaters[best].count { best = index }
+    }
+
+    /// Filters and deflates `rows` with every candidate (its coder in `coders`, the
+    /// filtered bytes in `filtered`) and keeps the smallest output (the first on a
+    /// tie). The output starts with `prefix` and has room for `reserve` more bytes; it
+    /// ends with a sync flush, or with the final block for the image's last row.
+    private static func encodeStrip(_ lines: Scanlines, rows: Range<Int>, candidates: [Candidate],
+                                    coders: [any StripCoder], filtered: UnsafeMutablePointer<UInt8>,
+                                    prefix: [UInt8], reserve: Int) throws -> CodedStrip {
+        let input = UnsafeBufferPointer(start: filtered, count: rows.count * (lines.rowBytes + 1))
+        let last = rows.upperBound == lines.height
+        var best: CodedStrip?
+        var filteredWith: Candidate.Filter?
+        for (candidate, coder) in zip(candidates, coders) {
+            if filteredWith != candidate.filter {
+                filterRows(lines, rows: rows, filter: candidate.filter, into: filtered)
+                filteredWith = candidate.filter
+            }
+            let strip = try coder.code(input, last: last, prefix: prefix, reserve: reserve)
+            if best.map({ strip.count < $0.count }) ?? true { best = strip }
         }
-        return deflaters[best]
+        guard let best else { preconditionFailure("no candidates") }
+        return best
     }
 
     /// Decodes a PNG file to 8-bit RGB.
@@ -271,63 +319,75 @@ private struct Scanlines {
     }
 }
 
-/// One way to encode a strip: how rows are filtered and how they are deflated (zlib,
-/// or `HuffmanDeflater` for `Z_HUFFMAN_ONLY`).
+/// One way to encode a strip: how its rows are filtered and what deflates them.
 private struct Candidate {
-    enum Filter {
+    enum Filter: Equatable {
         case fixed(RowFilter)
         /// Per row, the filter whose output has the least sum of absolute values.
         case adaptive
     }
 
+    enum Coder {
+        /// ISA-L (`isal_deflate`) at level 0 to 3, matches at most 2^`historyBits`
+        /// bytes back (1 to 15).
+        case isal(level: Int, historyBits: Int)
+        /// zlib at a level and strategy.
+        case zlib(level: Int32, strategy: Int32)
+    }
+
     let filter: Filter
-    let level: Int32
-    /// A zlib strategy, or `huffmanUnlessFlat`.
-    let strategy: Int32
+    let coder: Coder
 
-    /// Not a zlib strategy: chosen per strip between `Z_HUFFMAN_ONLY` and `Z_RLE`.
-    static let huffmanUnlessFlat: Int32 = -1
+    /// A coder for this candidate, to be reused from strip to strip on one thread.
+    func makeCoder() throws -> any StripCoder {
+        switch coder {
+        case .isal(let level, let bits): try ISALCoder(level: level, historyBits: bits)
+        case .zlib(let level, let strategy): try ZlibCoder(level: level, strategy: strategy)
+        }
+    }
 
-    /// What each effort tries.
+    /// What each effort tries on color (`rgb`) or 16-bit gray images.
     ///
-    /// Measured with Python's zlib on one thread, on the scanlines (36.6 MB) of a
-    /// rectified 4032×3024 noisy synthetic photo, level 1 with `Z_RLE`:
+    /// Measured on rectified 8-bit RGB images (bytes of the whole PNG): a real photograph
+    /// (Benchmarks/photo, 5312×2988: grass and dandelions, fine texture), two more from
+    /// the same Debian package (4272×2848 sunset sky; 6028×3391 bird on a bark with a
+    /// blurred background) and the synthetic 4032×3024 captures:
     ///
-    ///     filter    time     size
-    ///     none      410 ms   28.61 MB
-    ///     sub       381 ms   18.00 MB
-    ///     up        288 ms   17.14 MB
-    ///     average   309 ms   17.00 MB
-    ///     paeth     313 ms   16.54 MB
-    ///     adaptive  354 ms   16.44 MB
+    ///     Paeth, ISA-L level 1     seeding     sunset     bird       synthetic smooth
+    ///     history 2^15 (default)   15.29 MB    10.35 MB   26.57 MB   2.63 MB
+    ///     history 2^8              14.61 MB     9.77 MB   24.44 MB
+    ///     history 2^3              13.54 MB     9.03 MB   23.37 MB   2.01 MB
+    ///     history 2^2              13.35 MB     8.84 MB   23.20 MB   2.08 MB
+    ///     history 2^1              13.36 MB
     ///
-    /// The default strategy at level 1 is larger (Paeth 19.83 MB) and slower; at level 6
-    /// Paeth takes 3.4 s for 18.67 MB: on noisy photographs LZ77 matches cost more than
-    /// they save, and `Z_FILTERED` at level 6 (16.95 MB, 4.8 s) only about breaks even.
-    /// `Z_HUFFMAN_ONLY` is slightly smaller on noise (16.51 MB) but cannot shrink
-    /// flat areas below 1 bit per byte; `Z_RLE` can. On a small real photo (720×477,
-    /// decoded from JPEG) Paeth is 13% smaller than UP. In this encoder (2 threads)
-    /// UP takes about 159 ms and the vectorized Paeth about 170 ms, so `fast` uses Paeth.
-    /// On the 768×576 16-bit depth map, no filter at level 6 (158 KB) beats every filter
-    /// with `Z_RLE` (Paeth 192 KB, adaptive 191 KB), hence the second candidate of `small`.
+    /// On filtered photo rows, matches far back are short and cost more bits than the
+    /// literals they replace; a history of 4 bytes keeps the run-like matches (a pixel
+    /// repeated, zero runs) and codes the rest as literals: 13 % smaller than ISA-L's
+    /// default window at the same speed, and smaller than zlib's `Z_RLE` (13.51 MB on
+    /// the seeding photo) or zlib level 9 with its full window (13.03 MB, about 200
+    /// times slower). The filter with ISA-L level 1, history 2^2, on the seeding photo:
+    /// Paeth 13.35 MB, up 13.94 MB, average 13.56 MB, sub and none much larger, the
+    /// adaptive choice per row (least sum of absolute differences, as libpng does)
+    /// 13.32 MB at about 3 times the time. On the smoother photographs: sunset Paeth
+    /// 8.84 MB, average 9.46, up 9.84, sub 10.15, adaptive 8.84; bird average 23.09 MB,
+    /// Paeth 23.20, adaptive 23.18, up 25.02; synthetic smooth Paeth 2.08 MB, up 3.11,
+    /// average 4.62: Paeth. Levels 2 and 3 were no smaller (level 3: 13.80 MB). 16-bit depth maps (the synthetic captures' 768×576) prefer a
+    /// history of 2^3: 3.3 KB against 5.3 KB with 2^2 and 6.7 KB with 2^15.
     ///
-    /// In `rgbd rectify` (2 threads), `Z_HUFFMAN_ONLY` encodes the photo in 140 ms
-    /// against 177 ms for `Z_RLE`, and 0.2 % smaller, but it cannot go below 1 bit per
-    /// byte where the image is flat. So `fast` color picks per strip
-    /// (`huffmanUnlessFlat`): Huffman-only unless most of the strip's first filtered row
-    /// is zero. Depth maps keep `Z_RLE`: their flat areas and holes shrink far better
-    /// (1.7 KB against 12.8 KB for the sample's 256×192 map). zlib's Huffman-only coding
-    /// was later replaced by `HuffmanDeflater` (the same kind of stream, 0.1 % smaller
-    /// with its 60 KiB blocks): the 4032×3024 benchmark photo's PNG went from about
-    /// 180 ms to about 60 ms in interleaved runs, the vectorized Paeth filter included
-    /// (it had been calling the standard library's generic SIMD conversions).
-    static func all(for effort: PNGCodec.Effort, photo: Bool) -> [Candidate] {
+    /// `small` keeps, per strip, the smallest of a few codings: it gains on flat or
+    /// synthetic content (smooth synthetic color 1.98 MB against 2.08 MB) and on depth
+    /// maps (9-25 %), but on real photographs hardly anything (13.34 MB against
+    /// 13.35 MB): nothing measured within tens of times the time of `fast` came within
+    /// 5 % of it with deflate (Paeth and zlib level 6 with `Z_FILTERED`: 13.19 MB).
+    static func all(for effort: PNGCodec.Effort, rgb: Bool) -> [Candidate] {
+        let fast = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: rgb ? 2 : 3))
         switch effort {
         case .fast:
-            [Candidate(filter: .fixed(.paeth), level: 1, strategy: photo ? huffmanUnlessFlat : Z_RLE)]
+            return [fast]
         case .small:
-            [Candidate(filter: .adaptive, level: 1, strategy: Z_RLE),
-             Candidate(filter: .fixed(.none), level: 6, strategy: Z_DEFAULT_STRATEGY)]
+            return [fast,
+                    Candidate(filter: .adaptive, coder: .isal(level: 1, historyBits: 3)),
+                    Candidate(filter: .fixed(.none), coder: .zlib(level: rgb ? 6 : 9, strategy: Z_DEFAULT_STRATEGY))]
         }
     }
 }
@@ -447,85 +507,58 @@ private enum RowFilter: UInt8, CaseIterable {
     }
 }
 
-/// A raw deflate stream (no zlib header or trailer) into a buffer of its own, with the
-/// Adler-32 of what went in.
-/// A raw deflate stream for one strip of filtered rows: its bytes (`buffer[0..<count]`),
-/// the Adler-32 and length of its input.
-protocol StripDeflater: AnyObject {
-    var buffer: UnsafeMutablePointer<UInt8> { get }
-    var count: Int { get }
-    var adler: UInt { get }
-    var inputCount: Int { get }
-    /// Adds input bytes.
-    func write(_ bytes: UnsafePointer<UInt8>, count: Int) throws
-    /// Ends the output on a byte boundary: with the final block if `last`, else so
-    /// that another stream can follow (`Z_SYNC_FLUSH`).
-    func finish(last: Bool) throws
-    /// Appends bytes into the room kept at the end.
-    func appendReserved(_ bytes: [UInt8])
-}
-
-private final class Deflater: StripDeflater {
-    /// zlib's state points back at the stream, so the stream must not move.
-    private let stream: UnsafeMutablePointer<z_stream>
-    private var initialized = false
-    /// The output so far: `count` bytes.
+/// One strip's raw deflate stream: its bytes (`buffer[0..<count]`, after the prefix it
+/// was asked to start with), with room kept for `reserve` more, and the Adler-32 and
+/// length of the filtered bytes it codes.
+final class CodedStrip {
     private(set) var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private(set) var count = 0
-    private let reserve: Int
-    /// Adler-32 of the input.
-    private(set) var adler: UInt = 1
-    /// Bytes of input.
-    private(set) var inputCount = 0
+    private(set) var capacity: Int
+    private(set) var count: Int
+    private var reserve: Int
+    private(set) var adler: UInt
+    private(set) var inputCount: Int
 
-    /// A stream whose output starts with `prefix` and keeps room for `reserve` bytes
-    /// after the compressed data.
-    init(level: Int32, strategy: Int32, expectedInput: Int, prefix: [UInt8], reserve: Int) throws {
-        stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        capacity = prefix.count + reserve + 64
+    /// An empty output holding `prefix`, with room for `expected` bytes of deflate
+    /// stream (it grows when needed) and `reserve` after them.
+    init(prefix: [UInt8], expected: Int, reserve: Int, adler: UInt, inputCount: Int) {
+        capacity = prefix.count + expected + reserve
         buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        self.reserve = reserve
-        guard rgbd_deflate_init_raw(stream, level, strategy) == Z_OK else {
-            throw RGBDError(.invalidImage, "cannot encode PNG: zlib cannot start a stream")
-        }
-        initialized = true
-        // Room for all of the output (deflateBound assumes Z_FINISH; a sync flush adds
-        // an empty stored block, covered by the 64 bytes).
-        grow(to: prefix.count + Int(deflateBound(stream, UInt(expectedInput))) + reserve + 64)
         buffer.update(from: prefix, count: prefix.count)
         count = prefix.count
+        self.reserve = reserve
+        self.adler = adler
+        self.inputCount = inputCount
     }
 
-    deinit {
-        if initialized { deflateEnd(stream) }
-        stream.deinitialize(count: 1)
-        stream.deallocate()
-        buffer.deallocate()
+    deinit { buffer.deallocate() }
+
+    /// Empties the buffer (keeping its capacity) to hold `prefix` and a new stream.
+    func reset(prefix: [UInt8], reserve: Int, adler: UInt, inputCount: Int) {
+        precondition(prefix.count + reserve <= capacity, "buffer too small")
+        buffer.update(from: prefix, count: prefix.count)
+        count = prefix.count
+        self.reserve = reserve
+        self.adler = adler
+        self.inputCount = inputCount
     }
 
-    /// Compresses `count` bytes (they need not be complete until `finish`).
-    func write(_ bytes: UnsafePointer<UInt8>, count: Int) throws {
-        adler = adler32_z(adler, bytes, count)
-        inputCount += count
-        var offset = 0
-        while offset < count {
-            let piece = min(count - offset, 1 << 30)
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: bytes + offset)
-            stream.pointee.avail_in = UInt32(piece)
-            try run(Z_NO_FLUSH)
-            offset += piece
-        }
+    /// A copy holding just the bytes so far and the room kept by `reserve`.
+    func copy() -> CodedStrip {
+        let copy = CodedStrip(prefix: [], expected: count, reserve: reserve, adler: adler, inputCount: inputCount)
+        copy.buffer.update(from: buffer, count: count)
+        copy.count = count
+        return copy
     }
 
-    /// Ends the output on a byte boundary: with the final block if `last`, else with an
-    /// empty stored block (`Z_SYNC_FLUSH`) so that another stream can follow.
-    func finish(last: Bool) throws {
-        stream.pointee.next_in = nil
-        stream.pointee.avail_in = 0
-        try run(last ? Z_FINISH : Z_SYNC_FLUSH)
+    /// Where the deflate stream goes on, and how many bytes fit there (at least one:
+    /// the buffer grows when full).
+    func room() -> (UnsafeMutablePointer<UInt8>, Int) {
+        if capacity - reserve - count == 0 { grow(to: 2 * capacity) }
+        return (buffer + count, capacity - reserve - count)
     }
+
+    /// Records `written` bytes written at `room()`.
+    func advance(by written: Int) { count += written }
 
     /// Appends bytes into the room kept by `reserve`.
     func appendReserved(_ bytes: [UInt8]) {
@@ -534,31 +567,159 @@ private final class Deflater: StripDeflater {
         count += bytes.count
     }
 
-    private func run(_ flush: Int32) throws {
-        while true {
-            if capacity - reserve - count == 0 { grow(to: 2 * capacity) }
-            let room = min(capacity - reserve - count, Int(UInt32.max))
-            stream.pointee.next_out = buffer + count
-            stream.pointee.avail_out = UInt32(room)
-            let status = deflate(stream, flush)
-            count += room - Int(stream.pointee.avail_out)
-            guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
-                throw RGBDError(.invalidImage, "cannot encode PNG: zlib error \(status)")
-            }
-            if flush == Z_FINISH {
-                if status == Z_STREAM_END { return }
-            } else if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 {
-                return
-            }
-        }
-    }
-
     private func grow(to newCapacity: Int) {
-        guard newCapacity > capacity else { return }
         let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         larger.update(from: buffer, count: count)
         buffer.deallocate()
         buffer = larger
         capacity = newCapacity
+    }
+}
+
+/// Deflates strips into raw deflate streams, one strip after the other on one thread.
+protocol StripCoder: AnyObject {
+    /// `input` as a raw deflate stream after `prefix`, with room for `reserve` bytes
+    /// after it, ending on a byte boundary: with the final block if `last`, else with a
+    /// sync flush (an empty stored block) so that another stream can follow. Each call
+    /// starts a new stream: the output depends only on the arguments.
+    func code(_ input: UnsafeBufferPointer<UInt8>, last: Bool, prefix: [UInt8], reserve: Int) throws -> CodedStrip
+}
+
+/// ISA-L's deflate (`isal_deflate`).
+final class ISALCoder: StripCoder {
+    /// ISA-L's state (82 KB) refers to itself, so it must not move.
+    private let stream: UnsafeMutablePointer<isal_zstream>
+    private let level: Int
+    private let historyBits: Int
+    private let levelBuffer: UnsafeMutableRawBufferPointer
+    /// Where strips are coded before being copied out.
+    private var scratch: CodedStrip?
+
+    /// A coder at `level` (0 to 3) whose matches reach at most 2^`historyBits` bytes
+    /// back (1 to 15).
+    init(level: Int, historyBits: Int) throws {
+        guard (0...3).contains(level), (1...15).contains(historyBits) else {
+            throw RGBDError(.invalidArgument,
+                            "cannot encode PNG: no ISA-L deflate level \(level) with \(historyBits) bits of history")
+        }
+        self.level = level
+        self.historyBits = historyBits
+        stream = UnsafeMutablePointer<isal_zstream>.allocate(capacity: 1)
+        stream.initialize(to: isal_zstream())
+        levelBuffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: max(1, Int(rgbd_isal_level_buffer_size(Int32(level)))), alignment: 64)
+    }
+
+    deinit {
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+        levelBuffer.deallocate()
+    }
+
+    func code(_ input: UnsafeBufferPointer<UInt8>, last: Bool, prefix: [UInt8], reserve: Int) throws -> CodedStrip {
+        let adler = UInt(isal_adler32(1, input.baseAddress, UInt64(input.count)))
+        // Coded into this coder's own buffer (warm in cache from the previous strip, where
+        // fresh pages for every strip cost more than the copy), then copied out at its
+        // size. Photographs shrink; the slack covers block headers on incompressible input.
+        let expected = input.count + input.count / 16 + 1024
+        if scratch.map({ $0.capacity < prefix.count + expected + reserve }) ?? true {
+            scratch = CodedStrip(prefix: [], expected: prefix.count + expected + reserve, reserve: 0, adler: 1, inputCount: 0)
+        }
+        guard let output = scratch else { preconditionFailure("no scratch buffer") }
+        output.reset(prefix: prefix, reserve: reserve, adler: adler, inputCount: input.count)
+        isal_deflate_init(stream)
+        stream.pointee.level = UInt32(level)
+        if level > 0 {
+            stream.pointee.level_buf = levelBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            stream.pointee.level_buf_size = UInt32(levelBuffer.count)
+        }
+        stream.pointee.gzip_flag = rgbd_isal_raw_deflate()
+        stream.pointee.hist_bits = UInt16(historyBits)
+        stream.pointee.flush = last ? rgbd_isal_no_flush() : rgbd_isal_sync_flush()
+        // avail_in is 32 bits: pieces of at most 1 GiB, the stream's end after the last.
+        var offset = 0
+        repeat {
+            let piece = min(input.count - offset, 1 << 30)
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + offset })
+            stream.pointee.avail_in = UInt32(piece)
+            offset += piece
+            let final = offset == input.count
+            stream.pointee.end_of_stream = last && final ? 1 : 0
+            while true {
+                let (next, room) = output.room()
+                let available = min(room, Int(UInt32.max))
+                stream.pointee.next_out = next
+                stream.pointee.avail_out = UInt32(available)
+                let status = isal_deflate(stream)
+                output.advance(by: available - Int(stream.pointee.avail_out))
+                guard status == rgbd_isal_comp_ok() else {
+                    throw RGBDError(.invalidImage, "cannot encode PNG: ISA-L deflate error \(status)")
+                }
+                guard stream.pointee.avail_in == 0 else { continue }
+                if !final { break }
+                // All input taken; done once the stream has ended, or the sync flush is
+                // written (the state is back to a new block header).
+                let state = stream.pointee.internal_state.state
+                if last ? state == ZSTATE_END : state == ZSTATE_NEW_HDR { break }
+            }
+        } while offset < input.count
+        return output.copy()
+    }
+}
+
+/// zlib's deflate.
+private final class ZlibCoder: StripCoder {
+    /// zlib's state points back at the stream, so the stream must not move.
+    private let stream: UnsafeMutablePointer<z_stream>
+
+    init(level: Int32, strategy: Int32) throws {
+        stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        guard rgbd_deflate_init_raw(stream, level, strategy) == Z_OK else {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+            throw RGBDError(.invalidImage, "cannot encode PNG: zlib cannot start a stream")
+        }
+    }
+
+    deinit {
+        deflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    func code(_ input: UnsafeBufferPointer<UInt8>, last: Bool, prefix: [UInt8], reserve: Int) throws -> CodedStrip {
+        guard deflateReset(stream) == Z_OK else {
+            throw RGBDError(.invalidImage, "cannot encode PNG: zlib cannot start a stream")
+        }
+        let adler = adler32_z(1, input.baseAddress, input.count)
+        // deflateBound assumes Z_FINISH; a sync flush adds an empty stored block (5 bytes).
+        let output = CodedStrip(prefix: prefix, expected: Int(deflateBound(stream, UInt(input.count))) + 16,
+                                reserve: reserve, adler: adler, inputCount: input.count)
+        var offset = 0
+        repeat {
+            let piece = min(input.count - offset, 1 << 30)
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + offset })
+            stream.pointee.avail_in = UInt32(piece)
+            offset += piece
+            let flush = offset < input.count ? Z_NO_FLUSH : last ? Z_FINISH : Z_SYNC_FLUSH
+            while true {
+                let (next, room) = output.room()
+                let available = min(room, Int(UInt32.max))
+                stream.pointee.next_out = next
+                stream.pointee.avail_out = UInt32(available)
+                let status = deflate(stream, flush)
+                output.advance(by: available - Int(stream.pointee.avail_out))
+                guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
+                    throw RGBDError(.invalidImage, "cannot encode PNG: zlib error \(status)")
+                }
+                if flush == Z_FINISH {
+                    if status == Z_STREAM_END { break }
+                } else if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 {
+                    break
+                }
+            }
+        } while offset < input.count
+        return output
     }
 }
