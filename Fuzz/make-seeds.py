@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpora (Fuzz/corpus/<target>/) and the inputs of the
-defects issue 9 fixed (Fuzz/regressions/<target>/). Deterministic; needs numpy and
-opencv-python-headless (Tests/python/requirements.txt). Run from anywhere:
+defects issue 9 fixed (Fuzz/regressions/<target>/). Deterministic; needs numpy,
+opencv-python-headless and pillow-heif (Tests/python/requirements.txt). Run from anywhere:
 
     python3 Fuzz/make-seeds.py
 
@@ -53,6 +53,18 @@ def jpeg(width, height, quality=90, gray=False, **flags):
     ok, data = cv2.imencode(".jpg", image, params)
     assert ok
     return data.tobytes()
+
+
+def heic(width, height, tile=0, lossless=False):
+    """A HEIC of jpeg()'s picture (pillow-heif; `tile`: a grid of tiles of that size)."""
+    import io
+    import pillow_heif
+    image = cv2.cvtColor(cv2.imdecode(np.frombuffer(jpeg(width, height), np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    heif = pillow_heif.from_bytes(mode="RGB", size=(width, height), data=image.tobytes())
+    out = io.BytesIO()
+    options = dict(quality=-1, chroma=444, matrix_coefficients=0) if lossless else dict(quality=60)
+    heif.save(out, tile_size=tile, **options)
+    return out.getvalue()
 
 
 def claiming(width, height, data):
@@ -111,6 +123,9 @@ def main():
     write(i, "rgb-17x13-restarts", jpeg(17, 13, 50, IMWRITE_JPEG_RST_INTERVAL=1))
     write(i, "gray-24x18", jpeg(24, 18, gray=True))
     write(i, "rgb-48x36-optimized", jpeg(48, 36, 60, IMWRITE_JPEG_OPTIMIZE=1))
+    write(i, "heic-32x24", heic(32, 24))
+    write(i, "heic-48x36-grid-16", heic(48, 36, tile=16))
+    write(i, "heic-16x12-lossless", heic(16, 12, lossless=True))
     r = REGRESSIONS / "FuzzImage"
     write(r, "issue9-header-claims-16000x12000", claiming(16000, 12000, jpeg(16, 12)))
     write(r, "issue9-header-claims-portrait", claiming(12000, 16000, jpeg(64, 48, 95)))

@@ -43,9 +43,9 @@ func captureJSON(depthWidth width: Int, height: Int) -> [UInt8] {
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let jpeg = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     // The depth map's size: coarser than the image, or finer (both happen in the wild).
-    guard let (width, height) = try? JPEGCodec.size(of: jpeg), width * height <= 1 << 18 else {
+    guard let (width, height) = try? PhotoDecoder.size(of: jpeg), width * height <= 1 << 18 else {
         // Unreadable headers and big images are still decoded (or refused), not rectified.
-        do { _ = try JPEGCodec.decodeRGB(jpeg, file: "fuzz.jpg") } catch is RGBDError {} catch { fail("\(error)") }
+        do { _ = try PhotoDecoder.decodeRGB(jpeg, file: "fuzz.jpg") } catch is RGBDError {} catch { fail("\(error)") }
         return 0
     }
     for (depthWidth, depthHeight) in [(max(1, width / 4), max(1, height / 4)), (min(96, width * 2), min(72, height * 2))] {
