@@ -37,11 +37,7 @@ struct Cloud: ParsableCommand {
         capture, a path ending in .ply. Files appear only when complete.
         """)
 
-    @Argument(help: "Capture JSON files, or directories of captures.")
-    var inputs: [String]
-
-    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
-    var image: String?
+    @OptionGroup var captures: CaptureInputs
 
     @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.")
     var output: String
@@ -70,28 +66,14 @@ struct Cloud: ParsableCommand {
     @Flag(help: "Write ASCII PLY instead of binary.")
     var ascii = false
 
-    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction.")
-    var maxBlendStep: Float = 0.05
+    @OptionGroup var reading: ReadingOptions
 
-    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
-                               valueName: "meters"))
-    var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
-
-    @Flag(help: "Report the time spent in each stage on stderr.")
-    var timings = false
-
-    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
-    var quiet = false
+    @OptionGroup var reporting: ReportingOptions
 
     func validate() throws {
-        if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
         if stride < 1 { throw ValidationError("--stride must be at least 1") }
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
         if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
-        if !(maxBlendStep > 0 && maxBlendStep < 1) { throw ValidationError("--max-blend-step must be between 0 and 1") }
-        if !(maxValidDepth > 0 && maxValidDepth.isFinite) {
-            throw ValidationError("--max-valid-depth must be a positive number of meters")
-        }
     }
 
     func run() throws {
@@ -104,15 +86,15 @@ struct Cloud: ParsableCommand {
         options.normals = normals
         options.axes = axes
         let singleFile = output.lowercased().hasSuffix(".ply")
-        let rectifier = Rectifier(maxRelativeDepthStep: maxBlendStep)
+        let rectifier = reading.rectifier, readingOptions = reading.reading
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
-        let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
+        let batch = reporting.batch(captures)
         let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(output, "\(Path.stem(item.json)).ply") }
         let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
         let failures = try batch.run(single: single, outputs: { [path($0)] }) { item, stageTimings in
             let (cloud, warnings) = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
-                reading: CaptureReadingOptions(maxValidDepth: maxValidDepth), timings: stageTimings)
+                reading: readingOptions, timings: stageTimings)
             for warning in warnings { Report.warning(warning) }
             try cloud.write(to: path(item), source: item.json, encoding: encoding, timings: stageTimings)
         }

@@ -24,26 +24,16 @@ struct Info: ParsableCommand {
         which version of them an entry follows.
         """)
 
-    @Argument(help: "Capture JSON files, or directories of captures.")
-    var inputs: [String]
-
-    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
-    var image: String?
+    @OptionGroup var captures: CaptureInputs
 
     @Flag(help: "Print one JSON document (an array, one object per capture) instead of text.")
     var json = false
-
-    func validate() throws {
-        if image != nil && inputs.count != 1 {
-            throw ValidationError("--image applies to a single capture JSON")
-        }
-    }
 
     func run() throws {
         // What each input expands to, for skipped files (Batch runs quiet: the text on
         // stdout is this command's progress) and for failed inputs in the JSON document.
         var expansions: [String: Result<CaptureDiscovery.Expansion, any Error>] = [:]
-        for input in inputs where expansions[input] == nil {
+        for input in captures.inputs where expansions[input] == nil {
             let expansion = Result { try CaptureDiscovery.expand(input) }
             expansions[input] = expansion
             if case .success(let found) = expansion {
@@ -52,7 +42,7 @@ struct Info: ParsableCommand {
         }
         var entries: [String: JSONValue] = [:]
         var printed = 0
-        let batch = Batch(inputs: inputs, image: image, quiet: true, showTimings: false)
+        let batch = Batch(inputs: captures.inputs, image: captures.image, quiet: true, showTimings: false)
         let failures = try batch.run(outputs: { _ in [] }) { item, _ in
             do {
                 let info = try CaptureInfo.read(json: item.json, image: item.image)
@@ -71,7 +61,7 @@ struct Info: ParsableCommand {
             // Input order; a capture reached twice is listed once, as Batch does it once.
             var document: [JSONValue] = []
             var listed: Set<String> = []
-            for input in inputs where listed.insert("input:" + input).inserted {
+            for input in captures.inputs where listed.insert("input:" + input).inserted {
                 switch expansions[input] {
                 case .failure(let error)?:
                     document.append(CaptureInfo.failureJSON(input: input, error: error))

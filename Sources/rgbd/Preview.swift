@@ -28,11 +28,7 @@ struct Preview: ParsableCommand {
         the others are still processed; the exit status is 1 if any failed.
         """)
 
-    @Argument(help: "Capture JSON files, or directories of captures.")
-    var inputs: [String]
-
-    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
-    var image: String?
+    @OptionGroup var captures: CaptureInputs
 
     @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
     var output: String
@@ -49,14 +45,9 @@ struct Preview: ParsableCommand {
     @Option(help: "Mark a point as a flying-pixel candidate when a neighbor's depth differs by more than this fraction of its own.")
     var flyingPixelStep: Float = 0.05
 
-    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction.")
-    var maxBlendStep: Float = 0.05
+    @OptionGroup var reading: ReadingOptions
 
-    @Flag(help: "Report the time spent in each stage on stderr.")
-    var timings = false
-
-    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
-    var quiet = false
+    @OptionGroup var reporting: ReportingOptions
 
     var options: PreviewOptions {
         var options = PreviewOptions()
@@ -64,13 +55,11 @@ struct Preview: ParsableCommand {
         options.minDepth = minDepth
         options.maxDepth = maxDepth
         options.flyingPixelStep = flyingPixelStep
-        options.rectifier = Rectifier(maxRelativeDepthStep: maxBlendStep)
+        options.rectifier = reading.rectifier
         return options
     }
 
     func validate() throws {
-        if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
-        if !(maxBlendStep > 0 && maxBlendStep < 1) { throw ValidationError("--max-blend-step must be between 0 and 1") }
         if width < PreviewLayout.minimumWidth || width > PreviewLayout.maximumWidth {
             throw ValidationError("--width must be between \(PreviewLayout.minimumWidth) and \(PreviewLayout.maximumWidth)")
         }
@@ -83,11 +72,11 @@ struct Preview: ParsableCommand {
 
     func run() throws {
         let options = self.options
-        let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
+        let batch = reporting.batch(captures)
         let path = { (item: CaptureDiscovery.Item) in Path.join(output, "\(Path.stem(item.json)).preview.png") }
         let failures = try batch.run(outputs: { [path($0)] }) { item, stageTimings in
             let warnings = try PreviewSheet.write(json: item.json, image: item.image, to: path(item), options: options,
-                                                  timings: stageTimings)
+                                                  reading: reading.reading, timings: stageTimings)
             for warning in warnings { Report.warning(warning) }
         }
         if failures > 0 { throw ExitCode(1) }

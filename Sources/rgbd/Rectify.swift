@@ -59,56 +59,31 @@ struct Rectify: ParsableCommand {
         ("NAME.intrinsics.json", "pinhole intrinsics of the rectified depth (top level, as Open3D's read_pinhole_camera_intrinsic reads them) and color; intrinsic_matrix column-major"),
     ]
 
-    @Argument(help: "Capture JSON files, or directories of captures.")
-    var inputs: [String]
-
-    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
-    var image: String?
+    @OptionGroup var captures: CaptureInputs
 
     @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
     var output: String
 
-    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
-    var maxBlendStep: Float = 0.05
+    @OptionGroup var reading: ReadingOptions
 
     @Option(help: ArgumentHelp("Write color and depth pixel-aligned at one size: the depth map's or the color image's.",
                                valueName: "depth|color"))
     var alignTo: PixelAlignment?
 
-    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
-                               valueName: "meters"))
-    var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
-
     @Flag(help: "Compress PNGs harder: depth maps 9-25 % and flat images 5 % smaller, photographs hardly; 5-10 times slower.")
     var smallPNG = false
 
-    @Flag(help: "Report the time spent in each stage on stderr.")
-    var timings = false
-
-    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
-    var quiet = false
-
-    func validate() throws {
-        if image != nil && inputs.count != 1 {
-            throw ValidationError("--image applies to a single capture JSON")
-        }
-        if !(maxBlendStep > 0 && maxBlendStep < 1) {
-            throw ValidationError("--max-blend-step must be between 0 and 1")
-        }
-        if !(maxValidDepth > 0 && maxValidDepth.isFinite) {
-            throw ValidationError("--max-valid-depth must be a positive number of meters")
-        }
-    }
+    @OptionGroup var reporting: ReportingOptions
 
     func run() throws {
-        let rectifier = Rectifier(maxRelativeDepthStep: maxBlendStep)
+        let rectifier = reading.rectifier, options = reading.reading
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast
-        let batch = Batch(inputs: inputs, image: image, quiet: quiet, showTimings: timings)
+        let batch = reporting.batch(captures)
         let outputs = { (item: CaptureDiscovery.Item) in RectifiedCapture.outputPaths(stem: Path.stem(item.json), in: output) }
         let failures = try batch.run(outputs: outputs) { item, stageTimings in
             let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
                                                  rectifier: rectifier, alignment: alignTo, pngEffort: effort,
-                                                 reading: CaptureReadingOptions(maxValidDepth: maxValidDepth),
+                                                 reading: options,
                                                  timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
         }

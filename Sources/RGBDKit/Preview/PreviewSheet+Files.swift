@@ -1,12 +1,13 @@
 extension PreviewSheet {
     /// `rgbd preview` of one capture: loads `json` (with `image`, or the photo beside it),
     /// renders its sheet and writes it as PNG to `path` (created atomically, its directory
-    /// too). Returns the capture's warnings.
+    /// too). `reading` sets the physical maximum depth. Returns the capture's warnings.
     @discardableResult
     public static func write(json: String, image: String?, to path: String, options: PreviewOptions = PreviewOptions(),
+                             reading: CaptureReadingOptions = CaptureReadingOptions(),
                              timings: StageTimings? = nil) throws -> [String] {
         try options.validate()
-        let capture = try Capture.load(json: json, image: image, timings: timings)
+        let capture = try Capture.load(json: json, image: image, reading: reading, timings: timings)
         let sheet = try render(capture, options: options, timings: timings)
         let png = try timings.measure("encode preview png") { try PNGCodec.encodeRGB(sheet) }
         try FileSystem.createDirectory(Path.directory(of: path))

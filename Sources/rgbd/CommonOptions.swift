@@ -1,0 +1,53 @@
+import ArgumentParser
+import RGBDKit
+
+/// The captures a command works on: files and directories, and an explicit photo for a
+/// single capture.
+struct CaptureInputs: ParsableArguments {
+    @Argument(help: "Capture JSON files, or directories of captures.")
+    var inputs: [String]
+
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
+    var image: String?
+
+    func validate() throws {
+        if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
+    }
+}
+
+/// How captures are read and rectified (every command that rectifies takes these).
+struct ReadingOptions: ParsableArguments {
+    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
+    var maxBlendStep: Float = 0.05
+
+    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
+                               valueName: "meters"))
+    var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
+
+    func validate() throws {
+        if !(maxBlendStep > 0 && maxBlendStep < 1) { throw ValidationError("--max-blend-step must be between 0 and 1") }
+        if !(maxValidDepth > 0 && maxValidDepth.isFinite) {
+            throw ValidationError("--max-valid-depth must be a positive number of meters")
+        }
+    }
+
+    /// The rectifier these options ask for.
+    var rectifier: Rectifier { Rectifier(maxRelativeDepthStep: maxBlendStep) }
+
+    /// The reading options these options ask for.
+    var reading: CaptureReadingOptions { CaptureReadingOptions(maxValidDepth: maxValidDepth) }
+}
+
+/// What a command prints besides its results.
+struct ReportingOptions: ParsableArguments {
+    @Flag(help: "Report the time spent in each stage on stderr.")
+    var timings = false
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+    var quiet = false
+
+    /// The batch runner for `captures` with these options.
+    func batch(_ captures: CaptureInputs) -> Batch {
+        Batch(inputs: captures.inputs, image: captures.image, quiet: quiet, showTimings: timings)
+    }
+}
