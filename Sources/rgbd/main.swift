@@ -20,23 +20,29 @@ struct RGBD: ParsableCommand {
         subcommands: [Rectify.self, Cloud.self, Info.self, Preview.self])
 }
 
+/// Parses and runs the command; returns the exit status. Everything it made (the
+/// command, an error) is released when it returns, before the process exits.
+func runCommand() -> Int32 {
+    do {
+        var command = try RGBD.parseAsRoot()
+        try command.run()
+        return 0
+    } catch {
+        Interruption.waitIfInterrupted()
+        let code = RGBD.exitCode(for: error)
+        let message = RGBD.fullMessage(for: error)
+        if !message.isEmpty {
+            if code == .success {
+                print(message)
+            } else {
+                FileSystem.printError(message + "\n")
+            }
+        }
+        return code.rawValue
+    }
+}
+
 // One exit path: the command's end goes through `Interruption.exit`, which defers to an
 // interruption already under way (that one exits with 130 or 143).
 Interruption.install()
-do {
-    var command = try RGBD.parseAsRoot()
-    try command.run()
-    Interruption.exit(0)
-} catch {
-    Interruption.waitIfInterrupted()
-    let code = RGBD.exitCode(for: error)
-    let message = RGBD.fullMessage(for: error)
-    if !message.isEmpty {
-        if code == .success {
-            print(message)
-        } else {
-            FileSystem.printError(message + "\n")
-        }
-    }
-    Interruption.exit(code.rawValue)
-}
+Interruption.exit(runCommand())
