@@ -179,3 +179,37 @@ def test_grid_heic_decodes_whole(rgbd_bin, sample_pixels, jpeg_outputs, tmp_path
     run = rectify(rgbd_bin, SAMPLE / "shot.json", tmp_path / "out", "--image", str(image))
     assert run.returncode == 0, run.stderr
     np.testing.assert_array_equal(png(tmp_path / "out" / "shot.color.png"), png(jpeg_outputs / "shot.color.png"))
+
+
+def _forged_ispe(data, width, height):
+    data = bytearray(data)
+    at = data.index(b"ispe")
+    # ispe: size, type, version/flags (4), width (4), height (4).
+    data[at + 8:at + 16] = width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    return bytes(data)
+
+
+def test_forged_heic_size_is_refused_before_decoding(rgbd_bin, sample_pixels, heic_capture, tmp_path):
+    """A HEIC whose `ispe` claims 12000×9000 (the sample's 4:3 aspect, beyond any camera)
+    in a few kilobytes is refused from its numbers, before libheif allocates; one whose
+    claim its stream contradicts is refused after decoding that stream."""
+    import pillow_heif
+    small = np.ascontiguousarray(sample_pixels[::84, ::84])  # 16×12
+    heif = pillow_heif.from_bytes(mode="RGB", size=(small.shape[1], small.shape[0]), data=small.tobytes())
+    tiny = tmp_path / "tiny.heic"
+    heif.save(str(tiny), quality=50)
+    forged = tmp_path / "forged.heic"
+    forged.write_bytes(_forged_ispe(tiny.read_bytes(), 12000, 9000))
+    run = rectify(rgbd_bin, SAMPLE / "shot.json", tmp_path / "out", "--image", str(forged))
+    assert run.returncode == 1, run.stderr
+    lines = [line for line in run.stderr.splitlines() if "error" in line]
+    assert len(lines) == 1 and "forged.heic" in lines[0] and "12000×9000" in lines[0], run.stderr
+    assert "less than a real photo" in lines[0], run.stderr
+
+    contradicted = tmp_path / "contradicted.heic"
+    contradicted.write_bytes(_forged_ispe((heic_capture / "shot.heic").read_bytes(), 4032, 3024))
+    run = rectify(rgbd_bin, SAMPLE / "shot.json", tmp_path / "out", "--image", str(contradicted))
+    assert run.returncode == 1, run.stderr
+    lines = [line for line in run.stderr.splitlines() if "error" in line]
+    assert len(lines) == 1 and "contradicted.heic" in lines[0] and "4032×3024" in lines[0], run.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -54,6 +54,9 @@ public enum HEIFCodec {
 
         deinit { heif_context_free(context) }
 
+        /// The size of the file in bytes.
+        var byteCount: Int { bytes.count }
+
         /// The primary image.
         func primary() throws -> Image {
             var handle: OpaquePointer? = nil
@@ -101,8 +104,16 @@ public enum HEIFCodec {
         }
 
         /// Decodes to 8-bit interleaved RGB, transformations not applied.
+        ///
+        /// An image beyond any camera's size (`JPEGCodec.trialDecodePixels`) whose file
+        /// holds fewer than one byte per `JPEGCodec.maxPixelsPerByte` pixels is refused
+        /// before libheif allocates its planes: its size is forged or corrupt.
         func decodeRGB() throws -> ColorImage {
             let (width, height) = try storedSize()
+            if width * height > JPEGCodec.trialDecodePixels, owner.byteCount < width * height / JPEGCodec.maxPixelsPerByte {
+                throw RGBDError(.invalidImage, file: owner.file,
+                                "the HEIF image claims \(width)×\(height) pixels in \(owner.byteCount) bytes, less than a real photo of that size takes (at least \(width * height / JPEGCodec.maxPixelsPerByte)): its size is corrupt")
+            }
             guard let options = heif_decoding_options_alloc() else {
                 throw RGBDError(.invalidImage, file: owner.file, "cannot allocate libheif decoding options")
             }
