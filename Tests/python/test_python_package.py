@@ -927,6 +927,35 @@ def test_forged_jpeg_headers_cost_no_memory(library, tmp_path, case, how):
     assert expected in message, message
 
 
+def test_big_photo_with_a_bad_json_costs_no_memory(library, rgbd_bin, tmp_path):
+    # A real 48 MP photo (what some iPhones take) beside a broken JSON: the JSON is read
+    # first for a photo this large, so the capture is refused before the 144 MB of pixels
+    # (and the rectified copy) exist, in a process limited to 200 MB of private memory.
+    y, x = np.mgrid[0:6000, 0:8000]
+    pixels = np.stack([(x // 32) % 256, (y // 24) % 256, ((x + y) // 64) % 256], axis=2).astype(np.uint8)
+    ok, jpeg = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    del pixels, x, y
+    image = tmp_path / "big.jpg"
+    image.write_bytes(jpeg.tobytes())
+    text = (SAMPLE).read_text()
+    broken = tmp_path / "big.json"
+    broken.write_text(text[: len(text) // 2])
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", _FORGED_SCRIPT, str(PYTHON_DIR), str(broken), str(image), "path"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+                          preexec_fn=_limit_private_memory)
+    assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"
+    kind, code, message = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert kind == "RGBDError" and "big.json" in message, (kind, code, message)
+    assert code in (rgbd.Status.INVALID_JSON, rgbd.Status.INVALID_CAPTURE), (kind, code, message)
+    for command in ("rectify", "cloud"):
+        run = subprocess.run([str(rgbd_bin), command, str(broken), "--image", str(image), "-o", str(tmp_path / "out")],
+                             capture_output=True, text=True, timeout=120, preexec_fn=_limit_private_memory)
+        errors = [line for line in run.stderr.splitlines() if "error" in line]
+        assert run.returncode == 1 and len(errors) == 1 and "big.json" in errors[0], (command, run.stderr)
+
+
 # ---------------------------------------------------------------------------- C program
 
 @pytest.fixture(scope="module")

@@ -48,12 +48,16 @@ public struct Capture: Sendable {
     }
 
     /// Whether an image of `width × height` is decoded only after the JSON has been
-    /// read and the image's size checked against it: one beyond any camera's size
-    /// (`JPEGCodec.trialDecodePixels`), whose decoding would cost more memory than a
-    /// rejected input may.
+    /// read and the image's size checked against it: one of more than
+    /// `sequentialDecodePixels`, whose decoding (and the rectified copy prepared beside
+    /// it) would cost more memory than a rejected input may if the JSON then failed.
     static func decodesAfterChecks(width: Int, height: Int) -> Bool {
-        width * height > JPEGCodec.trialDecodePixels
+        width * height > sequentialDecodePixels
     }
+
+    /// 24 megapixels: 72 MB of RGB, twice that with the rectified copy; a 12 MP iPhone
+    /// photo is still decoded while its JSON is parsed, a 48 MP one after.
+    static let sequentialDecodePixels = 24_000_000
 
     /// `parse` and `decode` of `jpeg` at once on two threads (the JSON's error first if
     /// both fail); for an image that `decodesAfterChecks`, one after the other with the

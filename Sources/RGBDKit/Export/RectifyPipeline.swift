@@ -29,7 +29,7 @@ public enum RectifyPipeline {
     /// Decodes the photo (and, if asked, touches the color output memory) on one thread
     /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`
     /// with the depth map and the intrinsics of the color and depth outputs (for an image
-    /// beyond any camera's size, the depth side first: the image's size is checked before
+    /// of more than 24 megapixels, the depth side first: the image's size is checked before
     /// its pixels are allocated).
     ///
     /// With `alignment` `.depth`, the color output's intrinsics are the depth map's (the
@@ -45,8 +45,8 @@ public enum RectifyPipeline {
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         let (colorWidth, colorHeight) = try PhotoDecoder.size(of: jpeg, file: imagePath)
-        // An image beyond any camera's size is decoded only once the JSON has been read
-        // and the image's size checked against it (`Capture.decodesAfterChecks`).
+        // A very large image is decoded only once the JSON has been read and the image's
+        // size checked against it (`Capture.decodesAfterChecks`).
         let decodesAfterChecks = Capture.decodesAfterChecks(width: colorWidth, height: colorHeight)
         if decodesAfterChecks, PhotoDecoder.format(of: jpeg) == .jpeg {
             try JPEGCodec.checkPlausible(width: colorWidth, height: colorHeight, byteCount: jpeg.count, file: imagePath)
