@@ -121,14 +121,8 @@ import RGBDSynth
             let byLine = Dictionary(grouping: samples, by: \.line).filter { $0.value.count > 60 }
             #expect(byLine.count > 8)
             for (line, points) in byLine {
-                // Least-squares line measured = a + b·across: residuals tiny, slope zero.
-                let n = Double(points.count)
-                let mx = points.map { Double($0.across) }.reduce(0, +) / n
-                let my = points.map(\.measured).reduce(0, +) / n
-                let sxy = points.map { (Double($0.across) - mx) * ($0.measured - my) }.reduce(0, +)
-                let sxx = points.map { (Double($0.across) - mx) * (Double($0.across) - mx) }.reduce(0, +)
-                let b = sxy / sxx
-                let worst = points.map { abs($0.measured - (my + b * (Double($0.across) - mx))) }.max() ?? 0
+                // Least-squares line through the edge: residuals tiny, slope zero.
+                let (b, worst) = RectificationTests.lineFit(points)
                 #expect(worst <= 0.1, "line \(line) bends by \(worst) px")
                 #expect(abs(b) < 1e-3, "line \(line) is tilted (slope \(b))")
             }

@@ -9,6 +9,19 @@ import RGBDSynth
     /// (vertical lines) or columns (horizontal lines), with their true projections.
     struct EdgeSample { var line: Int; var across: Int; var measured: Double; var truth: Double }
 
+    /// Least-squares line `measured = a + b·across` through one edge's samples: its slope
+    /// `b` and the largest residual, pixels.
+    static func lineFit(_ points: [EdgeSample]) -> (slope: Double, worst: Double) {
+        let n = Double(points.count)
+        let mx = points.map { Double($0.across) }.reduce(0, +) / n
+        let my = points.map(\.measured).reduce(0, +) / n
+        let sxy = points.map { (Double($0.across) - mx) * ($0.measured - my) }.reduce(0, +)
+        let sxx = points.map { (Double($0.across) - mx) * (Double($0.across) - mx) }.reduce(0, +)
+        let b = sxy / sxx
+        let worst = points.map { abs($0.measured - (my + b * (Double($0.across) - mx))) }.max() ?? 0
+        return (b, worst)
+    }
+
     /// Measures where each checker line of the wall crosses each row (`vertical`) or
     /// column, by the area method: over a window across one edge, the normalized
     /// luminance sums to the distance from the window's end to the edge. The method is
@@ -100,14 +113,7 @@ import RGBDSynth
         let byLine = Dictionary(grouping: samples, by: \.line).filter { $0.value.count > 100 }
         #expect(byLine.count > 10)
         for (line, points) in byLine {
-            // Least-squares line measured = a + b·across; residuals must stay tiny.
-            let n = Double(points.count)
-            let mx = points.map { Double($0.across) }.reduce(0, +) / n
-            let my = points.map(\.measured).reduce(0, +) / n
-            let sxy = points.map { (Double($0.across) - mx) * ($0.measured - my) }.reduce(0, +)
-            let sxx = points.map { (Double($0.across) - mx) * (Double($0.across) - mx) }.reduce(0, +)
-            let b = sxy / sxx
-            let worst = points.map { abs($0.measured - (my + b * (Double($0.across) - mx))) }.max() ?? 0
+            let (b, worst) = Self.lineFit(points)
             #expect(worst <= 0.1, "line \(line) bends by \(worst) px")
             #expect(abs(b) < 1e-3, "line \(line) is tilted (slope \(b)); the wall's lines are vertical")
         }
