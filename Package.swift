@@ -37,12 +37,16 @@ let package = Package(
         .systemLibrary(
             name: "CISAL", pkgConfig: "libisal",
             providers: [.apt(["libisal-dev"]), .brew(["isa-l"])]),
+        // libdeflate: the slow, near-optimal deflate of `--small-png`.
+        .systemLibrary(
+            name: "CDeflate", pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
 
         // The library that does all the work: capture reading, calibration,
         // codecs, rectification, export.
         .target(
             name: "RGBDKit",
-            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL"]),
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).

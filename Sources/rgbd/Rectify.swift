@@ -70,7 +70,7 @@ struct Rectify: ParsableCommand {
                                valueName: "depth|color"))
     var alignTo: PixelAlignment?
 
-    @Flag(help: "Compress PNGs harder: depth maps 9-25 % and flat images 5 % smaller, photographs hardly; 5-10 times slower.")
+    @Flag(help: "Compress PNGs harder (libdeflate's near-optimal parsing): photographs 10-15 % and depth maps 9-25 % smaller, about 40 times slower.")
     var smallPNG = false
 
     @OptionGroup var reporting: ReportingOptions

@@ -221,6 +221,45 @@ private func stripCount(height: Int, rowBytes: Int) -> Int {
         #expect((0..<1000).allSatisfy { scanlines[$0 * 1000] == 4 })
     }
 
+    /// The vector Paeth filter against the PNG specification's predictor, written out
+    /// here, for every (a, b, c) and two current bytes per triple: with 16 bytes per
+    /// pixel, row = [a… | x…] and above = [c… | b…].
+    @Test func vectorPaethMatchesTheSpecificationOnEveryTriple() {
+        func predictor(_ a: Int, _ b: Int, _ c: Int) -> Int {
+            let p = a + b - c
+            let pa = abs(p - a), pb = abs(p - b), pc = abs(p - c)
+            if pa <= pb && pa <= pc { return a }
+            return pb <= pc ? b : c
+        }
+        var row = [UInt8](repeating: 0, count: 32), above = [UInt8](repeating: 0, count: 32)
+        var out = [UInt8](repeating: 0, count: 16)
+        var mismatches = 0
+        for a in 0..<256 {
+            for b in 0..<256 {
+                for cBase in stride(from: 0, to: 256, by: 16) {
+                    for lane in 0..<16 {
+                        row[lane] = UInt8(a)
+                        row[16 + lane] = UInt8(truncatingIfNeeded: a &* 7 &+ b &* 3 &+ lane)
+                        above[lane] = UInt8(cBase + lane)
+                        above[16 + lane] = UInt8(b)
+                    }
+                    row.withUnsafeBufferPointer { r in
+                        above.withUnsafeBufferPointer { u in
+                            out.withUnsafeMutableBufferPointer { o in
+                                RowFilter.paeth16(r.baseAddress! + 16, u.baseAddress! + 16, 16, o.baseAddress!)
+                            }
+                        }
+                    }
+                    for lane in 0..<16 {
+                        let expected = UInt8(truncatingIfNeeded: Int(row[16 + lane]) - predictor(a, b, cBase + lane))
+                        if out[lane] != expected { mismatches += 1 }
+                    }
+                }
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
     /// The 257×131 pseudo-random image in both efforts: `small` is never much larger than
     /// `fast`, and flat content compresses to almost nothing.
     @Test func sizesAreSensible() throws {

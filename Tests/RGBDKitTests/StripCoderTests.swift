@@ -11,10 +11,15 @@ import Testing
     static func roundTrip(_ pieces: [[UInt8]], level: Int = 1, historyBits: Int = 2)
         throws -> (inflated: [UInt8], compressed: Int)
     {
-        let coder = try ISALCoder(level: level, historyBits: historyBits)
+        try roundTrip(pieces, coders: [try ISALCoder(level: level, historyBits: historyBits)])
+    }
+
+    /// As above, piece i coded by `coders[i % coders.count]`.
+    static func roundTrip(_ pieces: [[UInt8]], coders: [any StripCoder]) throws -> (inflated: [UInt8], compressed: Int) {
         var stream: [UInt8] = []
         var adler: UInt = 1
         for (i, piece) in pieces.enumerated() {
+            let coder = coders[i % coders.count]
             let last = i == pieces.count - 1
             let strip = try piece.withUnsafeBufferPointer {
                 try coder.code($0, last: last, prefix: i == 0 ? [0x78, 0x01] : [], reserve: last ? 4 : 0)
@@ -99,7 +104,43 @@ import Testing
         #expect(Int(inputLength) == stream.count)
     }
 
+    /// libdeflate ends every stream with a final block; reopened, its strips join too,
+    /// with ISA-L's and with each other's, whatever bit the last block ended on.
+    @Test func libdeflateStripsJoinIntoOneStream() throws {
+        let coders: [any StripCoder] = [try LibdeflateCoder(level: 10), try ISALCoder(level: 1, historyBits: 2),
+                                        try LibdeflateCoder(level: 1)]
+        let pieces = [Self.residuals(count: 70_000, seed: 2), [], Self.noise(count: 20_000, seed: 3), [7], [],
+                      Self.residuals(count: 9, seed: 4), [UInt8](repeating: 0, count: 100_000),
+                      Self.residuals(count: 300_001, seed: 5)]
+        let (inflated, _) = try Self.roundTrip(pieces, coders: coders)
+        #expect(inflated == pieces.flatMap { $0 })
+    }
+
+    /// A reopened stream gains 4 bytes (LEN, NLEN) when the stored block's 3 header bits
+    /// fit in the last byte's padding, else 5: both cases occur among these lengths, and
+    /// every reopened stream, followed by another, inflates to both inputs.
+    @Test func reopenedStreamsEndOnEveryBit() throws {
+        let coder = try LibdeflateCoder(level: 6)
+        var growths: Set<Int> = []
+        for length in 1...48 {
+            let first = Self.residuals(count: length * 37, seed: UInt64(length))
+            let second = Self.residuals(count: 100, seed: 99)
+            let (inflated, _) = try Self.roundTrip([first, second], coders: [coder])
+            #expect(inflated == first + second, "\(first.count) bytes")
+            let complete = try first.withUnsafeBufferPointer {
+                try coder.code($0, last: true, prefix: [], reserve: 0).count
+            }
+            let reopened = try first.withUnsafeBufferPointer {
+                try coder.code($0, last: false, prefix: [], reserve: 0).count
+            }
+            growths.insert(reopened - complete)
+        }
+        #expect(growths == [4, 5])
+    }
+
     @Test func badLevelsAreRefused() {
+        #expect(throws: RGBDError.self) { try LibdeflateCoder(level: 13) }
+        #expect(throws: RGBDError.self) { try LibdeflateCoder(level: 0) }
         #expect(throws: RGBDError.self) { try ISALCoder(level: 4, historyBits: 15) }
         #expect(throws: RGBDError.self) { try ISALCoder(level: 1, historyBits: 0) }
         #expect(throws: RGBDError.self) { try PNGCodec.zlibStreamISAL([1, 2, 3], level: -1) }

@@ -1,3 +1,4 @@
+import CDeflate
 import CISAL
 import CPNG
 import Dispatch
@@ -9,7 +10,7 @@ import Dispatch
 /// each strip is filtered and deflated on its own into a raw deflate stream ending on a
 /// byte boundary (a sync flush), and the strips are joined pigz-style into one zlib
 /// stream (header, strips, Adler-32 combined from the strips' own). Deflate is Intel's
-/// ISA-L (igzip), or zlib for `Effort.small`'s slower candidates. libpng writes the file
+/// ISA-L (igzip), or libdeflate and zlib for `Effort.small`'s slower candidates. libpng writes the file
 /// around it: signature, IHDR, one IDAT chunk per strip, IEND. Decoding is libpng's
 /// simplified API (`png_image_*`).
 public enum PNGCodec {
@@ -18,10 +19,10 @@ public enum PNGCodec {
         /// The Paeth filter on every row, each strip deflated by ISA-L at level 1 with
         /// matches at most 4 bytes back (8 for 16-bit images): the command-line default.
         case fast
-        /// Per strip of rows, the smallest of a few encodings (`fast`'s, an adaptive
-        /// filter per row, no filter with zlib): 9-25 % smaller on depth maps and 5 % on
-        /// flat or synthetic content, but hardly smaller on real photographs; 5 to 10
-        /// times slower than `fast`.
+        /// Per strip of rows, the smaller of `fast`'s coding and the up filter with
+        /// libdeflate's near-optimal level 10 (16-bit images try a few more): 10-15 %
+        /// smaller than `fast` on photographs, 9-25 % on depth maps, about 40 times
+        /// slower.
         case small
     }
 
@@ -333,6 +334,8 @@ private struct Candidate {
         case isal(level: Int, historyBits: Int)
         /// zlib at a level and strategy.
         case zlib(level: Int32, strategy: Int32)
+        /// libdeflate at a level (1 to 12).
+        case libdeflate(level: Int32)
     }
 
     let filter: Filter
@@ -343,6 +346,7 @@ private struct Candidate {
         switch coder {
         case .isal(let level, let bits): try ISALCoder(level: level, historyBits: bits)
         case .zlib(let level, let strategy): try ZlibCoder(level: level, strategy: strategy)
+        case .libdeflate(let level): try LibdeflateCoder(level: level)
         }
     }
 
@@ -374,20 +378,39 @@ private struct Candidate {
     /// average 4.62: Paeth. Levels 2 and 3 were no smaller (level 3: 13.80 MB). 16-bit depth maps (the synthetic captures' 768×576) prefer a
     /// history of 2^3: 3.3 KB against 5.3 KB with 2^2 and 6.7 KB with 2^15.
     ///
-    /// `small` keeps, per strip, the smallest of a few codings: it gains on flat or
-    /// synthetic content (smooth synthetic color 1.98 MB against 2.08 MB) and on depth
-    /// maps (9-25 %), but on real photographs hardly anything (13.34 MB against
-    /// 13.35 MB): nothing measured within tens of times the time of `fast` came within
-    /// 5 % of it with deflate (Paeth and zlib level 6 with `Z_FILTERED`: 13.19 MB).
+    /// `small` keeps, per strip, the smallest of a few codings. Only near-optimal parsing
+    /// (libdeflate level 10 and up) gains much on photographs; with it the long matches
+    /// of the up filter pay more than Paeth's small residuals. libdeflate per 256 KiB
+    /// strip, bytes of the deflate streams (ISA-L `fast` as above):
+    ///
+    ///                              seeding     sunset     bird (not rectified)
+    ///     fast (Paeth, ISA-L 1)    13.35 MB    9.22 MB    26.74 MB
+    ///     Paeth, level 9           12.91 MB
+    ///     Paeth, level 10          12.24 MB    8.03 MB    26.33 MB
+    ///     Paeth, level 12          12.19 MB
+    ///     up, level 8 / 9          12.82 / 12.73 MB
+    ///     up, level 10             11.86 MB    8.01 MB    26.00 MB
+    ///     average, level 10        12.03 MB
+    ///     adaptive, level 10       12.14 MB    7.85 MB    26.04 MB
+    ///
+    /// Level 10 codes about 5 MB/s on one core here, 40 times slower than `fast`; the
+    /// up filter with it is within 2 % of the best choice on each photograph. Zlib's
+    /// level 9 (13.03 MB) and the previous candidates (an adaptive filter with ISA-L,
+    /// no filter with zlib: 13.34 MB) gained under 3 %. 16-bit depth maps are small:
+    /// they try more codings, libdeflate's strongest level 12 among them.
     static func all(for effort: PNGCodec.Effort, rgb: Bool) -> [Candidate] {
         let fast = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: rgb ? 2 : 3))
         switch effort {
         case .fast:
             return [fast]
+        case .small where rgb:
+            return [fast, Candidate(filter: .fixed(.up), coder: .libdeflate(level: 10))]
         case .small:
             return [fast,
                     Candidate(filter: .adaptive, coder: .isal(level: 1, historyBits: 3)),
-                    Candidate(filter: .fixed(.none), coder: .zlib(level: rgb ? 6 : 9, strategy: Z_DEFAULT_STRATEGY))]
+                    Candidate(filter: .fixed(.none), coder: .zlib(level: 9, strategy: Z_DEFAULT_STRATEGY)),
+                    Candidate(filter: .adaptive, coder: .libdeflate(level: 12)),
+                    Candidate(filter: .fixed(.paeth), coder: .libdeflate(level: 12))]
         }
     }
 }
@@ -395,7 +418,7 @@ private struct Candidate {
 /// PNG filter types (filter method 0). Each predicts a byte from the byte `bpp` to the
 /// left (`a`), the byte above (`b`) and the byte above-left (`c`), zero outside the
 /// image, and stores the difference modulo 256.
-private enum RowFilter: UInt8, CaseIterable {
+enum RowFilter: UInt8, CaseIterable {
     case none = 0, sub, up, average, paeth
 
     /// Filters `count` bytes of `row` (the row above is `above`) into `out`.
@@ -419,11 +442,7 @@ private enum RowFilter: UInt8, CaseIterable {
             // With a = c = 0 the predictor is b.
             for i in 0..<head { out[i] = row[i] &- above[i] }
             // 16 bytes at a time: the scalar loop does not vectorize (2.5 ns a byte).
-            var i = head
-            while i + 16 <= count {
-                paeth16(row + i, above + i, bpp, out + i)
-                i += 16
-            }
+            var i = paethVectors(row, above, bpp, out, from: head, count: count)
             while i < count {
                 out[i] = row[i] &- paethPredictor(row[i - bpp], above[i], above[i - bpp])
                 i += 1
@@ -431,46 +450,49 @@ private enum RowFilter: UInt8, CaseIterable {
         }
     }
 
-    /// 16 bytes from `bytes`, widened.
-    /// Paeth-filters 16 bytes (the previous pixel's bytes are `row − bpp`), as two
-    /// halves of eight 16-bit lanes.
+    /// Paeth-filters bytes `start..<count` 16 at a time while 16 remain; returns where
+    /// it stopped.
     ///
-    /// Out of line on purpose: compiled on its own, the SIMD conversions and
-    /// comparisons become a few instructions; inlined into the filter's switch, the
-    /// optimizer left them as generic calls (so did 16-lane conversions).
+    /// Out of line on purpose: compiled on its own, the SIMD operations become a few
+    /// instructions; inlined into the filter's switch, the optimizer left some of them
+    /// as generic calls. (So does the stdlib's `pointwiseMin`/`pointwiseMax` anywhere:
+    /// absolute differences are written with comparisons instead.)
     @inline(never)
-    private static func paeth16(_ row: UnsafePointer<UInt8>, _ above: UnsafePointer<UInt8>, _ bpp: Int,
-                                _ out: UnsafeMutablePointer<UInt8>) {
-        paeth8(row, above, bpp, out)
-        paeth8(row + 8, above + 8, bpp, out + 8)
+    private static func paethVectors(_ row: UnsafePointer<UInt8>, _ above: UnsafePointer<UInt8>, _ bpp: Int,
+                                     _ out: UnsafeMutablePointer<UInt8>, from start: Int, count: Int) -> Int {
+        var i = start
+        while i + 16 <= count {
+            paeth16(row + i, above + i, bpp, out + i)
+            i += 16
+        }
+        return i
     }
 
+    /// Paeth-filters 16 bytes (the previous pixel's bytes are `row − bpp`) in 8-bit
+    /// lanes. With p = a + b − c: |p − a| = |b − c| and |p − b| = |a − c|, and
+    /// |p − c| = |(b − c) + (a − c)| is their sum when b − c and a − c have the same
+    /// sign, else their difference. The sum may pass 255; saturated there it still
+    /// compares as it should, since it is then at least as large as both.
     @inline(__always)
-    private static func paeth8(_ row: UnsafePointer<UInt8>, _ above: UnsafePointer<UInt8>, _ bpp: Int,
-                               _ out: UnsafeMutablePointer<UInt8>) {
-        let a = load8(row - bpp), b = load8(above), c = load8(above - bpp)
-        let toA = b &- c, toB = a &- c  // p - a, p - b
-        let toC = toA &+ toB  // p - c
-        let zero = SIMD8<Int16>()
-        let pa = toA.replacing(with: 0 &- toA, where: toA .< zero)
-        let pb = toB.replacing(with: 0 &- toB, where: toB .< zero)
-        let pc = toC.replacing(with: 0 &- toC, where: toC .< zero)
+    static func paeth16(_ row: UnsafePointer<UInt8>, _ above: UnsafePointer<UInt8>, _ bpp: Int,
+                        _ out: UnsafeMutablePointer<UInt8>) {
+        let a = load16(row - bpp), b = load16(above), c = load16(above - bpp)
+        let bBelowC = b .< c, aBelowC = a .< c
+        let pa = (b &- c).replacing(with: c &- b, where: bBelowC)
+        let pb = (a &- c).replacing(with: c &- a, where: aBelowC)
+        var sum = pa &+ pb
+        sum.replace(with: UInt8.max, where: sum .< pa)
+        let difference = (pa &- pb).replacing(with: pb &- pa, where: pa .< pb)
+        let pc = sum.replacing(with: difference, where: bBelowC .^ aBelowC)
         var predictor = c
         predictor.replace(with: b, where: pb .<= pc)
         predictor.replace(with: a, where: (pa .<= pb) .& (pa .<= pc))
-        // The low byte of each lane (lane-by-lane initializers compile to shuffles where
-        // the stdlib's conversions stayed calls).
-        let w = unsafeBitCast(load8(row) &- predictor, to: SIMD16<UInt8>.self)
-        let difference = SIMD8<UInt8>(w[0], w[2], w[4], w[6], w[8], w[10], w[12], w[14])
-        UnsafeMutableRawPointer(out).storeBytes(of: difference, as: SIMD8<UInt8>.self)
+        UnsafeMutableRawPointer(out).storeBytes(of: load16(row) &- predictor, as: SIMD16<UInt8>.self)
     }
 
-    /// Eight bytes zero-extended to 16-bit lanes.
     @inline(__always)
-    private static func load8(_ bytes: UnsafePointer<UInt8>) -> SIMD8<Int16> {
-        let v = UnsafeRawPointer(bytes).loadUnaligned(as: SIMD8<UInt8>.self)
-        return unsafeBitCast(SIMD16<UInt8>(v[0], 0, v[1], 0, v[2], 0, v[3], 0, v[4], 0, v[5], 0, v[6], 0, v[7], 0),
-                             to: SIMD8<Int16>.self)
+    private static func load16(_ bytes: UnsafePointer<UInt8>) -> SIMD16<UInt8> {
+        UnsafeRawPointer(bytes).loadUnaligned(as: SIMD16<UInt8>.self)
     }
 
     @inline(__always)
@@ -721,5 +743,145 @@ private final class ZlibCoder: StripCoder {
             }
         } while offset < input.count
         return output
+    }
+}
+
+/// libdeflate's compressor, which codes a whole buffer at once into a complete raw
+/// deflate stream: it cannot stop with a sync flush, so a strip that is not the image's
+/// last is reopened afterwards (`DeflateReopener`).
+final class LibdeflateCoder: StripCoder {
+    private let compressor: OpaquePointer
+    private let reopener: DeflateReopener
+
+    /// A coder at `level` (1 to 12; 10 to 12 parse near-optimally, about 40 times
+    /// slower than level 1).
+    init(level: Int32) throws {
+        guard (1...12).contains(level), let compressor = libdeflate_alloc_compressor(level) else {
+            throw RGBDError(.invalidArgument, "cannot encode PNG: no libdeflate compressor at level \(level)")
+        }
+        self.compressor = compressor
+        do {
+            reopener = try DeflateReopener()
+        } catch {
+            libdeflate_free_compressor(compressor)
+            throw error
+        }
+    }
+
+    deinit { libdeflate_free_compressor(compressor) }
+
+    func code(_ input: UnsafeBufferPointer<UInt8>, last: Bool, prefix: [UInt8], reserve: Int) throws -> CodedStrip {
+        let adler = UInt(libdeflate_adler32(1, input.baseAddress, input.count))
+        let bound = libdeflate_deflate_compress_bound(compressor, input.count)
+        // The bound, and the 5 bytes of the empty stored block a reopened stream ends with.
+        let output = CodedStrip(prefix: prefix, expected: bound + DeflateReopener.maximumAppended,
+                                reserve: reserve, adler: adler, inputCount: input.count)
+        let (start, room) = output.room()
+        let written = libdeflate_deflate_compress(compressor, input.baseAddress, input.count, start, room)
+        guard written > 0 else { throw RGBDError(.invalidImage, "cannot encode PNG: libdeflate found no room") }
+        output.advance(by: last ? written : try reopener.reopen(start, count: written, room: room, coding: input))
+        return output
+    }
+}
+
+/// Turns a complete raw deflate stream into one that another stream can follow, as a
+/// sync flush would have ended it: the final-block bit of its last block is cleared
+/// and an empty stored block (`00 00 FF FF` after a byte boundary) is appended.
+///
+/// Where the last block starts is found by inflating the stream with zlib, which stops
+/// at each block's end (`Z_BLOCK`) and says how many bits of the last byte it read are
+/// unused; the inflated bytes are checked against what was coded.
+final class DeflateReopener {
+    /// The most bytes `reopen` appends: a byte for the stored block's header bits when
+    /// they do not fit in the last byte, then LEN and NLEN.
+    static let maximumAppended = 5
+
+    /// zlib's state points back at the stream, so the stream must not move.
+    private let stream: UnsafeMutablePointer<z_stream>
+    private var inflated: [UInt8] = []
+
+    init() throws {
+        stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        guard rgbd_inflate_init_raw(stream) == Z_OK else {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+            throw RGBDError(.invalidImage, "cannot encode PNG: zlib cannot start inflating")
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    /// Reopens the `count`-byte stream at `bytes` (`room` bytes writable there), which
+    /// must code exactly `coding`, and returns its new length.
+    func reopen(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, room: Int,
+                coding: UnsafeBufferPointer<UInt8>) throws -> Int {
+        func broken(_ what: String) -> RGBDError {
+            RGBDError(.invalidImage, "cannot encode PNG: the compressed strip \(what)")
+        }
+        guard count <= Int(UInt32.max), coding.count < Int(UInt32.max), room >= count + Self.maximumAppended else {
+            throw broken("does not fit")
+        }
+        if inflated.count < coding.count + 1 { inflated = [UInt8](repeating: 0, count: coding.count + 1) }
+        guard inflateReset(stream) == Z_OK else { throw broken("cannot be inflated") }
+        // The first block's header starts at bit 0 of byte 0.
+        var header = (byte: 0, mask: UInt8(1))
+        // Unused bits of the last byte read when the final block ended (nil until then).
+        var unusedBits: Int?
+        let total = try inflated.withUnsafeMutableBufferPointer { out -> Int in
+            stream.pointee.next_in = bytes
+            stream.pointee.avail_in = UInt32(count)
+            stream.pointee.next_out = out.baseAddress
+            stream.pointee.avail_out = UInt32(out.count)
+            while true {
+                let before = (stream.pointee.avail_in, stream.pointee.avail_out)
+                let status = inflate(stream, Z_BLOCK)
+                if status == Z_STREAM_END { break }
+                guard status == Z_OK, before != (stream.pointee.avail_in, stream.pointee.avail_out) else {
+                    throw broken("cannot be inflated (zlib status \(status))")
+                }
+                // At a block's end (128; 64: it was the final block), the bits of the last
+                // byte read that are unused (the low 3 bits): the next block's header
+                // starts there if some are, else in the next byte.
+                let state = Int(stream.pointee.data_type)
+                guard state & 128 != 0 else { continue }
+                if state & 64 != 0 {
+                    unusedBits = state & 7
+                } else {
+                    let used = count - Int(stream.pointee.avail_in)
+                    header = state & 7 > 0 ? (used - 1, UInt8(1) << (8 - (state & 7))) : (used, 1)
+                }
+            }
+            return out.count - Int(stream.pointee.avail_out)
+        }
+        let same = inflated.withUnsafeBytes { out in
+            guard let expected = coding.baseAddress, let got = out.baseAddress else { return coding.isEmpty }
+            return memcmp(got, expected, coding.count) == 0
+        }
+        guard stream.pointee.avail_in == 0, total == coding.count, same else {
+            throw broken("does not inflate to its rows")
+        }
+        guard let unusedBits, header.byte < count, bytes[header.byte] & header.mask != 0 else {
+            throw broken("has no final block where expected")
+        }
+        bytes[header.byte] &= ~header.mask
+        var end = count
+        // The bits after the last block's end are padding: zero them. The stored block's
+        // 3 header bits (not final, type 00) go there if they fit, else into a new byte,
+        // whose rest is the padding up to the byte boundary.
+        if unusedBits > 0 { bytes[end - 1] &= UInt8(truncatingIfNeeded: (1 << (8 - unusedBits)) - 1) }
+        if unusedBits < 3 {
+            bytes[end] = 0
+            end += 1
+        }
+        for byte: UInt8 in [0x00, 0x00, 0xFF, 0xFF] {
+            bytes[end] = byte
+            end += 1
+        }
+        return end
     }
 }
