@@ -37,6 +37,11 @@ let package = Package(
         .systemLibrary(
             name: "CISAL", pkgConfig: "libisal",
             providers: [.apt(["libisal-dev"]), .brew(["isa-l"])]),
+        // libde265: HEVC decoding of common HEIC files' tiles, in parallel (libheif
+        // decodes the rest).
+        .systemLibrary(
+            name: "CDE265", pkgConfig: "libde265",
+            providers: [.apt(["libde265-dev"]), .brew(["libde265"])]),
         // libdeflate: the slow, near-optimal deflate of `--small-png`.
         .systemLibrary(
             name: "CDeflate", pkgConfig: "libdeflate",
@@ -46,7 +51,7 @@ let package = Package(
         // codecs, rectification, export.
         .target(
             name: "RGBDKit",
-            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate"]),
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).

@@ -125,6 +125,8 @@ def main():
     write(i, "rgb-48x36-optimized", jpeg(48, 36, 60, IMWRITE_JPEG_OPTIMIZE=1))
     write(i, "heic-32x24", heic(32, 24))
     write(i, "heic-48x36-grid-16", heic(48, 36, tile=16))
+    # A grid rgbd decodes itself (64-px tiles need no clap; last column and row cropped).
+    write(i, "heic-200x136-grid-64", heic(200, 136, tile=64))
     write(i, "heic-16x12-lossless", heic(16, 12, lossless=True))
     r = REGRESSIONS / "FuzzImage"
     write(r, "issue9-header-claims-16000x12000", claiming(16000, 12000, jpeg(16, 12)))

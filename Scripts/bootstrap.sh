@@ -4,11 +4,11 @@
 # Python packages in .venv/). Idempotent, non-interactive, and silent when everything is
 # already there.
 #   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libisal-dev
-#                  libdeflate-dev libcairo2-dev fonts-dejavu-core pkg-config,
+#                  libde265-dev libdeflate-dev libcairo2-dev fonts-dejavu-core pkg-config,
 #                  for the tests libheif-examples (heif-enc), and the libheif-plugin-* HEVC
 #                  packages where the distribution splits them out
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
-#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif isa-l libdeflate cairo pkg-config
+#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config
 set -euo pipefail
 
 with_python=false
@@ -18,7 +18,7 @@ case "${1:-}" in
   *) echo "usage: $0 [--python]" >&2; exit 2 ;;
 esac
 
-pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif libisal libdeflate cairo)
+pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif libde265 libisal libdeflate cairo)
 
 missing_modules() {
   command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config"; return; }
@@ -48,7 +48,7 @@ case "$(uname -s)" in
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     packages=()
     [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
-                                              libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config)
+                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config)
     python_venv_missing && packages+=(python3 python3-venv)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
@@ -74,11 +74,11 @@ case "$(uname -s)" in
   Darwin)
     [ -z "$(missing_modules)" ] && exit 0   # Python: any python3 with venv will do
     if ! command -v brew >/dev/null 2>&1; then
-      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif isa-l libdeflate cairo pkg-config" >&2
+      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config" >&2
       exit 1
     fi
     echo "bootstrap: installing system libraries (Homebrew)..." >&2
-    brew install --quiet jpeg-turbo libpng libtiff json-c libheif isa-l libdeflate cairo pkg-config
+    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config
     ;;
   *)
     echo "bootstrap: unsupported system $(uname -s)" >&2

@@ -6,7 +6,8 @@ import CHEIF
 /// transformations (rotation `irot`, mirror `imir`, crop `clap`) are display hints like
 /// EXIF orientation and are not applied; images of more than 8 bits are converted to 8;
 /// grid (tiled) images, as iPhones write them, are decoded whole, their tiles on all
-/// processors.
+/// processors. Files in the common form (HEVC, 8-bit 4:2:0) are decoded by rgbd with
+/// libde265 (`HEIFItems`, `HEVCImageDecoder`), the rest by libheif.
 public enum HEIFCodec {
     /// Whether `bytes` begin like an ISO base media file of a HEIF brand libheif reads
     /// (`ftyp` with `heic`, `heix`, `mif1`, ...).
@@ -27,7 +28,14 @@ public enum HEIFCodec {
     /// - Throws: `RGBDError(.invalidImage)` for anything libheif rejects, and for sizes
     ///   over `JPEGCodec.maxPixels`.
     public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
-        try File(bytes, file: file).primary().decodeRGB()
+        // The common case (HEVC, 8-bit 4:2:0, a grid or one image) through libde265
+        // directly, tiles in parallel; libheif for everything else, and for anything the
+        // fast path fails on (libheif then says what is wrong).
+        if let items = HEIFItems.primary(of: bytes), items.width * items.height <= JPEGCodec.trialDecodePixels,
+           let image = try? HEVCImageDecoder.decodeRGB(items, file: file) {
+            return image
+        }
+        return try File(bytes, file: file).primary().decodeRGB()
     }
 
     /// An opened HEIF file (a libheif context over the caller's bytes, which it keeps
