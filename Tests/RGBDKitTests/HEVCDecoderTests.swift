@@ -120,6 +120,15 @@ import Testing
         #expect(Self.difference(decoded, scene).max <= 1, "\(Self.difference(decoded, scene))")
     }
 
+    /// An `ispe` claiming 2^32 − 1 × 2^32 − 1 pixels: left to libheif, which refuses it.
+    @Test func absurdSizesAreRefusedNotOverflowed() throws {
+        var bytes = try Self.heifEnc(Self.scene(), ["-q", "50"])
+        let ispe = try #require((0..<(bytes.count - 4)).first { bytes[$0..<$0 + 4].elementsEqual("ispe".utf8) })
+        for i in (ispe + 8)..<(ispe + 16) { bytes[i] = 0xFF }
+        #expect(HEIFItems.primary(of: bytes) == nil)
+        #expect(throws: RGBDError.self) { try HEIFCodec.decodeRGB(bytes) }
+    }
+
     /// Every prefix and single-byte corruption of a small file: the reader never traps
     /// (what it takes decodes or throws), and `HEIFCodec` answers with an image or an error.
     @Test func damagedFilesNeverTrap() throws {

@@ -136,6 +136,9 @@ private struct Cursor {
 
 private struct Reader {
     let bytes: [UInt8]
+    /// The largest width or height taken (larger goes to libheif, which refuses it): no
+    /// camera comes near, and products of two stay far from overflowing.
+    static let maxSide = 1 << 18
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -168,10 +171,10 @@ private struct Reader {
             let source: ArraySlice<UInt8> = location.inIdat ? (idat ?? []) : bytes[...]
             var pieces: [ArraySlice<UInt8>] = []
             for (offset, length) in location.extents {
-                let start = source.startIndex + offset
-                guard offset >= 0, length >= 0, start <= source.endIndex, length <= source.endIndex - start else {
+                guard offset >= 0, length >= 0, offset <= source.count, length <= source.count - offset else {
                     throw Malformed()
                 }
+                let start = source.startIndex + offset
                 pieces.append(source[start..<start + length])
             }
             if pieces.count == 1 { return pieces[0] }
@@ -192,7 +195,8 @@ private struct Reader {
             var size = Cursor(ispe.body)
             _ = try size.u32()
             let width = try size.u32(), height = try size.u32()
-            guard let config = try readDecoderConfiguration(hvcC), width > 0, height > 0 else { return nil }
+            guard let config = try readDecoderConfiguration(hvcC), (1...Self.maxSide).contains(width),
+                  (1...Self.maxSide).contains(height) else { return nil }
             return HEIFItems.CodedImage(parameterSets: config.parameterSets, data: try data(of: item),
                                         lengthSize: config.lengthSize, width: width, height: height)
         }
@@ -231,7 +235,7 @@ private struct Reader {
                 tiles.append(tile)
             }
             // Tiles of one size that cover the output, and the output inside them.
-            guard let first = tiles.first, width > 0, height > 0,
+            guard let first = tiles.first, (1...Self.maxSide).contains(width), (1...Self.maxSide).contains(height),
                   tiles.allSatisfy({ $0.width == first.width && $0.height == first.height }),
                   first.width * columns >= width, first.height * rows >= height,
                   first.width * (columns - 1) < width, first.height * (rows - 1) < height,
