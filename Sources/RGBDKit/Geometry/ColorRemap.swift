@@ -30,13 +30,12 @@ enum ColorRemap {
     /// is the next pixel's and is masked away) and interpolates red and blue in the two
     /// 32-bit lanes of one 64-bit product, green in another.
     @inline(__always)
-    static func sampleRGB(_ X: Int, _ Y: Int, src: UnsafeRawPointer, width: Int, height: Int,
+    static func sampleRGB(_ X: Int, _ Y: Int, src: UnsafeRawPointer, width: Int, height: Int, rowBytes: Int,
                           out: UnsafeMutablePointer<UInt8>) {
         let (x0, y0, w00i, w10i, w01i, w11i) = split(X, Y)
         let w00 = UInt64(truncatingIfNeeded: w00i), w10 = UInt64(truncatingIfNeeded: w10i)
         let w01 = UInt64(truncatingIfNeeded: w01i), w11 = UInt64(truncatingIfNeeded: w11i)
         if inFastRegion(x0, y0, width: width, height: height) {
-            let rowBytes = width &* 3
             let o = y0 &* rowBytes &+ x0 &* 3
             let p00 = UInt64(src.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
             let p10 = UInt64(src.loadUnaligned(fromByteOffset: o &+ 3, as: UInt32.self).littleEndian)
@@ -56,7 +55,7 @@ enum ColorRemap {
             return
         }
         sampleChecked(x0, y0, weights: (w00, w10, w01, w11), channels: 3, src: src.assumingMemoryBound(to: UInt8.self),
-                      width: width, height: height, out: out)
+                      width: width, height: height, rowBytes: rowBytes, out: out)
     }
 
     /// `a₀·b₀ + a₁·b₁` for each of the four pairs of 16-bit lanes (`pmaddwd` on x86).
@@ -106,8 +105,7 @@ enum ColorRemap {
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`: a small loop of
     /// lane operations the optimizer keeps in vector registers.
     @inline(never)
-    static func prepareRGB(count: Int, chunk: PositionChunk, width: Int, height: Int) {
-        let rowBytes = width &* 3
+    static func prepareRGB(count: Int, chunk: PositionChunk, width: Int, height: Int, rowBytes: Int) {
         // Unsigned comparisons test 0 ≤ v < limit at once.
         let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 2)))
         let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
@@ -141,8 +139,7 @@ enum ColorRemap {
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
     @inline(never)
     static func sampleRGBSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
-                              out: UnsafeMutablePointer<UInt8>, spill: Bool) {
-        let rowBytes = width &* 3
+                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
         var i = 0
         while i < count {
             if chunk.fast[i &>> 2] != 0 {
@@ -175,7 +172,8 @@ enum ColorRemap {
                 }
             } else {
                 for j in i..<min(i &+ 4, count) {
-                    sampleRGB(Int(chunk.xs[j]), Int(chunk.ys[j]), src: src, width: width, height: height, out: out + j &* 3)
+                    sampleRGB(Int(chunk.xs[j]), Int(chunk.ys[j]), src: src, width: width, height: height, rowBytes: rowBytes,
+                              out: out + j &* 3)
                 }
             }
             i &+= 4
@@ -189,20 +187,23 @@ enum ColorRemap {
         let (x0, y0, w00, w10, w01, w11) = split(X, Y)
         sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
                                         UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
-                      channels: channels, src: src, width: width, height: height, out: out)
+                      channels: channels, src: src, width: width, height: height, rowBytes: width * channels, out: out)
     }
 
+    /// Samples `channels` interleaved samples with the neighborhood at `(x0, y0)`, rows
+    /// `rowBytes` apart, checking every neighbor (outside counts as black).
     @inline(__always)
     static func sampleChecked(_ x0: Int, _ y0: Int, weights: (UInt64, UInt64, UInt64, UInt64), channels: Int,
-                              src: UnsafePointer<UInt8>, width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
+                              src: UnsafePointer<UInt8>, width: Int, height: Int, rowBytes: Int,
+                              out: UnsafeMutablePointer<UInt8>) {
         let inX0 = x0 >= 0 && x0 < width, inX1 = x0 + 1 >= 0 && x0 + 1 < width
         let inY0 = y0 >= 0 && y0 < height, inY1 = y0 + 1 >= 0 && y0 + 1 < height
         for c in 0..<channels {
             var acc: UInt64 = 0x2000
-            if inY0 && inX0 { acc &+= UInt64(src[(y0 * width + x0) * channels + c]) &* weights.0 }
-            if inY0 && inX1 { acc &+= UInt64(src[(y0 * width + x0 + 1) * channels + c]) &* weights.1 }
-            if inY1 && inX0 { acc &+= UInt64(src[((y0 + 1) * width + x0) * channels + c]) &* weights.2 }
-            if inY1 && inX1 { acc &+= UInt64(src[((y0 + 1) * width + x0 + 1) * channels + c]) &* weights.3 }
+            if inY0 && inX0 { acc &+= UInt64(src[y0 * rowBytes + x0 * channels + c]) &* weights.0 }
+            if inY0 && inX1 { acc &+= UInt64(src[y0 * rowBytes + (x0 + 1) * channels + c]) &* weights.1 }
+            if inY1 && inX0 { acc &+= UInt64(src[(y0 + 1) * rowBytes + x0 * channels + c]) &* weights.2 }
+            if inY1 && inX1 { acc &+= UInt64(src[(y0 + 1) * rowBytes + (x0 + 1) * channels + c]) &* weights.3 }
             out[c] = UInt8(truncatingIfNeeded: acc >> 14)
         }
     }
@@ -214,9 +215,9 @@ enum ColorRemap {
                            height: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
         // The vector path's byte offsets are 32-bit.
         if channels == 3 && width &* height &* 3 <= Int(Int32.max) {
-            prepareRGB(count: count, chunk: chunk, width: width, height: height)
-            sampleRGBSpan(count: count, chunk: chunk, src: UnsafeRawPointer(src), width: width, height: height, out: out,
-                          spill: spill)
+            prepareRGB(count: count, chunk: chunk, width: width, height: height, rowBytes: width &* 3)
+            sampleRGBSpan(count: count, chunk: chunk, src: UnsafeRawPointer(src), width: width, height: height,
+                          rowBytes: width &* 3, out: out, spill: spill)
         } else {
             for i in 0..<count {
                 sample(Int(chunk.xs[i]), Int(chunk.ys[i]), channels: channels, src: src, width: width, height: height,

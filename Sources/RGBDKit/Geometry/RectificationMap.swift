@@ -18,6 +18,9 @@ public struct RectificationMap: Sendable {
     /// `round(256·q) − 256·p` for the source position `q` of each pixel `p`, x then y.
     let offsets: [Int16]
 
+    /// Bytes the map of a `width × height` image holds (4 per pixel).
+    public static func byteCount(width: Int, height: Int) -> Int { width * height * 2 * MemoryLayout<Int16>.size }
+
     /// Computes the map of `distortion` (for its image size), or nil if a source
     /// position lies more than 127 pixels from its pixel (an extreme lens, for which
     /// positions are computed on the fly instead).
