@@ -73,9 +73,9 @@ enum ColorRemap {
     /// Written so on purpose: with two narrower loads instead of the shift, the
     /// optimizer sees the unused lanes and splits the loads into byte loads.
     @inline(__always)
-    static func neighborPairs(_ src: UnsafeRawPointer, _ o: Int) -> SIMD8<Int16> {
+    static func neighborPairs(_ src: UnsafeRawPointer, _ o: Int, pixelBits: UInt64 = 24) -> SIMD8<Int16> {
         let u = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt64.self))
-        let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> 24, to: SIMD8<UInt8>.self)
+        let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> pixelBits, to: SIMD8<UInt8>.self)
         let interleaved = SIMD8<UInt8>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
         return SIMD8<Int16>(truncatingIfNeeded: interleaved)
     }
@@ -88,11 +88,11 @@ enum ColorRemap {
     /// `w01 | w11 << 16`.
     @inline(__always)
     static func interpolateRGB(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer,
-                               rowBytes: Int) -> SIMD4<Int32> {
+                               rowBytes: Int, pixelBits: UInt64 = 24) -> SIMD4<Int32> {
         let topWeights = unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self)
         let bottomWeights = unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self)
-        return multiplyAddPairs(neighborPairs(src, o), topWeights)
-            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes), bottomWeights)
+        return multiplyAddPairs(neighborPairs(src, o, pixelBits: pixelBits), topWeights)
+            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes, pixelBits: pixelBits), bottomWeights)
     }
 
     /// Sampling parameters of RGB output pixels `0 ..< count` from their fixed-point
@@ -136,22 +136,37 @@ enum ColorRemap {
     /// span may be written (it is rewritten later: the next pixel of the same row,
     /// sampled after this span).
     ///
+    /// With `fourChannels`, the pixels have 4 bytes (BGRA, RGBA; prepared by
+    /// `FrameRemap.preparePairs`): each row's two neighbors are paired by a 32-bit shift and
+    /// four pixels are stored as 16 bytes (`spill` is then irrelevant). One function for
+    /// both on purpose: written apart, the optimizer left its lane conversions as calls.
+    ///
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
     @inline(never)
     static func sampleRGBSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
-                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool, fourChannels: Bool = false) {
+        let pixelBits: UInt64 = fourChannels ? 32 : 24
         var i = 0
         while i < count {
             if chunk.fast[i &>> 2] != 0 {
                 let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
                 let top = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD4<UInt32>.self)
                 let bottom = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
-                let p0 = interpolateRGB(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes)
-                let p1 = interpolateRGB(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes)
-                let p2 = interpolateRGB(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes)
-                let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes)
+                let p0 = interpolateRGB(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
+                let p1 = interpolateRGB(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
+                let p2 = interpolateRGB(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
+                let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
                 let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
                 let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
+                if fourChannels {
+                    UnsafeMutableRawPointer(out + i &* 4).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+                    i &+= 4
+                    continue
+                }
                 let raw = UnsafeMutableRawPointer(out + i &* 3)
                 if spill || i &+ 4 < count {
                     // R G B x four times, each 4 bytes over the previous one's x; the last
@@ -169,6 +184,14 @@ enum ColorRemap {
                     let second = (hi & 0xFF_FFFF) | ((hi >> 8) & 0xFFFF_FF00_0000)
                     raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
                     raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
+                }
+            } else if fourChannels {
+                for j in i..<min(i &+ 4, count) {
+                    let (x0, y0, w00, w10, w01, w11) = split(Int(chunk.xs[j]), Int(chunk.ys[j]))
+                    sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
+                                                    UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
+                                  channels: 4, src: src.assumingMemoryBound(to: UInt8.self), width: width, height: height,
+                                  rowBytes: rowBytes, out: out + j &* 4)
                 }
             } else {
                 for j in i..<min(i &+ 4, count) {

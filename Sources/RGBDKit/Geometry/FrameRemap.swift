@@ -54,8 +54,9 @@ enum FrameRemap {
                                  height: height, rowBytes: rowBytes, out: out)
     }
 
-    /// The pixels of a group that is not fast, one at a time.
-    @inline(__always)
+    /// The pixels of a group that is not fast, one at a time (out of line: rare, and the
+    /// vector loops stay small enough for the optimizer to inline their lane conversions).
+    @inline(never)
     static func sampleGroupChecked(_ i: Int, count: Int, chunk: PositionChunk, channels: Int, src: UnsafeRawPointer,
                                    width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
         var j = i
@@ -67,36 +68,22 @@ enum FrameRemap {
         }
     }
 
-    /// `(Σ + 2¹³) >> 14` of each lane, as bytes.
-    @inline(__always)
-    static func rounded(_ sums: SIMD4<Int32>) -> SIMD4<UInt8> {
-        SIMD4<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
-    }
-
-    /// One channel: four pixels from eight 2-byte loads (each row's two neighbors).
+    /// One channel, one pixel at a time in scalar code (as fast as lane shuffling on SSE2,
+    /// and simpler): `Σ w·s` from the prepared offsets and weights.
     @inline(never)
     static func sample1Span(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
                             rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
         var i = 0
         while i < count {
             if chunk.fast[i &>> 2] != 0 {
-                let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
-                let o0 = Int(o[0]), o1 = Int(o[1]), o2 = Int(o[2]), o3 = Int(o[3])
-                let t = SIMD4<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
-                                      src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
-                                      src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
-                                      src.loadUnaligned(fromByteOffset: o3, as: UInt16.self))
-                let b = SIMD4<UInt16>(src.loadUnaligned(fromByteOffset: o0 &+ rowBytes, as: UInt16.self),
-                                      src.loadUnaligned(fromByteOffset: o1 &+ rowBytes, as: UInt16.self),
-                                      src.loadUnaligned(fromByteOffset: o2 &+ rowBytes, as: UInt16.self),
-                                      src.loadUnaligned(fromByteOffset: o3 &+ rowBytes, as: UInt16.self))
-                // Little-endian: each 2-byte load is (left, right) in two byte lanes.
-                let topPairs = SIMD8<Int16>(truncatingIfNeeded: unsafeBitCast(t, to: SIMD8<UInt8>.self))
-                let bottomPairs = SIMD8<Int16>(truncatingIfNeeded: unsafeBitCast(b, to: SIMD8<UInt8>.self))
-                let top = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD8<Int16>.self)
-                let bottom = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD8<Int16>.self)
-                let sums = ColorRemap.multiplyAddPairs(topPairs, top) &+ ColorRemap.multiplyAddPairs(bottomPairs, bottom)
-                UnsafeMutableRawPointer(out + i).storeBytes(of: rounded(sums), as: SIMD4<UInt8>.self)
+                for j in i..<(i &+ 4) {
+                    let p = bytes + Int(chunk.offsets[j])
+                    let t = chunk.top[j], b = chunk.bottom[j]
+                    let s = UInt32(p[0]) &* (t & 0xFFFF) &+ UInt32(p[1]) &* (t &>> 16)
+                        &+ UInt32(p[rowBytes]) &* (b & 0xFFFF) &+ UInt32(p[rowBytes &+ 1]) &* (b &>> 16) &+ 0x2000
+                    out[j] = UInt8(truncatingIfNeeded: s &>> 14)
+                }
             } else {
                 sampleGroupChecked(i, count: count, chunk: chunk, channels: 1, src: src, width: width, height: height,
                                    rowBytes: rowBytes, out: out)
@@ -105,80 +92,31 @@ enum FrameRemap {
         }
     }
 
-    /// The 4 bytes `a b c d` of two 2-channel neighbors at byte `o` as 16-bit pairs
-    /// `a c b d` (each channel's left and right sample side by side).
-    @inline(__always)
-    static func pairs2(_ src: UnsafeRawPointer, _ o: Int, _ p: Int) -> SIMD8<Int16> {
-        let u = unsafeBitCast(src.loadUnaligned(fromByteOffset: o, as: UInt32.self), to: SIMD4<UInt8>.self)
-        let v = unsafeBitCast(src.loadUnaligned(fromByteOffset: p, as: UInt32.self), to: SIMD4<UInt8>.self)
-        let w = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(lowHalf: u, highHalf: v))
-        return SIMD8<Int16>(w[0], w[2], w[1], w[3], w[4], w[6], w[5], w[7])
-    }
-
-    /// Two channels (interleaved chroma): four pixels, two per multiply-add.
+    /// Two channels (interleaved chroma), one pixel at a time in scalar code: both
+    /// channels in the two 32-bit halves of 64-bit products (`ColorRemap.sampleRGB`'s trick).
     @inline(never)
     static func sample2Span(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
                             rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        @inline(__always) func spread(_ v: UInt16) -> UInt64 {
+            let x = UInt64(UInt16(littleEndian: v))
+            return (x & 0xFF) | ((x & 0xFF00) << 24)
+        }
         var i = 0
         while i < count {
             if chunk.fast[i &>> 2] != 0 {
-                let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
-                let o0 = Int(o[0]), o1 = Int(o[1]), o2 = Int(o[2]), o3 = Int(o[3])
-                let top = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD4<UInt32>.self)
-                let bottom = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
-                let top01 = unsafeBitCast(SIMD4(top[0], top[0], top[1], top[1]), to: SIMD8<Int16>.self)
-                let top23 = unsafeBitCast(SIMD4(top[2], top[2], top[3], top[3]), to: SIMD8<Int16>.self)
-                let bottom01 = unsafeBitCast(SIMD4(bottom[0], bottom[0], bottom[1], bottom[1]), to: SIMD8<Int16>.self)
-                let bottom23 = unsafeBitCast(SIMD4(bottom[2], bottom[2], bottom[3], bottom[3]), to: SIMD8<Int16>.self)
-                let s01 = ColorRemap.multiplyAddPairs(pairs2(src, o0, o1), top01)
-                    &+ ColorRemap.multiplyAddPairs(pairs2(src, o0 &+ rowBytes, o1 &+ rowBytes), bottom01)
-                let s23 = ColorRemap.multiplyAddPairs(pairs2(src, o2, o3), top23)
-                    &+ ColorRemap.multiplyAddPairs(pairs2(src, o2 &+ rowBytes, o3 &+ rowBytes), bottom23)
-                let bytes = SIMD8<UInt8>(lowHalf: rounded(s01), highHalf: rounded(s23))
-                UnsafeMutableRawPointer(out + i &* 2).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
+                for j in i..<(i &+ 4) {
+                    let o = Int(chunk.offsets[j])
+                    let t = UInt64(chunk.top[j]), b = UInt64(chunk.bottom[j])
+                    let s = spread(src.loadUnaligned(fromByteOffset: o, as: UInt16.self)) &* (t & 0xFFFF)
+                        &+ spread(src.loadUnaligned(fromByteOffset: o &+ 2, as: UInt16.self)) &* (t &>> 16)
+                        &+ spread(src.loadUnaligned(fromByteOffset: o &+ rowBytes, as: UInt16.self)) &* (b & 0xFFFF)
+                        &+ spread(src.loadUnaligned(fromByteOffset: o &+ rowBytes &+ 2, as: UInt16.self)) &* (b &>> 16)
+                        &+ 0x2000_0000_2000
+                    out[2 &* j] = UInt8(truncatingIfNeeded: s &>> 14)
+                    out[2 &* j &+ 1] = UInt8(truncatingIfNeeded: s &>> 46)
+                }
             } else {
                 sampleGroupChecked(i, count: count, chunk: chunk, channels: 2, src: src, width: width, height: height,
-                                   rowBytes: rowBytes, out: out)
-            }
-            i &+= 4
-        }
-    }
-
-    /// The 8 bytes of two 4-channel neighbors at byte `o` as 16-bit pairs, channel by
-    /// channel (`R0 R1 G0 G1 B0 B1 A0 A1`).
-    @inline(__always)
-    static func pairs4(_ src: UnsafeRawPointer, _ o: Int) -> SIMD8<Int16> {
-        let a = unsafeBitCast(src.loadUnaligned(fromByteOffset: o, as: UInt64.self), to: SIMD8<UInt8>.self)
-        return SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(a[0], a[4], a[1], a[5], a[2], a[6], a[3], a[7]))
-    }
-
-    /// One 4-channel pixel whose neighborhood starts at byte `o`: `Σ w·s` per channel.
-    @inline(__always)
-    static func interpolate4(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer, rowBytes: Int) -> SIMD4<Int32> {
-        ColorRemap.multiplyAddPairs(pairs4(src, o), unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self))
-            &+ ColorRemap.multiplyAddPairs(pairs4(src, o &+ rowBytes),
-                                           unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self))
-    }
-
-    /// Four channels (BGRA, RGBA): one pixel per two 8-byte loads.
-    @inline(never)
-    static func sample4Span(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
-                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
-        var i = 0
-        while i < count {
-            if chunk.fast[i &>> 2] != 0 {
-                let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
-                let top = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD4<UInt32>.self)
-                let bottom = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
-                let p0 = interpolate4(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes)
-                let p1 = interpolate4(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes)
-                let p2 = interpolate4(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes)
-                let p3 = interpolate4(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes)
-                let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
-                let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
-                UnsafeMutableRawPointer(out + i &* 4).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
-            } else {
-                sampleGroupChecked(i, count: count, chunk: chunk, channels: 4, src: src, width: width, height: height,
                                    rowBytes: rowBytes, out: out)
             }
             i &+= 4
@@ -213,7 +151,8 @@ enum FrameRemap {
                                      rowBytes: rowBytes, out: out, spill: spill)
         case 4:
             preparePairs(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes, pixelShift: 2)
-            sample4Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+            ColorRemap.sampleRGBSpan(count: count, chunk: chunk, src: src, width: width, height: height,
+                                     rowBytes: rowBytes, out: out, spill: spill, fourChannels: true)
         default:
             for i in 0..<count {
                 sampleChecked(chunk.xs[i], chunk.ys[i], channels: channels, src: src, width: width, height: height,
