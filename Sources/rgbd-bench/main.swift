@@ -29,8 +29,10 @@
 // applied to seeded random frames into preallocated buffers: frame_setup (creating the
 // rectifier: its maps), frame_luma, frame_chroma (the 2-channel half-size plane alone),
 // frame_rgb, frame_bgra, frame_nv12 (both planes in one call), frame_depth, and the same
-// with positions computed per frame (`_onthefly`, `mapByteLimit` 0). Also prints
-// `bytes frame_rectifier <n>`, the memory the rectifier holds.
+// with positions computed per frame (`_onthefly`, `mapByteLimit` 0), and
+// frame_rectifier1/3/4 (the one-shot `Rectifier` on the same frames, for comparison).
+// Also prints `bytes frame_rectifier <n>`, the memory the rectifier holds. `--serial`
+// runs the frames on the calling thread alone.
 //
 // `--only` keeps the stages whose names start with one of the prefixes (`--only cloud`,
 // `--only parse,rectify_color`); a prefix ending in `$` is an exact name
@@ -38,7 +40,7 @@
 import RGBDKit
 
 let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]] [--photo FILE]\n"
-    + "       rgbd-bench --frames WIDTHxHEIGHT [--runs N] [--only PREFIX[,PREFIX...]]\n"
+    + "       rgbd-bench --frames WIDTHxHEIGHT [--serial] [--runs N] [--only PREFIX[,PREFIX...]]\n"
 
 /// Every stage, in the order run.
 let stageNames = [
