@@ -331,6 +331,14 @@ struct PlaneJob {
             map.offsets.withUnsafeBufferPointer { offsets in
                 guard let base = offsets.baseAddress else { return }
                 Rectifier.forEachTile(rows: rows, width: width) { y, x0, n in
+                    let out = dst + (y &* dstRowBytes &+ x0 &* channels)
+                    if vector {
+                        FrameRemap.prepareFromMap(count: n, chunk: scratch, offsets: base, mapWidth: width, y: y, from: x0,
+                                                  width: width, height: height, rowBytes: srcRowBytes, pixelBytes: channels)
+                        FrameRemap.samplePrepared(count: n, chunk: scratch, channels: channels, src: src, width: width,
+                                                  height: height, rowBytes: srcRowBytes, out: out, spill: x0 &+ n < width)
+                        return
+                    }
                     map.span(y: y, from: x0, count: n, offsets: base, xs: scratch.xs, ys: scratch.ys)
                     FrameRemap.sampleSpan(count: n, chunk: scratch, channels: channels, src: src, width: width,
                                           height: height, rowBytes: srcRowBytes,

@@ -42,6 +42,79 @@ enum FrameRemap {
         }
     }
 
+    /// `preparePairs` / `ColorRemap.prepareRGB` reading the positions straight from a
+    /// `RectificationMap`'s offsets (pixels `x0 ..< x0 + count` of row `y`), without
+    /// writing them to `chunk.xs`/`chunk.ys` first, except for groups that are not fast
+    /// (their pixels are sampled one at a time from `xs`, `ys`). `pixelBytes` 1 to 4;
+    /// three-byte pixels need one more pixel of margin on the right (their 8-byte loads).
+    @inline(never)
+    static func prepareFromMap(count: Int, chunk: PositionChunk, offsets: UnsafePointer<Int16>, mapWidth: Int, y: Int,
+                               from x0: Int, width: Int, height: Int, rowBytes: Int, pixelBytes: Int) {
+        let margin = pixelBytes == 3 ? 2 : 1
+        let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- margin)))
+        let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
+        let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
+        // x·pixelBytes as shifts (no 32-bit lane multiply on SSE2): 1, 2, 4 = 1 << shift;
+        // 3 = 2 + 1.
+        let shift = SIMD4<Int32>(repeating: pixelBytes == 4 ? 2 : pixelBytes == 2 ? 1 : pixelBytes == 3 ? 1 : 0)
+        let plusOne = SIMD4<Int32>(repeating: pixelBytes == 3 ? -1 : 0)
+        let yBase = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: y &* 256))
+        var xBase = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: x0 &* 256)) &+ SIMD4(0, 256, 512, 768)
+        // One 32-bit word per pixel: x offset in the low half, y offset in the high half.
+        let words = UnsafeRawPointer(offsets + (y &* mapWidth &+ x0) &* 2)
+        let whole = count & ~3
+        var i = 0
+        while i < whole {
+            let v = words.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Int32>.self)
+            let X = ((v &<< 16) &>> 16) &+ xBase, Y = (v &>> 16) &+ yBase
+            xBase &+= 1024
+            let x = X &>> 8, yy = Y &>> 8
+            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: yy) .< limitY)
+            let fast = all(inside)
+            chunk.fast[i &>> 2] = fast ? 1 : 0
+            if !fast {
+                UnsafeMutableRawPointer(chunk.xs + i).storeBytes(of: X, as: SIMD4<Int32>.self)
+                UnsafeMutableRawPointer(chunk.ys + i).storeBytes(of: Y, as: SIMD4<Int32>.self)
+            }
+            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
+            let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+            let gy = 128 &- fy
+            let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
+            let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: yy &* stride &+ (x &<< shift) &+ (x & plusOne),
+                                                                  as: SIMD4<Int32>.self)
+            i &+= 4
+        }
+        if i < count {
+            // The partial last group: sampled one pixel at a time from xs, ys.
+            chunk.fast[i &>> 2] = 0
+            while i < count {
+                let o = (y &* mapWidth &+ x0 &+ i) &* 2
+                chunk.xs[i] = Int32(offsets[o]) &+ Int32(truncatingIfNeeded: (x0 &+ i) &* 256)
+                chunk.ys[i] = Int32(offsets[o &+ 1]) &+ Int32(truncatingIfNeeded: y &* 256)
+                i &+= 1
+            }
+        }
+    }
+
+    /// Samples the prepared pixels `0 ..< count` of a chunk (`prepareFromMap`, or the
+    /// prepare step of `sampleSpan`) with the path for `channels`.
+    @inline(__always)
+    static func samplePrepared(count: Int, chunk: PositionChunk, channels: Int, src: UnsafeRawPointer, width: Int,
+                               height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+        switch channels {
+        case 1:
+            sample1Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        case 2:
+            sample2Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        default:
+            ColorRemap.sampleRGBSpan(count: count, chunk: chunk, src: src, width: width, height: height,
+                                     rowBytes: rowBytes, out: out, spill: spill, fourChannels: channels == 4)
+        }
+    }
+
     /// One pixel at fixed-point `(X, Y)` with every neighbor checked (`ColorRemap.sample`
     /// with a row stride).
     @inline(__always)
