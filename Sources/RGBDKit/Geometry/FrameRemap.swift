@@ -47,10 +47,12 @@ enum FrameRemap {
     /// writing them to `chunk.xs`/`chunk.ys` first, except for groups that are not fast
     /// (their pixels are sampled one at a time from `xs`, `ys`). `pixelBytes` 1 to 4;
     /// three-byte pixels need one more pixel of margin on the right (their 8-byte loads).
+    /// For one channel the weights are stored as the 1-D pairs `sample1Mapped` takes.
     @inline(never)
     static func prepareFromMap(count: Int, chunk: PositionChunk, offsets: UnsafePointer<Int16>, mapWidth: Int, y: Int,
                                from x0: Int, width: Int, height: Int, rowBytes: Int, pixelBytes: Int) {
         let margin = pixelBytes == 3 ? 2 : 1
+        let separable = pixelBytes == 1
         let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- margin)))
         let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
         let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
@@ -77,12 +79,18 @@ enum FrameRemap {
                 UnsafeMutableRawPointer(chunk.ys + i).storeBytes(of: Y, as: SIMD4<Int32>.self)
             }
             let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
-            let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
             let gy = 128 &- fy
-            let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
-            let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
+            if separable {
+                // One channel (`sample1Mapped`): the 1-D weight pairs, (128 − fx, fx) and (128 − fy, fy).
+                UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: (128 &- fx) | (fx &<< 16), as: SIMD4<Int32>.self)
+                UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: gy | (fy &<< 16), as: SIMD4<Int32>.self)
+            } else {
+                let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+                let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
+                let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
+                UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
+                UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
+            }
             UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: yy &* stride &+ (x &<< shift) &+ (x & plusOne),
                                                                   as: SIMD4<Int32>.self)
             i &+= 4
@@ -106,7 +114,7 @@ enum FrameRemap {
                                height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
         switch channels {
         case 1:
-            sample1Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+            sample1Mapped(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
         case 2:
             sample2Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
         default:
@@ -157,6 +165,45 @@ enum FrameRemap {
                         &+ UInt32(p[rowBytes]) &* (b & 0xFFFF) &+ UInt32(p[rowBytes &+ 1]) &* (b &>> 16) &+ 0x2000
                     out[j] = UInt8(truncatingIfNeeded: s &>> 14)
                 }
+            } else {
+                sampleGroupChecked(i, count: count, chunk: chunk, channels: 1, src: src, width: width, height: height,
+                                   rowBytes: rowBytes, out: out)
+            }
+            i &+= 4
+        }
+    }
+
+    /// One channel from `prepareFromMap`'s 1-D weights, four pixels at a time: the eight
+    /// 2-byte loads (each row's two neighbors) in one vector, interpolated along x in
+    /// 16-bit lanes (`p·(128 − fx) + q·fx` ≤ 32640), then along y in 32-bit lanes:
+    /// `(128 − fy)·top + fy·bottom` is `Σ w·s` exactly.
+    @inline(never)
+    static func sample1Mapped(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        while i < count {
+            if chunk.fast[i &>> 2] != 0 {
+                let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
+                let o0 = Int(o[0]), o1 = Int(o[1]), o2 = Int(o[2]), o3 = Int(o[3])
+                let v = SIMD8<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o0 &+ rowBytes, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o1 &+ rowBytes, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o2 &+ rowBytes, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o3 &+ rowBytes, as: UInt16.self))
+                // Little-endian: the left neighbor in the low byte.
+                let left = v & 0xFF, right = v &>> 8
+                let wx = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD8<UInt16>.self)
+                let gx = SIMD8<UInt16>(wx[0], wx[2], wx[4], wx[6], wx[0], wx[2], wx[4], wx[6])
+                let fx = SIMD8<UInt16>(wx[1], wx[3], wx[5], wx[7], wx[1], wx[3], wx[5], wx[7])
+                let h = left &* gx &+ right &* fx      // top row of pixels 0...3, then the bottom row
+                let pairs = unsafeBitCast(SIMD8<UInt16>(h[0], h[4], h[1], h[5], h[2], h[6], h[3], h[7]), to: SIMD4<UInt32>.self)
+                let wy = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
+                let sums = (pairs & 0xFFFF) &* (wy & 0xFFFF) &+ (pairs &>> 16) &* (wy &>> 16) &+ 0x2000
+                let b = unsafeBitCast(sums &>> 14, to: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(out + i).storeBytes(of: SIMD4(b[0], b[4], b[8], b[12]), as: SIMD4<UInt8>.self)
             } else {
                 sampleGroupChecked(i, count: count, chunk: chunk, channels: 1, src: src, width: width, height: height,
                                    rowBytes: rowBytes, out: out)
