@@ -408,3 +408,97 @@ public func rgbd_rectify_f32(_ lensPointer: UnsafePointer<rgbd_lens>!, _ src: Un
                                                       into: UnsafeMutableBufferPointer(start: dst, count: count))
     }
 }
+
+// MARK: - Rectifying video frames
+
+private func rectifier(_ pointer: OpaquePointer?) throws -> FrameRectifier {
+    guard let pointer else { throw argument("rectifier is NULL") }
+    return Unmanaged<FrameRectifier>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+/// A caller's size_t: beyond Int.max it arrives negative, and no buffer is that large.
+private func byteCount(_ value: Int, _ name: String) throws -> Int {
+    guard value >= 0 else { throw argument("\(name) is out of range (\(UInt(bitPattern: value)))") }
+    return value
+}
+
+private func plane(_ pointer: UnsafeRawPointer?, _ rowBytes: Int, _ size: Int, _ name: String) throws -> FramePlane {
+    let count = try byteCount(size, "\(name)_size"), stride = try byteCount(rowBytes, "\(name)_row_bytes")
+    guard let pointer else { throw argument("\(name) is NULL") }
+    return FramePlane(UnsafeRawBufferPointer(start: pointer, count: count), rowBytes: stride)
+}
+
+private func mutablePlane(_ pointer: UnsafeMutableRawPointer?, _ rowBytes: Int, _ size: Int, _ name: String) throws
+    -> MutableFramePlane {
+    let count = try byteCount(size, "\(name)_size"), stride = try byteCount(rowBytes, "\(name)_row_bytes")
+    guard let pointer else { throw argument("\(name) is NULL") }
+    return MutableFramePlane(UnsafeMutableRawBufferPointer(start: pointer, count: count), rowBytes: stride)
+}
+
+@c @implementation
+public func rgbd_rectifier_create(_ lensPointer: UnsafePointer<rgbd_lens>!, _ width: Int32, _ height: Int32,
+                                  _ maxRelativeStep: Float, _ maxMapBytes: Int,
+                                  _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let distortion = try lens(lensPointer, width: width, height: height)
+        let step = maxRelativeStep == 0 ? 0.05 : maxRelativeStep
+        guard step > 0, step.isFinite else { throw argument("max_relative_step must be positive (or 0 for the default)") }
+        // size_t beyond Int.max (SIZE_MAX: no bound) arrives negative.
+        let limit = maxMapBytes < 0 ? Int.max : maxMapBytes
+        let rectifier = try FrameRectifier(distortion: distortion, maxRelativeDepthStep: step, mapByteLimit: limit)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(rectifier).toOpaque())
+    }
+}
+
+@c @implementation
+public func rgbd_rectifier_destroy(_ rectifier: OpaquePointer!) {
+    guard let rectifier else { return }
+    Unmanaged<FrameRectifier>.fromOpaque(UnsafeRawPointer(rectifier)).release()
+}
+
+@c @implementation
+public func rgbd_rectifier_info(_ pointer: OpaquePointer!, _ bytesHeld: UnsafeMutablePointer<Int>!,
+                                _ chromaWidth: UnsafeMutablePointer<Int32>!, _ chromaHeight: UnsafeMutablePointer<Int32>!) -> Int32 {
+    guarded {
+        let r = try rectifier(pointer)
+        bytesHeld?.pointee = r.bytesHeld
+        size(r.chromaWidth, r.chromaHeight, chromaWidth, chromaHeight)
+    }
+}
+
+@c @implementation
+public func rgbd_rectifier_apply_u8(_ pointer: OpaquePointer!, _ channels: Int32, _ src: UnsafePointer<UInt8>!,
+                                    _ srcRowBytes: Int, _ srcSize: Int, _ dst: UnsafeMutablePointer<UInt8>!,
+                                    _ dstRowBytes: Int, _ dstSize: Int) -> Int32 {
+    guarded {
+        let r = try rectifier(pointer)
+        try r.rectify(plane(src, srcRowBytes, srcSize, "src"), channels: Int(channels),
+                      into: mutablePlane(dst, dstRowBytes, dstSize, "dst"))
+    }
+}
+
+@c @implementation
+public func rgbd_rectifier_apply_f32(_ pointer: OpaquePointer!, _ src: UnsafePointer<Float>!, _ srcRowBytes: Int,
+                                     _ srcSize: Int, _ dst: UnsafeMutablePointer<Float>!, _ dstRowBytes: Int,
+                                     _ dstSize: Int) -> Int32 {
+    guarded {
+        let r = try rectifier(pointer)
+        try r.rectifyDepth(plane(src, srcRowBytes, srcSize, "src"), into: mutablePlane(dst, dstRowBytes, dstSize, "dst"))
+    }
+}
+
+@c @implementation
+public func rgbd_rectifier_apply_nv12(_ pointer: OpaquePointer!, _ srcY: UnsafePointer<UInt8>!, _ srcYRowBytes: Int,
+                                      _ srcYSize: Int, _ srcCbCr: UnsafePointer<UInt8>!, _ srcCbCrRowBytes: Int,
+                                      _ srcCbCrSize: Int, _ dstY: UnsafeMutablePointer<UInt8>!, _ dstYRowBytes: Int,
+                                      _ dstYSize: Int, _ dstCbCr: UnsafeMutablePointer<UInt8>!, _ dstCbCrRowBytes: Int,
+                                      _ dstCbCrSize: Int) -> Int32 {
+    guarded {
+        let r = try rectifier(pointer)
+        try r.rectifyNV12(luma: plane(srcY, srcYRowBytes, srcYSize, "src_y"),
+                          chroma: plane(srcCbCr, srcCbCrRowBytes, srcCbCrSize, "src_cbcr"),
+                          intoLuma: mutablePlane(dstY, dstYRowBytes, dstYSize, "dst_y"),
+                          chroma: mutablePlane(dstCbCr, dstCbCrRowBytes, dstCbCrSize, "dst_cbcr"))
+    }
+}

@@ -24,19 +24,136 @@
 // (that cloud's binary PLY, streamed to a staged file), cloud_backproject_and_write (both:
 // the back-projection plus PLY writing figure). Scripts/bench-cloud.sh runs these.
 //
+// Frame stages (`rgbd-bench --frames WIDTHxHEIGHT`, no capture): a `FrameRectifier` for
+// Scripts/baseline_remap.py's lens (center in the middle, 42-entry table −0.04·(k/41)²)
+// applied to seeded random frames into preallocated buffers: frame_setup (creating the
+// rectifier: its maps), frame_luma, frame_chroma (the 2-channel half-size plane alone),
+// frame_rgb, frame_bgra, frame_nv12 (both planes in one call), frame_depth, and the same
+// with positions computed per frame (`_onthefly`, `mapByteLimit` 0), and
+// frame_rectifier1/3/4 (the one-shot `Rectifier` on the same frames, for comparison).
+// Also prints `bytes frame_rectifier <n>`, the memory the rectifier holds. `--serial`
+// runs the frames on the calling thread alone.
+//
 // `--only` keeps the stages whose names start with one of the prefixes (`--only cloud`,
 // `--only parse,rectify_color`); a prefix ending in `$` is an exact name
 // (`--only 'rectify_color$'`); it may be repeated.
 import RGBDKit
 
 let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]] [--photo FILE]\n"
+    + "       rgbd-bench --frames WIDTHxHEIGHT [--serial] [--runs N] [--only PREFIX[,PREFIX...]]\n"
 
 /// Every stage, in the order run.
 let stageNames = [
     "parse", "decode", "decode_photo", "rectify_color", "rectify_color_into", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
     "encode_color_png", "encode_color_png_small", "png_baseline_isal_single", "encode_depth_png", "write_depth_tiff",
     "cloud_points", "cloud_write_ply", "cloud_backproject_and_write",
+    "frame_setup", "frame_luma", "frame_chroma", "frame_rgb", "frame_bgra", "frame_nv12", "frame_depth",
+    "frame_rectifier1", "frame_rectifier3", "frame_rectifier4", "frame_luma_onthefly", "frame_rgb_onthefly", "frame_bgra_onthefly", "frame_nv12_onthefly",
 ]
+
+/// Benchmarks `FrameRectifier` on seeded random frames of `width × height`.
+func runFrames(width: Int, height: Int, runs: Int, selection: Selection) throws {
+    let table: [Float] = (0..<42).map { k in Float(-0.04 * Double(k * k) / (41 * 41)) }
+    let distortion = LensDistortion(center: SIMD2(Double(width) / 2, Double(height) / 2), table: table,
+                                    width: width, height: height)
+    FileSystem.printError("rgbd-bench: frames \(width)x\(height); \(runs) timed runs after 1 warm-up, "
+                          + "\(FileSystem.processorCount) processors\n")
+    try bench("frame_setup", runs: runs, selection: selection) { try FrameRectifier(distortion: distortion) }
+    let scheduler: RowScheduler = CommandLine.arguments.contains("--serial") ? .serial : .parallel
+    let rectifier = try FrameRectifier(distortion: distortion, scheduler: scheduler)
+    let onTheFly = try FrameRectifier(distortion: distortion, scheduler: scheduler, mapByteLimit: 0)
+    print("bytes frame_rectifier \(rectifier.bytesHeld)")
+    print("bytes frame_rectifier_onthefly \(onTheFly.bytesHeld)")
+    var generator = SplitMix(state: 42)
+    func frame(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) } }
+    let cw = rectifier.chromaWidth, ch = rectifier.chromaHeight
+    let sources: [Int: [UInt8]] = [1: frame(width * height), 3: frame(width * height * 3), 4: frame(width * height * 4)]
+    let chroma = frame(cw * ch * 2)
+    var outputs: [Int: [UInt8]] = [1: [UInt8](repeating: 0, count: width * height),
+                                   3: [UInt8](repeating: 0, count: width * height * 3),
+                                   4: [UInt8](repeating: 0, count: width * height * 4)]
+    var chromaOut = [UInt8](repeating: 0, count: cw * ch * 2)
+    func plane(_ rectifier: FrameRectifier, _ name: String, channels: Int) throws {
+        guard let source = sources[channels], var out = outputs[channels] else { return }
+        try source.withUnsafeBytes { src in
+            try out.withUnsafeMutableBytes { dst in
+                try bench(name, runs: runs, selection: selection) {
+                    try rectifier.rectify(FramePlane(src, rowBytes: width * channels), channels: channels,
+                                          into: MutableFramePlane(dst, rowBytes: width * channels))
+                }
+            }
+        }
+        outputs[channels] = out
+    }
+    func nv12(_ rectifier: FrameRectifier, _ name: String) throws {
+        guard let luma = sources[1], var out = outputs[1] else { return }
+        try luma.withUnsafeBytes { ys in
+            try chroma.withUnsafeBytes { cs in
+                try out.withUnsafeMutableBytes { yd in
+                    try chromaOut.withUnsafeMutableBytes { cd in
+                        try bench(name, runs: runs, selection: selection) {
+                            try rectifier.rectifyNV12(luma: FramePlane(ys, rowBytes: width), chroma: FramePlane(cs, rowBytes: 2 * cw),
+                                                      intoLuma: MutableFramePlane(yd, rowBytes: width),
+                                                      chroma: MutableFramePlane(cd, rowBytes: 2 * cw))
+                        }
+                    }
+                }
+            }
+        }
+        outputs[1] = out
+    }
+    try plane(rectifier, "frame_luma", channels: 1)
+    // The chroma plane alone: a rectifier whose frame is that plane, with its lens.
+    let chromaRectifier = try FrameRectifier(distortion: rectifier.chromaDistortion)
+    try chroma.withUnsafeBytes { cs in
+        try chromaOut.withUnsafeMutableBytes { cd in
+            try bench("frame_chroma", runs: runs, selection: selection) {
+                try chromaRectifier.rectify(FramePlane(cs, rowBytes: 2 * cw), channels: 2, into: MutableFramePlane(cd, rowBytes: 2 * cw))
+            }
+        }
+    }
+    try plane(rectifier, "frame_rgb", channels: 3)
+    try plane(rectifier, "frame_bgra", channels: 4)
+    try nv12(rectifier, "frame_nv12")
+    if selection.includes("frame_depth") {
+        let depth = DepthMap(width: width, height: height, channels: 1,
+                             samples: (0..<(width * height)).map { _ in 1 + Float(generator.next() % 1000) / 1000 })
+        var out = [Float](repeating: 0, count: width * height)
+        try depth.samples.withUnsafeBytes { src in
+            try out.withUnsafeMutableBytes { dst in
+                try bench("frame_depth", runs: runs, selection: selection) {
+                    try rectifier.rectifyDepth(FramePlane(src, rowBytes: width * 4), into: MutableFramePlane(dst, rowBytes: width * 4))
+                }
+            }
+        }
+    }
+    for channels in [1, 3, 4] where selection.includes("frame_rectifier\(channels)") {
+        guard let source = sources[channels], var out = outputs[channels] else { continue }
+        source.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                bench("frame_rectifier\(channels)", runs: runs, selection: selection) {
+                    Rectifier().rectify(src, channels: channels, distortion: distortion, into: dst)
+                }
+            }
+        }
+    }
+    try plane(onTheFly, "frame_luma_onthefly", channels: 1)
+    try plane(onTheFly, "frame_rgb_onthefly", channels: 3)
+    try plane(onTheFly, "frame_bgra_onthefly", channels: 4)
+    try nv12(onTheFly, "frame_nv12_onthefly")
+}
+
+/// A small deterministic generator (SplitMix64) for the frames' pixels.
+struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
 
 /// Which stages to run: those whose names start with one of `prefixes` (all if empty).
 struct Selection {
@@ -225,6 +342,7 @@ var runs = 7
 var selection = Selection()
 var capturePath: String? = nil
 var photoPath: String? = nil
+var frameSize: (Int, Int)? = nil
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -245,6 +363,16 @@ while let argument = arguments.first {
         }
         arguments.removeFirst()
         photoPath = path
+    case "--frames":
+        let parts = arguments.first?.split(separator: "x").compactMap { Int($0) } ?? []
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
+            FileSystem.printError("rgbd-bench: --frames takes WIDTHxHEIGHT\n" + usage)
+            FileSystem.exitProcess(2)
+        }
+        arguments.removeFirst()
+        frameSize = (parts[0], parts[1])
+    case "--serial":
+        break
     case "--only":
         let prefixes = arguments.first.map { $0.split(separator: ",").map(String.init) } ?? []
         guard !prefixes.isEmpty, prefixes.allSatisfy({ prefix in stageNames.contains { Selection.matches($0, prefix) } }) else {
@@ -260,6 +388,15 @@ while let argument = arguments.first {
             FileSystem.exitProcess(2)
         }
         capturePath = argument
+    }
+}
+if let (width, height) = frameSize {
+    do {
+        try runFrames(width: width, height: height, runs: runs, selection: selection)
+        FileSystem.exitProcess(0)
+    } catch {
+        FileSystem.printError("rgbd-bench: error: \(error)\n")
+        FileSystem.exitProcess(1)
     }
 }
 guard let capturePath else {

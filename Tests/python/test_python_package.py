@@ -147,6 +147,8 @@ _C_TYPES = {
     "rgbd_intrinsics *": ctypes.POINTER(_lib.RgbdIntrinsics),
     "rgbd_cloud_options *": ctypes.POINTER(_lib.RgbdCloudOptions),
     "rgbd_lens *": ctypes.POINTER(_lib.RgbdLens),
+    "rgbd_rectifier *": _lib.RgbdRectifierP,
+    "rgbd_rectifier **": ctypes.POINTER(_lib.RgbdRectifierP),
 }
 
 

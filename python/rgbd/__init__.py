@@ -16,6 +16,9 @@ Example::
         points, colors = cap.point_cloud(max_depth=5)   # (N, 3) float32, (N, 3) uint8
         rgbd.write_ply("shot.ply", points, colors)
 
+    rectifier = rgbd.Rectifier(cap.lens, (1920, 1440))   # once per camera and frame size
+    y, cbcr = rectifier.nv12(y_plane, cbcr_plane)       # each NV12 video frame
+
 Every failure the library reports raises :class:`RGBDError`, carrying its message and
 status. All functions are safe to call from several threads at once (ctypes releases
 the GIL during each call).
@@ -28,6 +31,7 @@ from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture
 from ._errors import RGBDError, Status
 from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
+from ._rectifier import Rectifier
 
 __version__ = "0.1.0"
 
@@ -39,6 +43,7 @@ __all__ = [
     "load_capture",
     "load_capture_bytes",
     "rectify_image",
+    "Rectifier",
     "write_ply",
     "Capture",
     "CaptureIntrinsics",

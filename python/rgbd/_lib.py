@@ -26,12 +26,14 @@ __all__ = [
     "RGBD_INTRINSICS_DEPTH",
     "RGBD_AXES_OPENCV",
     "RGBD_AXES_OPENGL",
+    "RGBD_RECTIFIER_MAP_BYTES_DEFAULT",
     "LIBRARY_ENV",
     "LIBRARY_NAMES",
     "LibraryNotFoundError",
     "RgbdIntrinsics",
     "RgbdCloudOptions",
     "RgbdLens",
+    "RgbdRectifierP",
     "candidate_paths",
     "find_library",
     "lib",
@@ -54,6 +56,8 @@ RGBD_INTRINSICS_DEPTH = 2
 
 RGBD_AXES_OPENCV = 0
 RGBD_AXES_OPENGL = 1
+
+RGBD_RECTIFIER_MAP_BYTES_DEFAULT = 64 << 20
 
 #: Environment variable naming the library file to load (takes precedence over the search).
 LIBRARY_ENV = "RGBD_LIBRARY"
@@ -81,6 +85,13 @@ class RgbdCapture(ctypes.Structure):
 
 
 RgbdCaptureP = ctypes.POINTER(RgbdCapture)
+
+
+class RgbdRectifier(ctypes.Structure):
+    """``struct rgbd_rectifier``: opaque, only ever handled through a pointer."""
+
+
+RgbdRectifierP = ctypes.POINTER(RgbdRectifier)
 
 
 class RgbdIntrinsics(ctypes.Structure):
@@ -176,6 +187,25 @@ _SIGNATURES = {
     "rgbd_rectify_f32": (
         _c.c_int,
         [_c.POINTER(RgbdLens), c_float_p, _c.c_int32, _c.c_int32, _c.c_float, c_float_p],
+    ),
+    "rgbd_rectifier_create": (
+        _c.c_int,
+        [_c.POINTER(RgbdLens), _c.c_int32, _c.c_int32, _c.c_float, _c.c_size_t, _c.POINTER(RgbdRectifierP)],
+    ),
+    "rgbd_rectifier_destroy": (None, [RgbdRectifierP]),
+    "rgbd_rectifier_info": (_c.c_int, [RgbdRectifierP, c_size_t_p, c_int32_p, c_int32_p]),
+    "rgbd_rectifier_apply_u8": (
+        _c.c_int,
+        [RgbdRectifierP, _c.c_int32, c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t],
+    ),
+    "rgbd_rectifier_apply_f32": (
+        _c.c_int,
+        [RgbdRectifierP, c_float_p, _c.c_size_t, _c.c_size_t, c_float_p, _c.c_size_t, _c.c_size_t],
+    ),
+    "rgbd_rectifier_apply_nv12": (
+        _c.c_int,
+        [RgbdRectifierP, c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t,
+         c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t],
     ),
 }
 del _c

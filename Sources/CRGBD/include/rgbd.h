@@ -181,6 +181,64 @@ int rgbd_rectify_u8(const rgbd_lens *lens, const uint8_t *src, int32_t width, in
 int rgbd_rectify_f32(const rgbd_lens *lens, const float *src, int32_t width, int32_t height,
                      float max_relative_step, float *dst);
 
+/* ---- Rectifying video frames ------------------------------------------------------ */
+
+/* A rectifier for the frames of one camera at one frame size (a video, a camera stream):
+ * created once, then applied to any number of frames. It keeps the source position of
+ * every pixel (4 bytes per pixel, 5 with an NV12 frame's chroma plane) as long as that
+ * fits max_map_bytes, and computes positions per frame beyond it; results are the same
+ * either way, and equal rgbd_rectify_u8 / rgbd_rectify_f32 on the same frame bit for bit.
+ * A handle is immutable: the apply functions may run on one handle from several threads
+ * at once. Each call spreads its rows over all cores.
+ *
+ * Planes: rows are row_bytes apart (at least a row's bytes: width x channels, x 4 for
+ * float32; a multiple of 4 for float32), as in a CVPixelBuffer plane; the bytes between
+ * rows are never read nor written. A plane buffer of size bytes must hold
+ * (height - 1) x row_bytes bytes plus one row. Destinations must not overlap sources or
+ * each other.
+ *
+ * NV12 (420v / 420f): a width x height luminance plane (1 byte per pixel) and a
+ * ((width + 1) / 2) x ((height + 1) / 2) chroma plane of interleaved Cb Cr pairs. Chroma
+ * sample (i, j) stands for the luminance-grid point (2i, 2j + 1/2): left-sited, as
+ * kCVImageBufferChromaLocation_Left (H.264/HEVC video, iPhone camera buffers). */
+typedef struct rgbd_rectifier rgbd_rectifier;
+
+/* The default bound of a rectifier's precomputed positions: 64 MiB. */
+#define RGBD_RECTIFIER_MAP_BYTES_DEFAULT 67108864
+
+/* Creates a rectifier for width x height frames of the camera described by lens (scaled
+ * to that size, checked as rgbd_rectify_u8 checks it). max_relative_step: depth only, as
+ * rgbd_rectify_f32 (0 = default 0.05). max_map_bytes: the most memory kept for
+ * precomputed positions (RGBD_RECTIFIER_MAP_BYTES_DEFAULT; 0 = compute positions for
+ * every frame). On success *out receives a handle released with rgbd_rectifier_destroy. */
+int rgbd_rectifier_create(const rgbd_lens *lens, int32_t width, int32_t height, float max_relative_step,
+                          size_t max_map_bytes, rgbd_rectifier **out);
+
+/* Releases a rectifier. Accepts NULL. */
+void rgbd_rectifier_destroy(rgbd_rectifier *rectifier);
+
+/* The bytes the rectifier holds, and the size of an NV12 frame's chroma plane in pixels
+ * (Cb Cr pairs). Any of the output pointers may be NULL. */
+int rgbd_rectifier_info(const rgbd_rectifier *rectifier, size_t *bytes_held, int32_t *chroma_width,
+                        int32_t *chroma_height);
+
+/* Rectifies an 8-bit frame of channels (1 to 4) interleaved samples per pixel, bilinear,
+ * black outside: 1 luminance or a mask, 2 interleaved chroma, 3 RGB, 4 BGRA/RGBA. */
+int rgbd_rectifier_apply_u8(const rgbd_rectifier *rectifier, int32_t channels, const uint8_t *src,
+                            size_t src_row_bytes, size_t src_size, uint8_t *dst, size_t dst_row_bytes,
+                            size_t dst_size);
+
+/* Rectifies a float32 depth map (NaN = no depth) as rgbd_rectify_f32 does. Row strides
+ * and sizes in bytes. */
+int rgbd_rectifier_apply_f32(const rgbd_rectifier *rectifier, const float *src, size_t src_row_bytes,
+                             size_t src_size, float *dst, size_t dst_row_bytes, size_t dst_size);
+
+/* Rectifies an NV12 frame: both planes in one call, no conversion to RGB. */
+int rgbd_rectifier_apply_nv12(const rgbd_rectifier *rectifier, const uint8_t *src_y, size_t src_y_row_bytes,
+                              size_t src_y_size, const uint8_t *src_cbcr, size_t src_cbcr_row_bytes,
+                              size_t src_cbcr_size, uint8_t *dst_y, size_t dst_y_row_bytes, size_t dst_y_size,
+                              uint8_t *dst_cbcr, size_t dst_cbcr_row_bytes, size_t dst_cbcr_size);
+
 #ifdef __cplusplus
 }
 #endif

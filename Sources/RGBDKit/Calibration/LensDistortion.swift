@@ -36,6 +36,17 @@ public struct LensDistortion: Equatable, Sendable {
         self.maxRadius = (dx * dx + dy * dy).squareRoot()
     }
 
+    /// A model with a given `maxRadius` instead of the image's farthest corner: the same
+    /// lens sampled on another grid (an NV12 frame's chroma plane, `FrameRectifier`).
+    init(center: SIMD2<Double>, table: [Float], width: Int, height: Int, maxRadius: Double) {
+        precondition(table.count >= 2, "a lookup table needs at least two entries")
+        self.center = center
+        self.table = table
+        self.width = width
+        self.height = height
+        self.maxRadius = maxRadius
+    }
+
     /// A model for a `width × height` image from calibration values at reference
     /// dimensions (`referenceWidth × referenceHeight`, where `center` is given), checked
     /// as capture reading checks them: positive sizes, a finite center, at least two

@@ -30,13 +30,12 @@ enum ColorRemap {
     /// is the next pixel's and is masked away) and interpolates red and blue in the two
     /// 32-bit lanes of one 64-bit product, green in another.
     @inline(__always)
-    static func sampleRGB(_ X: Int, _ Y: Int, src: UnsafeRawPointer, width: Int, height: Int,
+    static func sampleRGB(_ X: Int, _ Y: Int, src: UnsafeRawPointer, width: Int, height: Int, rowBytes: Int,
                           out: UnsafeMutablePointer<UInt8>) {
         let (x0, y0, w00i, w10i, w01i, w11i) = split(X, Y)
         let w00 = UInt64(truncatingIfNeeded: w00i), w10 = UInt64(truncatingIfNeeded: w10i)
         let w01 = UInt64(truncatingIfNeeded: w01i), w11 = UInt64(truncatingIfNeeded: w11i)
         if inFastRegion(x0, y0, width: width, height: height) {
-            let rowBytes = width &* 3
             let o = y0 &* rowBytes &+ x0 &* 3
             let p00 = UInt64(src.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
             let p10 = UInt64(src.loadUnaligned(fromByteOffset: o &+ 3, as: UInt32.self).littleEndian)
@@ -56,7 +55,7 @@ enum ColorRemap {
             return
         }
         sampleChecked(x0, y0, weights: (w00, w10, w01, w11), channels: 3, src: src.assumingMemoryBound(to: UInt8.self),
-                      width: width, height: height, out: out)
+                      width: width, height: height, rowBytes: rowBytes, out: out)
     }
 
     /// `a₀·b₀ + a₁·b₁` for each of the four pairs of 16-bit lanes (`pmaddwd` on x86).
@@ -74,9 +73,9 @@ enum ColorRemap {
     /// Written so on purpose: with two narrower loads instead of the shift, the
     /// optimizer sees the unused lanes and splits the loads into byte loads.
     @inline(__always)
-    static func neighborPairs(_ src: UnsafeRawPointer, _ o: Int) -> SIMD8<Int16> {
+    static func neighborPairs(_ src: UnsafeRawPointer, _ o: Int, pixelBits: UInt64 = 24) -> SIMD8<Int16> {
         let u = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt64.self))
-        let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> 24, to: SIMD8<UInt8>.self)
+        let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> pixelBits, to: SIMD8<UInt8>.self)
         let interleaved = SIMD8<UInt8>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
         return SIMD8<Int16>(truncatingIfNeeded: interleaved)
     }
@@ -89,11 +88,11 @@ enum ColorRemap {
     /// `w01 | w11 << 16`.
     @inline(__always)
     static func interpolateRGB(_ o: Int, top: UInt32, bottom: UInt32, src: UnsafeRawPointer,
-                               rowBytes: Int) -> SIMD4<Int32> {
+                               rowBytes: Int, pixelBits: UInt64 = 24) -> SIMD4<Int32> {
         let topWeights = unsafeBitCast(SIMD4<UInt32>(repeating: top), to: SIMD8<Int16>.self)
         let bottomWeights = unsafeBitCast(SIMD4<UInt32>(repeating: bottom), to: SIMD8<Int16>.self)
-        return multiplyAddPairs(neighborPairs(src, o), topWeights)
-            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes), bottomWeights)
+        return multiplyAddPairs(neighborPairs(src, o, pixelBits: pixelBits), topWeights)
+            &+ multiplyAddPairs(neighborPairs(src, o &+ rowBytes, pixelBits: pixelBits), bottomWeights)
     }
 
     /// Sampling parameters of RGB output pixels `0 ..< count` from their fixed-point
@@ -106,8 +105,7 @@ enum ColorRemap {
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`: a small loop of
     /// lane operations the optimizer keeps in vector registers.
     @inline(never)
-    static func prepareRGB(count: Int, chunk: PositionChunk, width: Int, height: Int) {
-        let rowBytes = width &* 3
+    static func prepareRGB(count: Int, chunk: PositionChunk, width: Int, height: Int, rowBytes: Int) {
         // Unsigned comparisons test 0 ≤ v < limit at once.
         let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 2)))
         let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
@@ -138,23 +136,37 @@ enum ColorRemap {
     /// span may be written (it is rewritten later: the next pixel of the same row,
     /// sampled after this span).
     ///
+    /// With `fourChannels`, the pixels have 4 bytes (BGRA, RGBA; prepared by
+    /// `FrameRemap.preparePairs`): each row's two neighbors are paired by a 32-bit shift and
+    /// four pixels are stored as 16 bytes (`spill` is then irrelevant). One function for
+    /// both on purpose: written apart, the optimizer left its lane conversions as calls.
+    ///
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
     @inline(never)
     static func sampleRGBSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
-                              out: UnsafeMutablePointer<UInt8>, spill: Bool) {
-        let rowBytes = width &* 3
+                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool, fourChannels: Bool = false) {
+        let pixelBits: UInt64 = fourChannels ? 32 : 24
         var i = 0
         while i < count {
             if chunk.fast[i &>> 2] != 0 {
                 let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
                 let top = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD4<UInt32>.self)
                 let bottom = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
-                let p0 = interpolateRGB(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes)
-                let p1 = interpolateRGB(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes)
-                let p2 = interpolateRGB(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes)
-                let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes)
+                let p0 = interpolateRGB(Int(o[0]), top: top[0], bottom: bottom[0], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
+                let p1 = interpolateRGB(Int(o[1]), top: top[1], bottom: bottom[1], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
+                let p2 = interpolateRGB(Int(o[2]), top: top[2], bottom: bottom[2], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
+                let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes,
+                                          pixelBits: pixelBits)
                 let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
                 let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
+                if fourChannels {
+                    UnsafeMutableRawPointer(out + i &* 4).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+                    i &+= 4
+                    continue
+                }
                 let raw = UnsafeMutableRawPointer(out + i &* 3)
                 if spill || i &+ 4 < count {
                     // R G B x four times, each 4 bytes over the previous one's x; the last
@@ -173,9 +185,18 @@ enum ColorRemap {
                     raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
                     raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
                 }
+            } else if fourChannels {
+                for j in i..<min(i &+ 4, count) {
+                    let (x0, y0, w00, w10, w01, w11) = split(Int(chunk.xs[j]), Int(chunk.ys[j]))
+                    sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
+                                                    UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
+                                  channels: 4, src: src.assumingMemoryBound(to: UInt8.self), width: width, height: height,
+                                  rowBytes: rowBytes, out: out + j &* 4)
+                }
             } else {
                 for j in i..<min(i &+ 4, count) {
-                    sampleRGB(Int(chunk.xs[j]), Int(chunk.ys[j]), src: src, width: width, height: height, out: out + j &* 3)
+                    sampleRGB(Int(chunk.xs[j]), Int(chunk.ys[j]), src: src, width: width, height: height, rowBytes: rowBytes,
+                              out: out + j &* 3)
                 }
             }
             i &+= 4
@@ -189,20 +210,23 @@ enum ColorRemap {
         let (x0, y0, w00, w10, w01, w11) = split(X, Y)
         sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
                                         UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
-                      channels: channels, src: src, width: width, height: height, out: out)
+                      channels: channels, src: src, width: width, height: height, rowBytes: width * channels, out: out)
     }
 
+    /// Samples `channels` interleaved samples with the neighborhood at `(x0, y0)`, rows
+    /// `rowBytes` apart, checking every neighbor (outside counts as black).
     @inline(__always)
     static func sampleChecked(_ x0: Int, _ y0: Int, weights: (UInt64, UInt64, UInt64, UInt64), channels: Int,
-                              src: UnsafePointer<UInt8>, width: Int, height: Int, out: UnsafeMutablePointer<UInt8>) {
+                              src: UnsafePointer<UInt8>, width: Int, height: Int, rowBytes: Int,
+                              out: UnsafeMutablePointer<UInt8>) {
         let inX0 = x0 >= 0 && x0 < width, inX1 = x0 + 1 >= 0 && x0 + 1 < width
         let inY0 = y0 >= 0 && y0 < height, inY1 = y0 + 1 >= 0 && y0 + 1 < height
         for c in 0..<channels {
             var acc: UInt64 = 0x2000
-            if inY0 && inX0 { acc &+= UInt64(src[(y0 * width + x0) * channels + c]) &* weights.0 }
-            if inY0 && inX1 { acc &+= UInt64(src[(y0 * width + x0 + 1) * channels + c]) &* weights.1 }
-            if inY1 && inX0 { acc &+= UInt64(src[((y0 + 1) * width + x0) * channels + c]) &* weights.2 }
-            if inY1 && inX1 { acc &+= UInt64(src[((y0 + 1) * width + x0 + 1) * channels + c]) &* weights.3 }
+            if inY0 && inX0 { acc &+= UInt64(src[y0 * rowBytes + x0 * channels + c]) &* weights.0 }
+            if inY0 && inX1 { acc &+= UInt64(src[y0 * rowBytes + (x0 + 1) * channels + c]) &* weights.1 }
+            if inY1 && inX0 { acc &+= UInt64(src[(y0 + 1) * rowBytes + x0 * channels + c]) &* weights.2 }
+            if inY1 && inX1 { acc &+= UInt64(src[(y0 + 1) * rowBytes + (x0 + 1) * channels + c]) &* weights.3 }
             out[c] = UInt8(truncatingIfNeeded: acc >> 14)
         }
     }
@@ -214,9 +238,9 @@ enum ColorRemap {
                            height: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
         // The vector path's byte offsets are 32-bit.
         if channels == 3 && width &* height &* 3 <= Int(Int32.max) {
-            prepareRGB(count: count, chunk: chunk, width: width, height: height)
-            sampleRGBSpan(count: count, chunk: chunk, src: UnsafeRawPointer(src), width: width, height: height, out: out,
-                          spill: spill)
+            prepareRGB(count: count, chunk: chunk, width: width, height: height, rowBytes: width &* 3)
+            sampleRGBSpan(count: count, chunk: chunk, src: UnsafeRawPointer(src), width: width, height: height,
+                          rowBytes: width &* 3, out: out, spill: spill)
         } else {
             for i in 0..<count {
                 sample(Int(chunk.xs[i]), Int(chunk.ys[i]), channels: channels, src: src, width: width, height: height,

@@ -6,9 +6,11 @@
 /// nearest one's, with their weights renormalized. Between a 1 m foreground and a 3 m
 /// background the result is therefore 1 m or 3 m, never 2 m.
 enum DepthRemap {
+    /// The depth at source position `(sx, sy)` of a map whose rows start `rowStride`
+    /// samples apart.
     @inline(__always)
     static func sample(_ sx: Float, _ sy: Float, src: UnsafePointer<Float>, width: Int, height: Int,
-                       maxRelativeStep: Float) -> Float {
+                       rowStride: Int, maxRelativeStep: Float) -> Float {
         guard sx >= -1, sy >= -1, sx < Float(width), sy < Float(height) else { return .nan }
         // Truncation is the floor for non-negative values, and cheaper than floorf.
         let fxFloor = sx >= 0 ? Float(Int(sx)) : sx.rounded(.down)
@@ -18,13 +20,13 @@ enum DepthRemap {
         let nx = ax < 0.5 ? x0 : x0 + 1
         let ny = ay < 0.5 ? y0 : y0 + 1
         guard nx >= 0, ny >= 0, nx < width, ny < height else { return .nan }
-        let reference = src[ny * width + nx]
+        let reference = src[ny * rowStride + nx]
         guard reference.isFinite else { return .nan }
         let tolerance = maxRelativeStep * reference
         if x0 >= 0 && y0 >= 0 && x0 &+ 1 < width && y0 &+ 1 < height {
             // All four neighbors inside: the same sums as below without the bounds checks
             // (the same neighbors, weights and order of additions).
-            let top = src + (y0 &* width &+ x0), bottom = top + width
+            let top = src + (y0 &* rowStride &+ x0), bottom = top + rowStride
             let d00 = top[0], d10 = top[1], d01 = bottom[0], d11 = bottom[1]
             let w00 = (1 - ax) * (1 - ay), w10 = ax * (1 - ay), w01 = (1 - ax) * ay, w11 = ax * ay
             var sum: Float = 0, weightSum: Float = 0
@@ -37,7 +39,7 @@ enum DepthRemap {
         var sum: Float = 0, weightSum: Float = 0
         @inline(__always) func add(_ x: Int, _ y: Int, _ w: Float) {
             guard x >= 0, y >= 0, x < width, y < height, w > 0 else { return }
-            let d = src[y * width + x]
+            let d = src[y * rowStride + x]
             if d.isFinite && abs(d - reference) <= tolerance {
                 sum += w * d
                 weightSum += w
@@ -62,12 +64,28 @@ enum DepthRemap {
             let dx = Float(x) - positions.cx
             let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
             row[x] = sample(positions.cx + dx * k, positions.cy + dy * k, src: src, width: width, height: height,
-                            maxRelativeStep: maxRelativeStep)
+                            rowStride: width, maxRelativeStep: maxRelativeStep)
         }
     }
 }
 
 extension DepthRemap {
+    /// Rectifies output row `y` of a depth map whose rows start `srcStride` samples apart
+    /// into `dstRow` (`rectifyRow` with row strides, bit for bit).
+    @inline(__always)
+    static func rectifyRow(_ y: Int, positions: SourcePositions, table: UnsafePointer<Float>, slopes: UnsafePointer<Float>,
+                           src: UnsafePointer<Float>, width: Int, height: Int, srcStride: Int, maxRelativeStep: Float,
+                           dstRow row: UnsafeMutablePointer<Float>) {
+        let dy = Float(y) - positions.cy
+        let dy2 = dy * dy
+        for x in 0..<width {
+            let dx = Float(x) - positions.cx
+            let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
+            row[x] = sample(positions.cx + dx * k, positions.cy + dy * k, src: src, width: width, height: height,
+                            rowStride: srcStride, maxRelativeStep: maxRelativeStep)
+        }
+    }
+
     /// Rectifies output row `y` of a grid `outputWidth` pixels wide of the same camera at
     /// another resolution: output pixel `(x, y)` is the rectified depth map's point
     /// `(x·ratio.x, y·ratio.y)` (`ratio` = depth map size / grid size, docs/lens-model.md), whose
@@ -85,7 +103,7 @@ extension DepthRemap {
             let dx = dxs[x]
             let k = positions.scale(radiusSquared: dx * dx + dy2, table: table, slopes: slopes)
             row[x] = sample(positions.cx + dx * k, positions.cy + dy * k, src: src, width: width, height: height,
-                            maxRelativeStep: maxRelativeStep)
+                            rowStride: width, maxRelativeStep: maxRelativeStep)
         }
     }
 }

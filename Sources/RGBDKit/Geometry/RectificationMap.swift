@@ -5,9 +5,9 @@
 /// The alternative to computing positions on the fly, for batches that share a
 /// calibration. Measured on the 4032×3024 benchmark image (`BENCHMARKS.md`), applying a
 /// map saves little (about 4 ms of 30, nothing in some runs: its 48 MB of reads cost
-/// nearly what the arithmetic saves) and building one costs 22-25 ms, so `rgbd` does not
-/// use maps; the type stays for callers whose machines trade memory for arithmetic
-/// differently, and for that measurement.
+/// nearly what the arithmetic saves) and building one costs 22-25 ms, so `rgbd rectify`
+/// does not use maps. `FrameRectifier` does: over many frames of one size a map pays off
+/// from the fourth frame (BENCHMARKS.md, "Frames").
 public struct RectificationMap: Sendable {
     /// The model the map was computed from.
     public let distortion: LensDistortion
@@ -17,6 +17,9 @@ public struct RectificationMap: Sendable {
     public var height: Int { distortion.height }
     /// `round(256·q) − 256·p` for the source position `q` of each pixel `p`, x then y.
     let offsets: [Int16]
+
+    /// Bytes the map of a `width × height` image holds (4 per pixel).
+    public static func byteCount(width: Int, height: Int) -> Int { width * height * 2 * MemoryLayout<Int16>.size }
 
     /// Computes the map of `distortion` (for its image size), or nil if a source
     /// position lies more than 127 pixels from its pixel (an extreme lens, for which

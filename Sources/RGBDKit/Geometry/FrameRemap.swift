@@ -1,0 +1,283 @@
+/// Bilinear sampling of 8-bit frames whose rows lie `rowBytes` apart (`CVPixelBuffer`
+/// planes, strided arrays), from fixed-point positions in a `PositionChunk`.
+///
+/// The arithmetic is `ColorRemap`'s, bit for bit: the same integer parts, the same
+/// 1/128-pixel weights summing to 16384, `(Σ w·s + 2¹³) >> 14`, black outside. One,
+/// two and four channels have their own vector paths here (each pixel's two neighbors in
+/// a source row come from one load and meet their two weights in one multiply-add of
+/// 16-bit pairs); three channels use `ColorRemap`'s RGB path with row strides.
+enum FrameRemap {
+    /// Offsets, weights and "fast" flags of output pixels `0 ..< count` for the 1-, 2-
+    /// and 4-channel paths, four at a time: the byte offset `y0·rowBytes + x0·2^shift`
+    /// of each neighborhood, its weights as 16-bit pairs per row (`top` = `w00 | w10 << 16`,
+    /// `bottom` = `w01 | w11 << 16`, as `ColorRemap.prepareRGB`), and per group of four
+    /// whether the group is whole and all four neighborhoods are inside
+    /// (`0 ≤ x0 < width − 1`, `0 ≤ y0 < height − 1`: the loads read exactly the two
+    /// neighbors of each row).
+    ///
+    /// Out of line on purpose (a small loop of lane operations kept in vector registers).
+    @inline(never)
+    static func preparePairs(count: Int, chunk: PositionChunk, width: Int, height: Int, rowBytes: Int,
+                             pixelShift: Int32) {
+        let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 1)))
+        let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
+        let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
+        let shift = SIMD4<Int32>(repeating: pixelShift)
+        var i = 0
+        while i < count {
+            let X = UnsafeRawPointer(chunk.xs + i).loadUnaligned(as: SIMD4<Int32>.self)
+            let Y = UnsafeRawPointer(chunk.ys + i).loadUnaligned(as: SIMD4<Int32>.self)
+            let x0 = X &>> 8, y0 = Y &>> 8
+            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x0) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: y0) .< limitY)
+            chunk.fast[i &>> 2] = i &+ 4 <= count && all(inside) ? 1 : 0
+            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
+            let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+            let gy = 128 &- fy
+            let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
+            let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: y0 &* stride &+ (x0 &<< shift), as: SIMD4<Int32>.self)
+            i &+= 4
+        }
+    }
+
+    /// `preparePairs` / `ColorRemap.prepareRGB` reading the positions straight from a
+    /// `RectificationMap`'s offsets (pixels `x0 ..< x0 + count` of row `y`), without
+    /// writing them to `chunk.xs`/`chunk.ys` first, except for groups that are not fast
+    /// (their pixels are sampled one at a time from `xs`, `ys`). `pixelBytes` 1 to 4;
+    /// three-byte pixels need one more pixel of margin on the right (their 8-byte loads).
+    /// For one channel the weights are stored as the 1-D pairs `sample1Mapped` takes.
+    @inline(never)
+    static func prepareFromMap(count: Int, chunk: PositionChunk, offsets: UnsafePointer<Int16>, mapWidth: Int, y: Int,
+                               from x0: Int, width: Int, height: Int, rowBytes: Int, pixelBytes: Int) {
+        let margin = pixelBytes == 3 ? 2 : 1
+        let separable = pixelBytes == 1
+        let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- margin)))
+        let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
+        let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
+        // x·pixelBytes as shifts (no 32-bit lane multiply on SSE2): 1, 2, 4 = 1 << shift;
+        // 3 = 2 + 1.
+        let shift = SIMD4<Int32>(repeating: pixelBytes == 4 ? 2 : pixelBytes == 2 ? 1 : pixelBytes == 3 ? 1 : 0)
+        let plusOne = SIMD4<Int32>(repeating: pixelBytes == 3 ? -1 : 0)
+        let yBase = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: y &* 256))
+        var xBase = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: x0 &* 256)) &+ SIMD4(0, 256, 512, 768)
+        // One 32-bit word per pixel: x offset in the low half, y offset in the high half.
+        let words = UnsafeRawPointer(offsets + (y &* mapWidth &+ x0) &* 2)
+        let whole = count & ~3
+        var i = 0
+        while i < whole {
+            let v = words.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Int32>.self)
+            let X = ((v &<< 16) &>> 16) &+ xBase, Y = (v &>> 16) &+ yBase
+            xBase &+= 1024
+            let x = X &>> 8, yy = Y &>> 8
+            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: yy) .< limitY)
+            let fast = all(inside)
+            chunk.fast[i &>> 2] = fast ? 1 : 0
+            if !fast {
+                UnsafeMutableRawPointer(chunk.xs + i).storeBytes(of: X, as: SIMD4<Int32>.self)
+                UnsafeMutableRawPointer(chunk.ys + i).storeBytes(of: Y, as: SIMD4<Int32>.self)
+            }
+            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
+            let gy = 128 &- fy
+            if separable {
+                // One channel (`sample1Mapped`): the 1-D weight pairs, (128 − fx, fx) and (128 − fy, fy).
+                UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: (128 &- fx) | (fx &<< 16), as: SIMD4<Int32>.self)
+                UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: gy | (fy &<< 16), as: SIMD4<Int32>.self)
+            } else {
+                let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+                let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
+                let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
+                UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
+                UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
+            }
+            UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: yy &* stride &+ (x &<< shift) &+ (x & plusOne),
+                                                                  as: SIMD4<Int32>.self)
+            i &+= 4
+        }
+        if i < count {
+            // The partial last group: sampled one pixel at a time from xs, ys.
+            chunk.fast[i &>> 2] = 0
+            while i < count {
+                let o = (y &* mapWidth &+ x0 &+ i) &* 2
+                chunk.xs[i] = Int32(offsets[o]) &+ Int32(truncatingIfNeeded: (x0 &+ i) &* 256)
+                chunk.ys[i] = Int32(offsets[o &+ 1]) &+ Int32(truncatingIfNeeded: y &* 256)
+                i &+= 1
+            }
+        }
+    }
+
+    /// Samples the prepared pixels `0 ..< count` of a chunk (`prepareFromMap`, or the
+    /// prepare step of `sampleSpan`) with the path for `channels`.
+    @inline(__always)
+    static func samplePrepared(count: Int, chunk: PositionChunk, channels: Int, src: UnsafeRawPointer, width: Int,
+                               height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+        switch channels {
+        case 1:
+            sample1Mapped(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        case 2:
+            sample2Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        default:
+            ColorRemap.sampleRGBSpan(count: count, chunk: chunk, src: src, width: width, height: height,
+                                     rowBytes: rowBytes, out: out, spill: spill, fourChannels: channels == 4)
+        }
+    }
+
+    /// One pixel at fixed-point `(X, Y)` with every neighbor checked (`ColorRemap.sample`
+    /// with a row stride).
+    @inline(__always)
+    static func sampleChecked(_ X: Int32, _ Y: Int32, channels: Int, src: UnsafeRawPointer, width: Int, height: Int,
+                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        let (x0, y0, w00, w10, w01, w11) = ColorRemap.split(Int(X), Int(Y))
+        ColorRemap.sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
+                                                   UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
+                                 channels: channels, src: src.assumingMemoryBound(to: UInt8.self), width: width,
+                                 height: height, rowBytes: rowBytes, out: out)
+    }
+
+    /// The pixels of a group that is not fast, one at a time (out of line: rare, and the
+    /// vector loops stay small enough for the optimizer to inline their lane conversions).
+    @inline(never)
+    static func sampleGroupChecked(_ i: Int, count: Int, chunk: PositionChunk, channels: Int, src: UnsafeRawPointer,
+                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        var j = i
+        let end = min(i &+ 4, count)
+        while j < end {
+            sampleChecked(chunk.xs[j], chunk.ys[j], channels: channels, src: src, width: width, height: height,
+                          rowBytes: rowBytes, out: out + j &* channels)
+            j &+= 1
+        }
+    }
+
+    /// One channel, one pixel at a time in scalar code (as fast as lane shuffling on SSE2,
+    /// and simpler): `Σ w·s` from the prepared offsets and weights.
+    @inline(never)
+    static func sample1Span(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        var i = 0
+        while i < count {
+            if chunk.fast[i &>> 2] != 0 {
+                for j in i..<(i &+ 4) {
+                    let p = bytes + Int(chunk.offsets[j])
+                    let t = chunk.top[j], b = chunk.bottom[j]
+                    let s = UInt32(p[0]) &* (t & 0xFFFF) &+ UInt32(p[1]) &* (t &>> 16)
+                        &+ UInt32(p[rowBytes]) &* (b & 0xFFFF) &+ UInt32(p[rowBytes &+ 1]) &* (b &>> 16) &+ 0x2000
+                    out[j] = UInt8(truncatingIfNeeded: s &>> 14)
+                }
+            } else {
+                sampleGroupChecked(i, count: count, chunk: chunk, channels: 1, src: src, width: width, height: height,
+                                   rowBytes: rowBytes, out: out)
+            }
+            i &+= 4
+        }
+    }
+
+    /// One channel from `prepareFromMap`'s 1-D weights, four pixels at a time: the eight
+    /// 2-byte loads (each row's two neighbors) in one vector, interpolated along x in
+    /// 16-bit lanes (`p·(128 − fx) + q·fx` ≤ 32640), then along y in 32-bit lanes:
+    /// `(128 − fy)·top + fy·bottom` is `Σ w·s` exactly.
+    @inline(never)
+    static func sample1Mapped(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                              rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        while i < count {
+            if chunk.fast[i &>> 2] != 0 {
+                let o = UnsafeRawPointer(chunk.offsets + i).loadUnaligned(as: SIMD4<Int32>.self)
+                let o0 = Int(o[0]), o1 = Int(o[1]), o2 = Int(o[2]), o3 = Int(o[3])
+                let v = SIMD8<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o0 &+ rowBytes, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o1 &+ rowBytes, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o2 &+ rowBytes, as: UInt16.self),
+                                      src.loadUnaligned(fromByteOffset: o3 &+ rowBytes, as: UInt16.self))
+                // Little-endian: the left neighbor in the low byte.
+                let left = v & 0xFF, right = v &>> 8
+                let wx = UnsafeRawPointer(chunk.top + i).loadUnaligned(as: SIMD8<UInt16>.self)
+                let gx = SIMD8<UInt16>(wx[0], wx[2], wx[4], wx[6], wx[0], wx[2], wx[4], wx[6])
+                let fx = SIMD8<UInt16>(wx[1], wx[3], wx[5], wx[7], wx[1], wx[3], wx[5], wx[7])
+                let h = left &* gx &+ right &* fx      // top row of pixels 0...3, then the bottom row
+                let pairs = unsafeBitCast(SIMD8<UInt16>(h[0], h[4], h[1], h[5], h[2], h[6], h[3], h[7]), to: SIMD4<UInt32>.self)
+                let wy = UnsafeRawPointer(chunk.bottom + i).loadUnaligned(as: SIMD4<UInt32>.self)
+                let sums = (pairs & 0xFFFF) &* (wy & 0xFFFF) &+ (pairs &>> 16) &* (wy &>> 16) &+ 0x2000
+                let b = unsafeBitCast(sums &>> 14, to: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(out + i).storeBytes(of: SIMD4(b[0], b[4], b[8], b[12]), as: SIMD4<UInt8>.self)
+            } else {
+                sampleGroupChecked(i, count: count, chunk: chunk, channels: 1, src: src, width: width, height: height,
+                                   rowBytes: rowBytes, out: out)
+            }
+            i &+= 4
+        }
+    }
+
+    /// Two channels (interleaved chroma), one pixel at a time in scalar code: both
+    /// channels in the two 32-bit halves of 64-bit products (`ColorRemap.sampleRGB`'s trick).
+    @inline(never)
+    static func sample2Span(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        @inline(__always) func spread(_ v: UInt16) -> UInt64 {
+            let x = UInt64(UInt16(littleEndian: v))
+            return (x & 0xFF) | ((x & 0xFF00) << 24)
+        }
+        var i = 0
+        while i < count {
+            if chunk.fast[i &>> 2] != 0 {
+                for j in i..<(i &+ 4) {
+                    let o = Int(chunk.offsets[j])
+                    let t = UInt64(chunk.top[j]), b = UInt64(chunk.bottom[j])
+                    let s = spread(src.loadUnaligned(fromByteOffset: o, as: UInt16.self)) &* (t & 0xFFFF)
+                        &+ spread(src.loadUnaligned(fromByteOffset: o &+ 2, as: UInt16.self)) &* (t &>> 16)
+                        &+ spread(src.loadUnaligned(fromByteOffset: o &+ rowBytes, as: UInt16.self)) &* (b & 0xFFFF)
+                        &+ spread(src.loadUnaligned(fromByteOffset: o &+ rowBytes &+ 2, as: UInt16.self)) &* (b &>> 16)
+                        &+ 0x2000_0000_2000
+                    out[2 &* j] = UInt8(truncatingIfNeeded: s &>> 14)
+                    out[2 &* j &+ 1] = UInt8(truncatingIfNeeded: s &>> 46)
+                }
+            } else {
+                sampleGroupChecked(i, count: count, chunk: chunk, channels: 2, src: src, width: width, height: height,
+                                   rowBytes: rowBytes, out: out)
+            }
+            i &+= 4
+        }
+    }
+
+    /// Samples output pixels `0 ..< count` of one row of any 8-bit frame from the
+    /// positions in `chunk` into `out` (`channels` bytes per pixel). `vector` says whether
+    /// byte offsets of the source fit 32 bits (else every pixel is checked one at a time);
+    /// `spill` as for `ColorRemap.sampleRGBSpan` (three channels only: may write the
+    /// first byte of the next pixel of the same row, which is sampled later).
+    @inline(__always)
+    static func sampleSpan(count: Int, chunk: PositionChunk, channels: Int, src: UnsafeRawPointer, width: Int,
+                           height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, vector: Bool, spill: Bool) {
+        guard vector else {
+            for i in 0..<count {
+                sampleChecked(chunk.xs[i], chunk.ys[i], channels: channels, src: src, width: width, height: height,
+                              rowBytes: rowBytes, out: out + i &* channels)
+            }
+            return
+        }
+        switch channels {
+        case 1:
+            preparePairs(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes, pixelShift: 0)
+            sample1Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        case 2:
+            preparePairs(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes, pixelShift: 1)
+            sample2Span(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        case 3:
+            ColorRemap.prepareRGB(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes)
+            ColorRemap.sampleRGBSpan(count: count, chunk: chunk, src: src, width: width, height: height,
+                                     rowBytes: rowBytes, out: out, spill: spill)
+        case 4:
+            preparePairs(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes, pixelShift: 2)
+            ColorRemap.sampleRGBSpan(count: count, chunk: chunk, src: src, width: width, height: height,
+                                     rowBytes: rowBytes, out: out, spill: spill, fourChannels: true)
+        default:
+            for i in 0..<count {
+                sampleChecked(chunk.xs[i], chunk.ys[i], channels: channels, src: src, width: width, height: height,
+                              rowBytes: rowBytes, out: out + i &* channels)
+            }
+        }
+    }
+}
