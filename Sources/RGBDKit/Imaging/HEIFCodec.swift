@@ -74,7 +74,7 @@ public enum HEIFCodec {
 
     /// An image of an opened file (a libheif image handle).
     final class Image {
-        private let handle: OpaquePointer
+        let handle: OpaquePointer
         /// The file, kept alive as long as the handle.
         let owner: File
 
