@@ -58,7 +58,9 @@ extension HEIFCodec.Image {
     }
 
     /// Decodes a one-channel image (a depth map or matte) as stored: its luma samples and
-    /// their bit depth (8 to 16), transformations not applied.
+    /// their bit depth (8 to 16), transformations not applied, except that an image whose
+    /// displayed size is smaller than its coded size (an encoder's padding to whole coding
+    /// blocks, cropped by `clap`) is cropped to it from the top-left corner.
     func decodeGray() throws -> (image: ImageBuffer<UInt16>, bits: Int) {
         let (width, height) = try storedSize()
         guard width * height <= JPEGCodec.trialDecodePixels else {
@@ -85,16 +87,21 @@ extension HEIFCodec.Image {
             throw RGBDError(.invalidImage, file: owner.file,
                             "libheif decoded a \(planeWidth)×\(planeHeight) \(bits)-bit depth image where the file says \(width)×\(height)")
         }
-        var samples = [UInt16](repeating: 0, count: width * height)
+        var (outWidth, outHeight) = (width, height)
+        let shownWidth = Int(heif_image_handle_get_width(handle)), shownHeight = Int(heif_image_handle_get_height(handle))
+        if shownWidth > 0, shownHeight > 0, shownWidth <= width, shownHeight <= height {
+            (outWidth, outHeight) = (shownWidth, shownHeight)
+        }
+        var samples = [UInt16](repeating: 0, count: outWidth * outHeight)
         let rowBytes = Int(stride)
-        for y in 0..<height {
+        for y in 0..<outHeight {
             let row = plane + y * rowBytes
-            for x in 0..<width {
-                samples[y * width + x] = bytesPerSample == 1
+            for x in 0..<outWidth {
+                samples[y * outWidth + x] = bytesPerSample == 1
                     ? UInt16(row[x])
                     : UInt16(row[2 * x]) | UInt16(row[2 * x + 1]) << 8
             }
         }
-        return (ImageBuffer(width: width, height: height, channels: 1, samples: samples), bits)
+        return (ImageBuffer(width: outWidth, height: outHeight, channels: 1, samples: samples), bits)
     }
 }
