@@ -157,7 +157,8 @@ struct XMPScanner {
             // A start tag: name, attributes, maybe self-closing.
             var j = i + 1
             let nameStart = j
-            while j < n && !Self.isSpace(bytes[j]) && bytes[j] != UInt8(ascii: ">") && bytes[j] != UInt8(ascii: "/") { j += 1 }
+            while j < n && !Self.isSpace(bytes[j]) && bytes[j] != UInt8(ascii: ">") && bytes[j] != UInt8(ascii: "/")
+                && bytes[j] != UInt8(ascii: "<") { j += 1 }
             let name = String(decoding: bytes[nameStart..<j], as: UTF8.self)
             var attributes: [(String, String)] = []
             var selfClosing = false
@@ -172,7 +173,7 @@ struct XMPScanner {
                 }
                 let keyStart = j
                 while j < n && !Self.isSpace(bytes[j]) && bytes[j] != UInt8(ascii: "=") && bytes[j] != UInt8(ascii: ">")
-                    && bytes[j] != UInt8(ascii: "/") { j += 1 }
+                    && bytes[j] != UInt8(ascii: "/") && bytes[j] != UInt8(ascii: "<") { j += 1 }
                 let key = String(decoding: bytes[keyStart..<j], as: UTF8.self)
                 while j < n && Self.isSpace(bytes[j]) { j += 1 }
                 guard j < n, bytes[j] == UInt8(ascii: "=") else {
