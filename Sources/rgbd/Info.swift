@@ -6,7 +6,9 @@ struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Describe captures without rectifying them: files, sizes, calibration, lens tables, depth.",
         discussion: """
-        INPUTS are capture JSON files or directories of captures, as for rectify. For \
+        INPUTS are capture JSON files, Portrait photos or directories of captures, as \
+        for rectify (a Portrait photo's depth image is decoded, its lens tables computed \
+        from the coefficients in its XMP; its depth kind and accuracy are shown). For \
         each capture: the key set (schema) and files, the photo's format and size (from \
         its header; it is not decoded), the depth map's size, the reference size, the \
         intrinsics as captured and scaled to each image, the lens table (length, range, \
