@@ -68,7 +68,10 @@ public enum HEIFCodec {
         func check(_ error: heif_error, _ what: String) throws {
             guard error.code != heif_error_Ok else { return }
             let reason = error.message.map { String(cString: $0) } ?? "unknown libheif error"
-            throw RGBDError(.invalidImage, file: file, "\(what): \(reason)")
+            // libheif's messages may span lines; rgbd's errors are one line each.
+            let oneLine = reason.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+                .map { $0.trimmingWhitespace }.filter { !$0.isEmpty }.joined(separator: ": ")
+            throw RGBDError(.invalidImage, file: file, "\(what): \(oneLine)")
         }
     }
 
