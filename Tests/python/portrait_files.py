@@ -364,13 +364,20 @@ def encode_heic(pixels, lossless):
 
 def compose_heic(color, depth, xmp, matte=None, lossless_color=False):
     """A Portrait HEIC: color (H x W x 3 uint8), depth (h x w uint8) with the XMP, an optional matte."""
-    items = [("hvc1", *single_image_item(encode_heic(color, lossless_color)))]
-    depth_props, depth_data = single_image_item(encode_heic(depth, True))
+    matte_item = None if matte is None else single_image_item(encode_heic(matte, True))
+    return compose_items(single_image_item(encode_heic(color, lossless_color)),
+                         single_image_item(encode_heic(depth, True)), xmp, matte_item)
+
+
+def compose_items(primary, depth, xmp, matte=None):
+    """A Portrait HEIC from (properties, data) of the primary, depth and matte images."""
+    items = [("hvc1", *primary)]
+    depth_props, depth_data = depth
     auxc_depth = _full_box(b"auxC", 0, 0, DEPTH_AUX.encode() + b"\0")
     items.append(("hvc1", depth_props + [auxc_depth], depth_data))
     items.append(("mime", [], xmp))
     if matte is not None:
-        matte_props, matte_data = single_image_item(encode_heic(matte, True))
+        matte_props, matte_data = matte
         items.append(("hvc1", matte_props + [_full_box(b"auxC", 0, 0, MATTE_AUX.encode() + b"\0")], matte_data))
 
     ftyp = _box(b"ftyp", b"heic" + struct.pack(">I", 0) + b"mif1heicmiaf")

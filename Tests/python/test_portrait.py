@@ -269,3 +269,20 @@ def test_python_loads_the_photo_alone(files, rectified):
     assert np.array_equal(from_bytes.depth, scene.depth_meters(stored))
     with pytest.raises(rgbd.RGBDError, match="plain.heic: holds no depth image"):
         rgbd.load_photo_bytes(portrait_files.encode_heic(scene.color(), False), name="plain.heic")
+
+
+def test_directory_mixes_captures_and_photos(files, rgbd_bin, tmp_path):
+    import shutil
+    directory, _ = files
+    batch = tmp_path / "mixed"
+    batch.mkdir()
+    for name in ("shot.json", "shot.jpg"):
+        shutil.copy(REPO / "Examples" / "sample" / name, batch / name)
+    shutil.copy(directory / "portrait.heic", batch / "IMG_0002.heic")
+    result = run(rgbd_bin, "rectify", batch, "-o", tmp_path / "out")
+    assert "2 of 2 captures done" in result.stderr
+    assert (tmp_path / "out" / "shot.color.png").is_file() and (tmp_path / "out" / "IMG_0002.matte.png").is_file()
+    # A photo with --image is refused by name.
+    refused = run(rgbd_bin, "rectify", batch / "IMG_0002.heic", "--image", batch / "shot.jpg", "-o", tmp_path / "x",
+                  check=False)
+    assert refused.returncode == 1 and "IMG_0002.heic: is a photo, not a capture JSON" in refused.stderr

@@ -34,6 +34,7 @@ public struct Capture: Sendable {
         if image == nil, PortraitReader.isPhoto(path: json) {
             return try load(photo: json, reading: reading, timings: timings)
         }
+        try PortraitReader.refuseImage(image, json: json)
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try FileSystem.readFile(imagePath)
         let (contents, color) = try parseAndDecode(

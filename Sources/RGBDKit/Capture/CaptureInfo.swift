@@ -200,6 +200,7 @@ public struct CaptureInfo: Sendable {
     /// image and depth metadata (`PortraitReader`); its depth image is decoded.
     public static func read(json: String, image: String? = nil) throws -> CaptureInfo {
         let isPortrait = image == nil && PortraitReader.isPhoto(path: json)
+        try PortraitReader.refuseImage(image, json: json)
         let imagePath = isPortrait ? json : try image ?? Capture.imagePath(besideJSON: json)
         let photoBytes = try FileSystem.readFile(imagePath)
         let (width, height) = try PhotoDecoder.size(of: photoBytes, file: imagePath)

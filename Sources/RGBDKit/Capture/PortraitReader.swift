@@ -65,6 +65,14 @@ public enum PortraitReader {
         return isPhoto(bytes)
     }
 
+    /// Refuses a photo given as a capture's JSON together with another image (`--image`):
+    /// a Portrait photo is the whole capture.
+    static func refuseImage(_ image: String?, json: String) throws {
+        guard let image, isPhoto(path: json) else { return }
+        throw RGBDError(.invalidArgument, file: json,
+                        "is a photo, not a capture JSON: a Portrait photo is a capture by itself (no --image \(image))")
+    }
+
     /// Whether `bytes` begin like a JPEG or a HEIF file.
     public static func isPhoto(_ bytes: [UInt8]) -> Bool {
         if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return true }

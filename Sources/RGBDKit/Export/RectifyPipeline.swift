@@ -50,6 +50,7 @@ public enum RectifyPipeline {
                         alongsideDepth: (DepthMap, Intrinsics, Intrinsics, PortraitDepth?) throws -> Void) throws
         -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
         let isPortrait = image == nil && PortraitReader.isPhoto(path: json)
+        try PortraitReader.refuseImage(image, json: json)
         let imagePath = isPortrait ? json : try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         let (colorWidth, colorHeight) = try PhotoDecoder.size(of: jpeg, file: imagePath)
