@@ -1,7 +1,7 @@
 /// One iPhone depth capture as exported: the calibration and depth map from the JSON,
 /// and the color photo (JPEG or HEIC), all as captured (distorted, sensor orientation).
 public struct Capture: Sendable {
-    /// The capture JSON's path.
+    /// The capture JSON's path (for a Portrait photo, the photo's).
     public var jsonPath: String
     /// The color image's path.
     public var imagePath: String

@@ -3,7 +3,7 @@
 public enum CaptureDiscovery {
     /// One capture to process: its JSON and, if given explicitly, its image.
     public struct Item: Equatable, Sendable {
-        /// The capture JSON.
+        /// The capture JSON, or a Portrait photo (a capture by itself).
         public var json: String
         /// The image, or nil to use the JPEG beside the JSON.
         public var image: String?
