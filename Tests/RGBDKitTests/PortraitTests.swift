@@ -92,6 +92,16 @@ import Testing
         #expect(xmp.string("Accuracy") == nil)
     }
 
+    @Test func mattesAreNotDepth() {
+        // Apple marks a matte's image type `depth` and tells it by its subtype.
+        let apple = PortraitXMP(fields: ["AuxiliaryImageType": "depth", "AuxiliaryImageSubType": "portraiteffectsmatte"])
+        #expect(apple.describesMatte && !apple.describesDepth)
+        let urn = PortraitXMP(fields: ["AuxiliaryImageType": "urn:com:apple:photo:2018:aux:portraiteffectsmatte"])
+        #expect(urn.describesMatte && !urn.describesDepth)
+        let depth = PortraitXMP(fields: ["AuxiliaryImageType": "disparity", "IntrinsicMatrix": "1 0 0 0 1 0 0 0 1"])
+        #expect(depth.describesDepth && !depth.describesMatte)
+    }
+
     @Test func wrongNamespaceIsIgnored() {
         let xml = #"<r xmlns:dd="http://ns.apple.com/depthData/2.0/"><dd:Accuracy>relative</dd:Accuracy></r>"#
         #expect(PortraitXMP(Array(xml.utf8)).fields.isEmpty)

@@ -450,11 +450,12 @@ def with_xmp(jpeg, xmp):
 
 
 def compose_jpeg(color, depth, xmp, matte=None, matte_xmp=None):
-    """A Portrait JPEG: the primary with an APP2 MPF index, then the depth JPEG (its XMP in
-    APP1) and the matte JPEG."""
+    """A Portrait JPEG: the primary with an APP2 MPF index, then the matte JPEG (if any)
+    and the depth JPEG, each with its XMP in APP1. The matte comes first: only its XMP's
+    subtype tells it from the depth image."""
     extra = [with_xmp(encode_jpeg(depth, 100), xmp)]
     if matte is not None:
-        extra.append(with_xmp(encode_jpeg(matte, 100), matte_xmp))
+        extra.insert(0, with_xmp(encode_jpeg(matte, 100), matte_xmp))
     primary = encode_jpeg(color, 95)
     count = 1 + len(extra)
 
@@ -483,9 +484,16 @@ def compose_jpeg(color, depth, xmp, matte=None, matte_xmp=None):
 
 
 def matte_xmp():
+    """A matte's XMP as Apple writes it: AuxiliaryImageType `depth` with the subtype
+    `portraiteffectsmatte` (so only the subtype tells it from the depth image)."""
     return (f'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
             f'<rdf:Description rdf:about="" xmlns:apdi="{PIXELDATAINFO}" '
-            f'apdi:AuxiliaryImageType="{MATTE_AUX}" apdi:StoredFormat="L008"/></rdf:RDF></x:xmpmeta>').encode()
+            f'xmlns:portraitEffectsMatte="http://ns.apple.com/portraitEffectsMatte/1.0/">'
+            f'<apdi:AuxiliaryImageSubType>portraiteffectsmatte</apdi:AuxiliaryImageSubType>'
+            f'<apdi:NativeFormat>1278226488</apdi:NativeFormat><apdi:AuxiliaryImageType>depth</apdi:AuxiliaryImageType>'
+            f'<apdi:StoredFormat>1278226488</apdi:StoredFormat>'
+            f'<portraitEffectsMatte:PortraitEffectsMatteVersion>65537</portraitEffectsMatte:PortraitEffectsMatteVersion>'
+            f'</rdf:Description></rdf:RDF></x:xmpmeta>').encode()
 
 
 def write(directory, width=640, height=480, lossless_color=False, matte=True, accuracy="relative"):

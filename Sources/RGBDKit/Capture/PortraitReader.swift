@@ -137,8 +137,9 @@ public enum PortraitReader {
         return Found(samples: samples, bits: bits, xmp: xmp, container: "HEIC depth image", matte: matte)
     }
 
-    /// JPEG: the images the MPF index lists after the primary; the depth one is the one
-    /// whose XMP describes depth, the matte the one whose `AuxiliaryImageType` says so.
+    /// JPEG: the images the MPF index lists after the primary; the depth one is the first
+    /// whose XMP describes depth and not a matte (`PortraitXMP.describesMatte`), the matte
+    /// the one whose `AuxiliaryImageSubType` (or type) names the Portrait Effects Matte.
     static func jpeg(_ bytes: [UInt8], file: String) throws -> Found {
         let images = MPFIndex.images(in: bytes)
         var found: Found? = nil
@@ -147,9 +148,11 @@ public enum PortraitReader {
             let image = Array(bytes[range])
             guard let packet = MPFIndex.xmp(in: image) else { continue }
             let xmp = PortraitXMP(packet)
-            let type = xmp.string("AuxiliaryImageType") ?? ""
-            if type.lowercased().contains("portraiteffectsmatte") {
-                if matte == nil { matte = try? JPEGCodec.decodeGray(image, file: file) }
+            if xmp.describesMatte {
+                let kind = (xmp.string("AuxiliaryImageSubType") ?? "") + " " + (xmp.string("AuxiliaryImageType") ?? "")
+                if matte == nil, kind.lowercased().contains("portraiteffectsmatte") {
+                    matte = try? JPEGCodec.decodeGray(image, file: file)
+                }
                 continue
             }
             guard found == nil, xmp.describesDepth else { continue }

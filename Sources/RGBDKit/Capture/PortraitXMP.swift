@@ -67,9 +67,18 @@ public struct PortraitXMP: Equatable, Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Whether the packet holds any of Apple's depth fields.
+    /// Whether the packet describes a matte (a Portrait Effects Matte or a semantic
+    /// segmentation matte): an `AuxiliaryImageSubType`, or an `AuxiliaryImageType` that
+    /// names a matte. (Apple marks mattes `AuxiliaryImageType` `depth` with a subtype.)
+    public var describesMatte: Bool {
+        if let subtype = string("AuxiliaryImageSubType"), !subtype.isEmpty { return true }
+        return string("AuxiliaryImageType")?.lowercased().contains("matte") == true
+    }
+
+    /// Whether the packet holds Apple's depth fields and is not a matte's.
     public var describesDepth: Bool {
-        ["IntrinsicMatrix", "LensDistortionCoefficients", "FloatMinValue", "Accuracy"].contains { fields[$0] != nil }
+        guard !describesMatte else { return false }
+        return ["IntrinsicMatrix", "LensDistortionCoefficients", "FloatMinValue", "Accuracy"].contains { fields[$0] != nil }
             || ["disparity", "depth"].contains(string("AuxiliaryImageType")?.lowercased() ?? "")
     }
 }
