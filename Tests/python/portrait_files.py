@@ -9,7 +9,7 @@ No encoder at hand writes a depth image: libheif 1.15 has no API for auxiliary i
 and pillow-heif 1.8.1 reads depth images (`HeifImage.info["depth_images"]`) but has no way
 to add one. So this module composes the files itself, from bitstreams pillow-heif encodes:
 
-- HEIC: the primary image (item 1, `hvc1`), the depth image (item 2, `hvc1`, 8-bit
+- HEIC: the primary image (item 1, `hvc1`; the other items are hidden), the depth image (item 2, `hvc1`, 8-bit
   monochrome, lossless so that the stored values are exact) with `auxC`
   `urn:mpeg:hevc:2015:auxid:2` and an `auxl` reference to item 1, the depth metadata as an
   XMP `mime` item (`application/rdf+xml`, item 3) linked to item 2 by `cdsc`, and a
@@ -388,7 +388,8 @@ def compose_items(primary, depth, xmp, matte=None):
         payload = struct.pack(">HH", number, 0) + kind.encode() + b"\0"
         if kind == "mime":
             payload += b"application/rdf+xml\0"
-        infes += _full_box(b"infe", 2, 0, payload)
+        # Items other than the primary are hidden (flag 1), as an iPhone marks them.
+        infes += _full_box(b"infe", 2, 0 if number == 1 else 1, payload)
     iinf = _full_box(b"iinf", 0, 0, struct.pack(">H", len(items)) + infes)
     refs = _box(b"auxl", struct.pack(">HHH", 2, 1, 1)) + _box(b"cdsc", struct.pack(">HHH", 3, 1, 2))
     if matte is not None:
