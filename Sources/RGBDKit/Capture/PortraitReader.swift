@@ -69,7 +69,7 @@ public enum PortraitReader {
     /// a Portrait photo is the whole capture.
     static func refuseImage(_ image: String?, json: String) throws {
         guard let image, isPhoto(path: json) else { return }
-        throw RGBDError(.invalidArgument, file: json,
+        throw RGBDError(.invalidJSON, file: json,
                         "is a photo, not a capture JSON: a Portrait photo is a capture by itself (no --image \(image))")
     }
 

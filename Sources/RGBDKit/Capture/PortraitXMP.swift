@@ -88,8 +88,13 @@ public struct PortraitXMP: Equatable, Sendable {
 struct XMPScanner {
     private let bytes: [UInt8]
 
+    /// The deepest nesting followed (a depth packet nests 5 levels).
+    static let maxDepth = 64
+    /// The most bytes scanned (a depth packet has a few kilobytes).
+    static let maxBytes = 1 << 20
+
     init(_ bytes: [UInt8]) {
-        self.bytes = bytes
+        self.bytes = bytes.count > Self.maxBytes ? Array(bytes.prefix(Self.maxBytes)) : bytes
     }
 
     private struct Open {
@@ -210,6 +215,11 @@ struct XMPScanner {
             for (key, value) in attributes {
                 if key == "xmlns" { declarations[""] = value }
                 if key.hasPrefix("xmlns:") { declarations[String(key.dropFirst(6))] = value }
+            }
+            // Nesting deeper than any XMP packet's is ignored (it would make the scan quadratic).
+            guard stack.count < Self.maxDepth else {
+                i = j
+                continue
             }
             stack.append(Open(name: name, declarations: declarations, field: nil, text: []))
             let (namespace, local) = resolve(name, attribute: false)

@@ -1,5 +1,11 @@
 import CHEIF
 
+extension HEIFCodec {
+    /// The largest depth image or matte decoded: 16 megapixels (real ones have at most a
+    /// few: 768×576 depth, 2016×1512 mattes).
+    static let maxAuxiliaryPixels = 16_000_000
+}
+
 /// The depth image, auxiliary images and metadata of a HEIF image (Portrait photos).
 extension HEIFCodec.Image {
     /// The image's depth image (an auxiliary image of type depth, which libheif links to
@@ -63,7 +69,7 @@ extension HEIFCodec.Image {
     /// blocks, cropped by `clap`) is cropped to it from the top-left corner.
     func decodeGray() throws -> (image: ImageBuffer<UInt16>, bits: Int) {
         let (width, height) = try storedSize()
-        guard width * height <= JPEGCodec.trialDecodePixels else {
+        guard width * height <= HEIFCodec.maxAuxiliaryPixels else {
             throw RGBDError(.invalidImage, file: owner.file, "the HEIF depth image claims \(width)×\(height) pixels, more than a depth map has")
         }
         guard let options = heif_decoding_options_alloc() else {

@@ -87,7 +87,7 @@ public enum JPEGCodec {
         let handle = try Handle(decompress: true, file: file)
         let (width, height) = try handle.header(jpeg)
         try checkPlausible(width: width, height: height, byteCount: jpeg.count, file: file)
-        guard width * height <= trialDecodePixels else {
+        guard width * height <= HEIFCodec.maxAuxiliaryPixels else {
             throw RGBDError(.invalidImage, file: file, "the depth JPEG claims \(width)×\(height) pixels, more than a depth map has")
         }
         var samples = [UInt8](repeating: 0, count: width * height)
