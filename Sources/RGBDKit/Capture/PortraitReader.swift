@@ -116,15 +116,17 @@ public enum PortraitReader {
         var matte: ImageBuffer<UInt8>?
     }
 
-    /// HEIC: the primary image's depth image (libheif), its XMP (a `mime` item
-    /// `application/rdf+xml` linked to it), and the Portrait Effects Matte.
+    /// HEIC: the primary image's depth image (libheif), its XMP (a `mime` item,
+    /// `application/rdf+xml`, linked to it by `cdsc`), and the Portrait Effects Matte.
     static func heif(_ bytes: [UInt8], file: String) throws -> Found {
         let heif = try HEIFCodec.File(bytes, file: file)
         let primary = try heif.primary()
         guard let depthImage = try primary.depthImage() else {
             throw RGBDError(.invalidCapture, file: file, "holds no depth image")
         }
-        let packets = depthImage.metadata(type: "mime", contentType: "application/rdf+xml").map(PortraitXMP.init)
+        // Any `mime` item linked to the depth image whose content reads as Apple's depth
+        // XMP (its content type is `application/rdf+xml`, but only the content decides).
+        let packets = depthImage.metadata(type: "mime").map(PortraitXMP.init)
         guard let xmp = packets.first(where: \.describesDepth) else {
             throw RGBDError(.invalidCapture, file: file, "its depth image has no Apple depth metadata (an XMP packet with IntrinsicMatrix, LensDistortionCoefficients, …)")
         }
