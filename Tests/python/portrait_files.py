@@ -19,7 +19,7 @@ to add one. So this module composes the files itself, from bitstreams pillow-hei
 
 The scene (`Scene`): a camera with Apple's lens polynomial (`FORWARD` coefficients, whose
 42-entry table rises to about +1.4 % at the corner and is not monotonic, and `INVERSE`
-ones fitted to undo it within half a pixel), a rectified image of straight black lines
+ones fitted to undo it within half a pixel, on a 12 MP photo too), a rectified image of straight black lines
 on white at known positions, and a depth scene of fronto-parallel planes at 1, 1.25 and
 2 m stored as disparity (1/m) over 0.5...1.0 in 8 bits: 0, 153 and 255 exactly.
 Everything is deterministic.
@@ -106,9 +106,10 @@ class Scene:
         r_px = np.hypot(max(self.center[0], width - self.center[0]), max(self.center[1], height - self.center[1]))
         self.pixel_size = 4.8 / r_px                   # r_max = 4.8 mm, as on a phone's main camera
         R = r_px * self.pixel_size
-        # P(r) = -(2 rho^2 + rho^4 - 1.6 rho^8) percent, rho = r / r_max: the table rises
-        # to about +1.4 % at the corner and falls back before it (not monotonic).
-        self.forward = [float(f"{c:.6e}") for c in (0.0, -2.0 / R**2, -1.0 / R**4, 0.0, 1.6 / R**8, 0.0, 0.0, 0.0)]
+        # P(r) = -(3.3989 u - 2.2377 u^2 + 0.2588 u^3) percent, u = (r / r_max)^2: the
+        # table rises to +1.456 % near the corner and falls back to +1.44 % at it (not
+        # monotonic, flat at the end, like a real phone's), 36.6 px on a 12 MP photo.
+        self.forward = [float(f"{c:.6e}") for c in (0.0, -3.3989 / R**2, 2.2377 / R**4, -0.2588 / R**6, 0.0, 0.0, 0.0, 0.0)]
         self.table = lens_table(self.forward, self.pixel_size, self.center, width, height)
         self.inverse = self._fit_inverse(R)
         self.inverse_table = lens_table(self.inverse, self.pixel_size, self.center, width, height)

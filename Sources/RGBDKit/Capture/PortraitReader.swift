@@ -240,7 +240,7 @@ public enum PortraitReader {
         case (_, "hdis"?), (_, "fdis"?): kind = .disparity
         case (_, "hdep"?), (_, "fdep"?): kind = .depth
         default:
-            throw fail("AuxiliaryImageType", "the depth metadata says neither disparity nor depth (AuxiliaryImageType \(xmp.string("AuxiliaryImageType") ?? "missing"), NativeFormat \(native ?? "missing"))")
+            throw fail("AuxiliaryImageType", "the depth metadata says neither disparity nor depth (AuxiliaryImageType \(xmp.shown("AuxiliaryImageType")), NativeFormat \(native ?? "missing"))")
         }
         let maxStored = Double((1 << max(1, min(bits, 16))) - 1)
         let intMin = xmp.number("IntMinValue") ?? 0, intMax = xmp.number("IntMaxValue") ?? maxStored

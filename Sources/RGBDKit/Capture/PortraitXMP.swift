@@ -27,10 +27,30 @@ public struct PortraitXMP: Equatable, Sendable {
         fields = XMPScanner(bytes).scan(namespaces: Self.namespaces)
     }
 
-    /// The text of a field, trimmed; nil if absent or empty.
+    /// The text of a field on one line: control characters and line breaks become
+    /// spaces, runs of spaces one, ends trimmed; nil if absent or empty.
     public func string(_ name: String) -> String? {
-        guard let value = fields[name]?.trimmingWhitespace, !value.isEmpty else { return nil }
-        return value
+        guard let raw = fields[name] else { return nil }
+        var line = ""
+        var space = false
+        for scalar in raw.unicodeScalars {
+            let category = scalar.properties.generalCategory
+            if scalar == " " || category == .control || category == .lineSeparator || category == .paragraphSeparator
+                || category == .format {
+                space = true
+                continue
+            }
+            if space, !line.isEmpty { line.append(" ") }
+            space = false
+            line.unicodeScalars.append(scalar)
+        }
+        return line.isEmpty ? nil : line
+    }
+
+    /// A field's text for a message: `string(name)` cut to 40 characters, or `missing`.
+    func shown(_ name: String) -> String {
+        guard let text = string(name) else { return "missing" }
+        return text.count > 40 ? String(text.prefix(40)) + "…" : text
     }
 
     /// A field as one number; nil if absent or not a number.
