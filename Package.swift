@@ -81,6 +81,7 @@ let package = Package(
         .executableTarget(name: "FuzzImage", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzImage"),
         .executableTarget(name: "FuzzCAPI", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzCAPI"),
         .executableTarget(name: "FuzzLens", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLens"),
+        .executableTarget(name: "FuzzPortrait", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzPortrait"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

@@ -150,6 +150,22 @@ def main():
     write(l, "nan-center", bytes([8, 8, 4, 1, 0x10, 0, 1, 0x10, 0, 0]) + struct.pack("<d", float("nan"))
           + bytes([0]) + struct.pack("<d", 1e300) + bytes([3, 0]) + struct.pack("<f", float("inf")) + rng.bytes(64))
 
+    # Portrait photos (Tests/python/portrait_files.py composes them), their XMP alone,
+    # one without XMP and one without depth.
+    import sys
+    sys.path.insert(0, str(HERE.parent / "Tests" / "python"))
+    import portrait_files as pf
+    p = CORPUS / "FuzzPortrait"
+    scene = pf.Scene(128, 96)
+    color, stored = scene.color(), scene.depth_stored()
+    write(p, "portrait-128x96.heic", pf.compose_heic(color, stored, scene.xmp(True)))
+    write(p, "portrait-128x96-matte.jpg",
+          pf.compose_jpeg(color, stored, scene.xmp(False, ("a", "b"), "absolute"), scene.matte(), pf.matte_xmp()))
+    write(p, "xmp-elements.xml", scene.xmp(True))
+    write(p, "xmp-attributes.xml", scene.xmp(False, ("p", "q")))
+    write(p, "no-xmp.heic", pf.compose_heic(color, stored, b"<x/>"))
+    write(p, "no-depth.jpg", pf.encode_jpeg(color, 80))
+
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@
 # executions, coverage and findings. Exits 1 if anything was found: the input is saved in
 # .build-fuzz/findings/<target>/ (keep it in Fuzz/regressions/<target>/ once fixed).
 #
-#   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens
+#   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -40,6 +40,7 @@ max_len() {
     case "$1" in
         FuzzJSON) echo 4096 ;;
         FuzzImage|FuzzCAPI) echo 8192 ;;
+        FuzzPortrait) echo 16384 ;;
         *) echo 1024 ;;
     esac
 }

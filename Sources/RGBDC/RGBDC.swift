@@ -134,6 +134,18 @@ public func rgbd_capture_load_memory(_ json: UnsafePointer<UInt8>!, _ jsonSize: 
 }
 
 @c @implementation
+public func rgbd_capture_load_photo_memory(_ photo: UnsafePointer<UInt8>!, _ photoSize: Int, _ name: UnsafePointer<CChar>!,
+                                           _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        guard let photo else { throw argument("photo must not be NULL") }
+        guard photoSize >= 0 else { throw argument("photo_size must be the size of a buffer, not \(UInt(bitPattern: photoSize))") }
+        let label = name.map { String(cString: $0) } ?? "memory"
+        store(try Capture.load(photoBytes: Array(UnsafeBufferPointer(start: photo, count: photoSize)), name: label), out)
+    }
+}
+
+@c @implementation
 public func rgbd_capture_destroy(_ capture: OpaquePointer!) {
     guard let capture else { return }
     Unmanaged<CaptureHandle>.fromOpaque(UnsafeRawPointer(capture)).release()

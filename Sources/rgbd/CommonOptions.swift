@@ -4,7 +4,7 @@ import RGBDKit
 /// The captures a command works on: files and directories, and an explicit photo for a
 /// single capture.
 struct CaptureInputs: ParsableArguments {
-    @Argument(help: "Capture JSON files, or directories of captures.")
+    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures.")
     var inputs: [String]
 
     @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")

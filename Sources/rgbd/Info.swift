@@ -6,7 +6,9 @@ struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Describe captures without rectifying them: files, sizes, calibration, lens tables, depth.",
         discussion: """
-        INPUTS are capture JSON files or directories of captures, as for rectify. For \
+        INPUTS are capture JSON files, Portrait photos or directories of captures, as \
+        for rectify (a Portrait photo's depth image is decoded, its lens tables computed \
+        from the coefficients in its XMP; its depth kind and accuracy are shown). For \
         each capture: the key set (schema) and files, the photo's format and size (from \
         its header; it is not decoded), the depth map's size, the reference size, the \
         intrinsics as captured and scaled to each image, the lens table (length, range, \
@@ -100,14 +102,25 @@ struct Info: ParsableCommand {
         var depth = "\(size(info.depth.width, info.depth.height)), meters"
         if let source = info.depthSource { depth += ", from \(source)" }
         row("depth map", depth)
-        row("json", info.json + (info.jsonBytes.map { ": " + bytes($0) } ?? ""))
+        if let portrait = info.portrait {
+            var values = "\(portrait.kind.rawValue) (\(portrait.kind == .disparity ? "1/m, depth = 1/disparity" : "meters")), \(portrait.bits)-bit"
+            values += " \(Self.fixed(portrait.intRange.x, 6))…\(Self.fixed(portrait.intRange.y, 6)) → \(Self.fixed(portrait.floatRange.x, 6))…\(Self.fixed(portrait.floatRange.y, 6))"
+            if let stored = portrait.storedFormat { values += ", stored \(stored)" }
+            if let native = portrait.nativeFormat { values += ", native \(native)" }
+            row("portrait", values)
+            row("accuracy", (portrait.accuracy ?? "not given") + (portrait.isRelative ? ": the depth is right relative to itself, but its scale (meters) is not guaranteed" : ""))
+            if let matte = info.matteSize { row("matte", "Portrait Effects Matte \(size(matte.width, matte.height))") }
+        } else {
+            row("json", info.json + (info.jsonBytes.map { ": " + bytes($0) } ?? ""))
+        }
         row("reference", "\(size(k.width, k.height)); photo \(scale(info.color)), depth \(scale(info.depth))")
         row("intrinsics", "captured  " + camera(k) + (info.calibration.pixelSize.map { "  (pixel \(fixed($0, 6)) mm)" } ?? ""))
         row("", "photo     " + camera(info.color.intrinsics))
         row("", "depth     " + camera(info.depth.intrinsics))
         let c = info.calibration.distortionCenter
         row("distortion", "center (\(fixed(c.x, 3)), \(fixed(c.y, 3))) at the reference; r_max \(fixed(info.color.maxRadius, 1)) px on the photo")
-        row("lookup table", table(info.table) + (info.table.radiusRises ? "" : "; the mapped radius folds"))
+        row("lookup table", table(info.table) + (info.table.radiusRises ? "" : "; the mapped radius folds")
+            + (info.portrait != nil ? " (from LensDistortionCoefficients)" : ""))
         let corners = info.corners.map { "\($0.name) \(fixed($0.pixels, 2))" }.joined(separator: ", ")
         row("corners", "moved up to \(fixed(info.maxCornerDisplacement, 2)) px on the photo (\(corners))")
         if let inverse = info.inverseTable, let round = info.inverseConsistency {

@@ -16,6 +16,14 @@ struct Rectify: ParsableCommand {
             by content. Pixels are used as stored: EXIF orientation and HEIF rotation, \
             mirror and crop are not applied.
 
+            A Portrait photo (a HEIC or JPEG an iPhone took with depth: it holds a depth \
+            or disparity image and the camera's calibration in its XMP) is a capture by \
+            itself: rgbd rectify IMG_1234.HEIC -o out, no JSON. A directory contributes \
+            every photo without a NAME.json beside it as such; a photo that holds no depth \
+            image is reported ("... holds no depth image") and the batch goes on. Its \
+            Portrait Effects Matte, if any, is written rectified as NAME.matte.png (16-bit \
+            gray, aligned with the depth map). docs/portrait.md.
+
             Depth is read from the JSON (rows, a flat array or base64 float32, with the \
             calibration under any known key set: docs/format.md); a JSON without depth \
             takes it from the image its depth_file key names, else from NAME.depth.tiff \

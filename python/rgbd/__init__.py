@@ -27,7 +27,7 @@ the GIL during each call).
 from __future__ import annotations
 
 from . import _lib
-from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes
+from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes, load_photo_bytes
 from ._errors import RGBDError, Status
 from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
@@ -42,6 +42,7 @@ __all__ = [
     "find_library",
     "load_capture",
     "load_capture_bytes",
+    "load_photo_bytes",
     "rectify_image",
     "Rectifier",
     "write_ply",

@@ -387,8 +387,11 @@ class Capture:
 def load_capture(json_path: PathLike, image_path: Optional[PathLike] = None) -> Capture:
     """Loads a capture from its JSON file and photo (JPEG or HEIC, recognised by content).
 
+    A Portrait photo (a HEIC or JPEG holding a depth image and Apple's depth metadata,
+    recognised by content) is a capture by itself: ``load_capture("IMG_1234.HEIC")``.
+
     Args:
-        json_path: the capture's JSON (calibration and depth map).
+        json_path: the capture's JSON (calibration and depth map), or a Portrait photo.
         image_path: the color photo; by default the one beside the JSON with the same stem
             (``.jpg``/``.jpeg``, else ``.heic``/``.heif``, any case).
 
@@ -402,6 +405,19 @@ def load_capture(json_path: PathLike, image_path: Optional[PathLike] = None) -> 
     check(_lib.lib().rgbd_capture_load(json_raw, image_raw, ctypes.byref(out)))
     name = Path(os.fsdecode(json_raw)).stem
     return Capture(out, name, os.fsdecode(json_raw), None if image_raw is None else os.fsdecode(image_raw))
+
+
+def load_photo_bytes(photo_bytes: Any, name: Optional[str] = None) -> Capture:
+    """Loads a Portrait photo (HEIC or JPEG with a depth image) from its file's bytes alone.
+
+    ``photo_bytes`` may be any contiguous bytes-like object; ``name`` is used in error
+    messages. A photo without a depth image raises ``RGBDError`` ("... holds no depth image").
+    """
+    data = as_bytes(photo_bytes, "photo_bytes")
+    name_raw = None if name is None else encode_text(name, "name")
+    out = _lib.RgbdCaptureP()
+    check(_lib.lib().rgbd_capture_load_photo_memory(pointer(data, ctypes.c_uint8), data.size, name_raw, ctypes.byref(out)))
+    return Capture(out, "memory" if name is None else Path(name).stem)
 
 
 def load_capture_bytes(json_bytes: Any, jpeg_bytes: Any, name: Optional[str] = None) -> Capture:

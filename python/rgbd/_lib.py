@@ -145,6 +145,7 @@ _SIGNATURES = {
         _c.c_int,
         [c_uint8_p, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_char_p, _c.POINTER(RgbdCaptureP)],
     ),
+    "rgbd_capture_load_photo_memory": (_c.c_int, [c_uint8_p, _c.c_size_t, _c.c_char_p, _c.POINTER(RgbdCaptureP)]),
     "rgbd_capture_destroy": (None, [RgbdCaptureP]),
     "rgbd_capture_color_size": (_c.c_int, [RgbdCaptureP, c_int32_p, c_int32_p]),
     "rgbd_capture_depth_size": (_c.c_int, [RgbdCaptureP, c_int32_p, c_int32_p]),

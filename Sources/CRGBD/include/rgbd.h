@@ -54,7 +54,8 @@ typedef struct rgbd_capture rgbd_capture;
 
 /* Loads a capture from a JSON file and a photo, JPEG or HEIC/HEIF (recognised by content).
  * image_path may be NULL: the photo beside the JSON with the same stem (.jpg/.jpeg, else
- * .heic/.heif, any case). On success *out receives a handle
+ * .heic/.heif, any case). A Portrait photo given as json_path with image_path NULL is a
+ * capture by itself (recognised by content). On success *out receives a handle
  * the caller owns and releases with rgbd_capture_destroy. */
 int rgbd_capture_load(const char *json_path, const char *image_path, rgbd_capture **out);
 
@@ -63,6 +64,13 @@ int rgbd_capture_load(const char *json_path, const char *image_path, rgbd_captur
  * (NAME.json, NAME.jpg). */
 int rgbd_capture_load_memory(const uint8_t *json, size_t json_size, const uint8_t *jpeg, size_t jpeg_size,
                              const char *name, rgbd_capture **out);
+
+/* Loads a Portrait photo (a HEIC or JPEG that holds a depth image and Apple's depth
+ * metadata, as iPhones write with depth capture on) from the file's bytes alone: the
+ * photo is the color image, its depth image the depth map, its XMP the calibration.
+ * rgbd_capture_load(path, NULL, out) does the same for a file. name (may be NULL) stands
+ * for the file in error messages. A photo without depth fails: "NAME holds no depth image". */
+int rgbd_capture_load_photo_memory(const uint8_t *photo, size_t photo_size, const char *name, rgbd_capture **out);
 
 /* Releases a capture. Accepts NULL. */
 void rgbd_capture_destroy(rgbd_capture *capture);

@@ -1,7 +1,7 @@
 /// One iPhone depth capture as exported: the calibration and depth map from the JSON,
 /// and the color photo (JPEG or HEIC), all as captured (distorted, sensor orientation).
 public struct Capture: Sendable {
-    /// The capture JSON's path.
+    /// The capture JSON's path (for a Portrait photo, the photo's).
     public var jsonPath: String
     /// The color image's path.
     public var imagePath: String
@@ -13,6 +13,10 @@ public struct Capture: Sendable {
     public var color: ColorImage
     /// Things worth telling the user that did not stop the reading (aspect mismatches).
     public var warnings: [String]
+    /// For a Portrait photo (`jsonPath == imagePath`): what its depth metadata says.
+    public var portrait: PortraitDepth? = nil
+    /// For a Portrait photo: its Portrait Effects Matte as stored (8-bit), if present.
+    public var matte: ImageBuffer<UInt8>? = nil
 
     /// The name outputs are derived from: the JSON's file name without its extension.
     public var stem: String { Path.stem(jsonPath) }
@@ -22,8 +26,15 @@ public struct Capture: Sendable {
     /// both at once on two threads. Sizes are checked against the calibration. A JSON
     /// without a depth map takes its depth from the image it names or the one beside it
     /// (`depthImagePath(besideJSON:)`); `reading` sets the physical maximum depth.
+    ///
+    /// A Portrait photo (a HEIC or JPEG holding a depth image, recognised by content)
+    /// given as `json` with no `image` is a capture by itself (`load(photo:)`).
     public static func load(json: String, image: String? = nil, reading: CaptureReadingOptions = CaptureReadingOptions(),
                             timings: StageTimings? = nil) throws -> Capture {
+        if image == nil, PortraitReader.isPhoto(path: json) {
+            return try load(photo: json, reading: reading, timings: timings)
+        }
+        try PortraitReader.refuseImage(image, json: json)
         let imagePath = try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try FileSystem.readFile(imagePath)
         let (contents, color) = try parseAndDecode(
@@ -31,6 +42,31 @@ public struct Capture: Sendable {
             parse: { try timings.measure("parse") { try CaptureReader.read(path: json, options: reading) } },
             decode: { try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) } })
         return try Capture(json: json, image: imagePath, contents: contents, color: color)
+    }
+
+    /// Loads a Portrait photo as a capture: its primary image is the color, its depth
+    /// image and depth metadata the depth map and calibration (docs/portrait.md).
+    /// `jsonPath` and `imagePath` are both `photo`.
+    ///
+    /// - Throws: `RGBDError` naming the photo; "holds no depth image" for a photo without one.
+    public static func load(photo: String, reading: CaptureReadingOptions = CaptureReadingOptions(),
+                            timings: StageTimings? = nil) throws -> Capture {
+        let bytes = try FileSystem.readFile(photo)
+        return try load(photoBytes: bytes, name: photo, reading: reading, timings: timings)
+    }
+
+    /// A Portrait photo's capture from the file's bytes alone; `name` stands for the file
+    /// in messages and gives `stem`.
+    public static func load(photoBytes: [UInt8], name: String, reading: CaptureReadingOptions = CaptureReadingOptions(),
+                            timings: StageTimings? = nil) throws -> Capture {
+        let (contents, color) = try parseAndDecode(
+            jpeg: photoBytes, image: name, json: name,
+            parse: { try timings.measure("parse") { try PortraitReader.read(photoBytes, file: name, options: reading) } },
+            decode: { try timings.measure("decode") { try PhotoDecoder.decodeRGB(photoBytes, file: name) } })
+        var capture = try Capture(json: name, image: name, contents: contents, color: color)
+        capture.portrait = contents.portrait
+        capture.matte = contents.matte
+        return capture
     }
 
     /// Makes a capture from the bytes of its JSON and photo, JPEG or HEIC (both parsed on two threads);

@@ -28,6 +28,10 @@ public struct DepthSource: Sendable, Equatable, CustomStringConvertible {
         case png16Millimeters
         /// A single-channel float32 TIFF of meters.
         case tiffFloat32Meters
+        /// The depth image of a Portrait HEIC (with Apple's depth XMP).
+        case portraitHEIC
+        /// The depth image of a Portrait JPEG, listed by its MPF index (with Apple's depth XMP).
+        case portraitJPEG
     }
 
     /// The encoding.
@@ -53,6 +57,8 @@ public struct DepthSource: Sendable, Equatable, CustomStringConvertible {
             let what = kind == .png16Millimeters ? "16-bit PNG, millimeters" : "float32 TIFF, meters"
             let whence = key.map { "named by \($0)" } ?? "beside the JSON"
             return "\(path ?? "?") \(whence) (\(what))"
+        case .portraitHEIC, .portraitJPEG:
+            return "\(key ?? "depth image") of the photo (Portrait XMP)"
         }
     }
 }

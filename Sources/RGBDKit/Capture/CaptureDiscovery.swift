@@ -3,7 +3,7 @@
 public enum CaptureDiscovery {
     /// One capture to process: its JSON and, if given explicitly, its image.
     public struct Item: Equatable, Sendable {
-        /// The capture JSON.
+        /// The capture JSON, or a Portrait photo (a capture by itself).
         public var json: String
         /// The image, or nil to use the JPEG beside the JSON.
         public var image: String?
@@ -27,8 +27,10 @@ public enum CaptureDiscovery {
 
     /// Expands one input: a file is taken as a capture JSON as given; a directory
     /// contributes every `*.json` in it (not recursively) that has a photo (JPEG or
-    /// HEIC) of the same stem beside it, in name order. Its other JSON files are listed in `skipped`,
-    /// except rgbd's own intrinsics sidecars.
+    /// HEIC) of the same stem beside it, in name order, and every photo (`.jpg`, `.jpeg`,
+    /// `.heic`, `.heif`) that has no JSON of its stem beside it, as a Portrait photo (one
+    /// without a depth image then fails with its own error). Its other JSON files are
+    /// listed in `skipped`, except rgbd's own intrinsics sidecars.
     ///
     /// - Throws: `RGBDError(.io)` for an input that does not exist, or a directory with
     ///   no capture in it.
@@ -38,11 +40,15 @@ public enum CaptureDiscovery {
             return Expansion(items: [Item(json: input)])
         }
         let names = try FileSystem.contentsOfDirectory(input)
-        let stemsWithImage = Set(names.filter { Capture.photoExtensions.contains(Path.pathExtension($0)) }.map(Path.stem))
+        let photos = names.filter { Capture.photoExtensions.contains(Path.pathExtension($0)) }
+        let stemsWithImage = Set(photos.map(Path.stem))
+        let stemsWithJSON = Set(names.filter { Path.pathExtension($0) == "json" }.map(Path.stem))
         var expansion = Expansion()
-        for name in names where Path.pathExtension(name) == "json" && !name.hasSuffix(".intrinsics.json") {
+        let portraits = Set(photos.filter { !stemsWithJSON.contains(Path.stem($0)) })
+        for name in names where portraits.contains(name)
+            || (Path.pathExtension(name) == "json" && !name.hasSuffix(".intrinsics.json")) {
             let stem = Path.stem(name)
-            if stemsWithImage.contains(stem) {
+            if portraits.contains(name) || stemsWithImage.contains(stem) {
                 expansion.items.append(Item(json: Path.join(input, name)))
             } else {
                 expansion.skipped.append(RGBDError(.io, file: Path.join(input, name),
@@ -51,7 +57,7 @@ public enum CaptureDiscovery {
         }
         if expansion.items.isEmpty {
             let also = expansion.skipped.isEmpty ? "" : " (\(expansion.skipped.count) JSON file(s) without an image)"
-            throw RGBDError(.io, file: input, "no capture in this directory: a capture is a NAME.json beside a NAME.jpg or NAME.heic\(also)")
+            throw RGBDError(.io, file: input, "no capture in this directory: a capture is a NAME.json beside a NAME.jpg or NAME.heic, or a Portrait photo\(also)")
         }
         return expansion
     }

@@ -100,6 +100,24 @@ extension CaptureInfo {
         // Present when the reader reports them (docs/info.md).
         if let depthSource { depthMembers.append(M("source", .string(depthSource))) }
         if let discardedSentinels { depthMembers.append(M("discarded_sentinels", .int(discardedSentinels))) }
+        // What the depth values are, how accurate, and from where (JSON, depth image, Portrait XMP).
+        depthMembers.append(M("kind", .string(portrait?.kind.rawValue ?? "depth")))
+        depthMembers.append(M("accuracy", portrait?.accuracy.map { .string($0) } ?? .null))
+        depthMembers.append(M("origin", .string(depthOrigin)))
+        if let portrait {
+            depthMembers.append(M("portrait", .object([
+                M("container", .string(portrait.container)),
+                M("stored_format", portrait.storedFormat.map { .string($0) } ?? .null),
+                M("native_format", portrait.nativeFormat.map { .string($0) } ?? .null),
+                M("bits", .int(portrait.bits)),
+                M("int_range", .array([.number(portrait.intRange.x), .number(portrait.intRange.y)])),
+                M("float_range", .array([.number(portrait.floatRange.x), .number(portrait.floatRange.y)])),
+                M("quality", portrait.quality.map { .string($0) } ?? .null),
+                M("filtered", portrait.filtered.map { .bool($0) } ?? .null),
+                M("relative_note", portrait.isRelative ? .string(PortraitDepth.relativeNote) : .null),
+                M("matte", matteSize.map { .object([M("width", .int($0.width)), M("height", .int($0.height))]) } ?? .null),
+            ])))
+        }
 
         let k = calibration.intrinsics
         return .object([
@@ -126,12 +144,25 @@ extension CaptureInfo {
                              M("distorted", .point(c.distorted)), M("pixels", .number(c.pixels))])
                 })),
             ])),
+            M("lens_distortion_lookup_table", .array(calibration.lookupTable.map { .number(shortestDouble($0)) })),
+            M("inverse_lens_distortion_lookup_table",
+              calibration.inverseLookupTable.isEmpty ? .null
+                : .array(calibration.inverseLookupTable.map { .number(shortestDouble($0)) })),
             M("inverse_round_trip", inverseConsistency.map { c in
                 .object([M("grid", .array([.int(c.columns), .int(c.rows)])), M("max", .number(c.maxError)),
                          M("mean", .number(c.meanError))])
             } ?? .null),
             M("warnings", .array(warnings.map { .string($0) })),
         ])
+    }
+
+    /// Where the depth map came from, in one word: `json` (in the capture JSON),
+    /// `depth_image` (a PNG or TIFF beside it or named by it) or `portrait_xmp` (a
+    /// Portrait photo's depth image and XMP).
+    public var depthOrigin: String {
+        if portrait != nil { return "portrait_xmp" }
+        if let source = depthSource, source.contains("in the JSON") { return "json" }
+        return depthSource == nil ? "json" : "depth_image"
     }
 
     /// The `rgbd info --json` entry of an input that failed: `error` is the one-line

@@ -181,6 +181,10 @@ public struct CaptureInfo: Sendable {
     public var depthStatistics: DepthStatistics
     /// What rectifying would warn about, and what looks wrong in the tables.
     public var warnings: [String]
+    /// For a Portrait photo: what its depth metadata says (kind, accuracy, value range).
+    public var portrait: PortraitDepth? = nil
+    /// For a Portrait photo: the size of its Portrait Effects Matte, if it has one.
+    public var matteSize: (width: Int, height: Int)? = nil
 
     /// The largest corner displacement, pixels of the photo.
     public var maxCornerDisplacement: Double { corners.map(\.pixels).max() ?? 0 }
@@ -191,8 +195,13 @@ public struct CaptureInfo: Sendable {
     /// Reads capture `json` and the header of its photo (`image`, default the photo beside
     /// the JSON as `Capture.imagePath(besideJSON:)` finds it), with the checks rectifying
     /// makes: what would fail to rectify fails here with the same error.
+    ///
+    /// A Portrait photo given as `json` with no `image` is described from its depth
+    /// image and depth metadata (`PortraitReader`); its depth image is decoded.
     public static func read(json: String, image: String? = nil) throws -> CaptureInfo {
-        let imagePath = try image ?? Capture.imagePath(besideJSON: json)
+        let isPortrait = image == nil && PortraitReader.isPhoto(path: json)
+        try PortraitReader.refuseImage(image, json: json)
+        let imagePath = isPortrait ? json : try image ?? Capture.imagePath(besideJSON: json)
         let photoBytes = try FileSystem.readFile(imagePath)
         let (width, height) = try PhotoDecoder.size(of: photoBytes, file: imagePath)
         guard let format = PhotoDecoder.format(of: photoBytes) else {
@@ -200,7 +209,7 @@ public struct CaptureInfo: Sendable {
         }
         // `read(path:)`, as rectifying does: a reader that finds depth beside the JSON
         // needs the path.
-        let contents = try CaptureReader.read(path: json)
+        let contents = isPortrait ? try PortraitReader.read(photoBytes, file: json) : try CaptureReader.read(path: json)
         var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: json,
                                               depth: contents.depth, calibration: contents.calibration,
                                               keys: contents.keys, depthFile: contents.depthSource.path)
@@ -220,13 +229,16 @@ public struct CaptureInfo: Sendable {
         if statistics.validCount == 0 {
             warnings.append("\(json): the depth map has no valid pixel")
         }
-        return CaptureInfo(
-            json: json, jsonBytes: FileSystem.fileSize(json), schema: contents.schemaName, photo: photo,
+        var info = CaptureInfo(
+            json: json, jsonBytes: isPortrait ? nil : FileSystem.fileSize(json), schema: contents.schemaName, photo: photo,
             calibration: calibration, color: color, depth: depth, depthSource: contents.depthSource.description,
             discardedSentinels: contents.discarded.negative + contents.discarded.beyondMaximum,
             table: table, inverseTable: inverseTable, corners: cornerDisplacements(scaled.distortion),
             inverseConsistency: scaled.inverseDistortion.map { inverseConsistency(forward: scaled.distortion, inverse: $0) },
             depthStatistics: statistics, warnings: warnings)
+        info.portrait = contents.portrait
+        info.matteSize = contents.matte.map { ($0.width, $0.height) }
+        return info
     }
 
     /// The forward model's displacement of the four corner pixels (centers `(0, 0)`,

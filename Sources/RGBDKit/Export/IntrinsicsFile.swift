@@ -8,10 +8,19 @@
 /// so.
 public enum IntrinsicsFile {
     /// The file's text.
-    public static func json(color: Intrinsics, depth: Intrinsics, source: String) -> String {
+    /// `depthAccuracy` (a Portrait photo's `Accuracy`) is written as `depth_accuracy`, with
+    /// a note when it is `relative` (the depth's scale is not guaranteed).
+    public static func json(color: Intrinsics, depth: Intrinsics, source: String, depthAccuracy: String? = nil) -> String {
         let pairing = color == depth
             ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
             : "color and depth have different sizes: each file's intrinsics are under its key"
+        var accuracy = ""
+        if let depthAccuracy {
+            accuracy = ",\n  \"depth_accuracy\": \(JSONText.string(depthAccuracy))"
+            if depthAccuracy.lowercased() == "relative" {
+                accuracy += ",\n  \"depth_accuracy_note\": \(JSONText.string(PortraitDepth.relativeNote))"
+            }
+        }
         func camera(_ k: Intrinsics, indent: String) -> String {
             let matrix = k.columnMajor.map(JSONText.number).joined(separator: ", ")
             return """
@@ -31,7 +40,7 @@ public enum IntrinsicsFile {
         \(camera(color, indent: "    "))
           },
           "note": "rectified pinhole intrinsics; top level = depth map (Open3D read_pinhole_camera_intrinsic); \(pairing); intrinsic_matrix is column-major [fx, 0, 0, 0, fy, 0, cx, cy, 1]; depth PNG is millimeters (depth_scale 1000), depth TIFF is meters",
-          "source": \(JSONText.string(source))
+          "source": \(JSONText.string(source))\(accuracy)
         }
 
         """

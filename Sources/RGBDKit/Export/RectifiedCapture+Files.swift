@@ -28,7 +28,7 @@ extension RectifiedCapture {
         (colorPNG, _) = try Concurrently.withBackground(
             {
                 try Self.stageDepthOutputs(depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics,
-                                           source: source, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+                                           source: source, portrait: portrait, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
             },
             foreground: { try timings.measure("encode color png") { try PNGCodec.encodeRGB(color, effort: pngEffort) } })
         try timings.measure("write color png") { try files.stage(paths[0], bytes: colorPNG) }
@@ -39,7 +39,7 @@ extension RectifiedCapture {
     /// Encodes and stages the depth PNG, the depth TIFF and the intrinsics sidecar
     /// (`paths[1...3]` of `outputPaths`).
     static func stageDepthOutputs(depth: DepthMap, colorIntrinsics: Intrinsics, depthIntrinsics: Intrinsics,
-                                  source: String, paths: [String], files: StagedFiles, pngEffort: PNGCodec.Effort,
+                                  source: String, portrait: PortraitDepth? = nil, paths: [String], files: StagedFiles, pngEffort: PNGCodec.Effort,
                                   timings: StageTimings?) throws {
         let millimeters = DepthEncoding.millimeters(depth)
         let depthPNG = try timings.measure("encode depth png") {
@@ -50,8 +50,26 @@ extension RectifiedCapture {
             try files.stage(paths[2]) { fd, temporary in try TIFFCodec.writeFloat(depth, fd: fd, path: temporary) }
         }
         try timings.measure("write intrinsics") {
-            let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source)
+            let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source,
+                                           depthAccuracy: portrait?.accuracy)
             try files.stage(paths[3], bytes: Array(text.utf8))
         }
+    }
+
+    /// A Portrait Effects Matte rectified with the calibration scaled to its size (it is
+    /// aligned with the depth map), as a 16-bit grayscale PNG (0 to 65535 = 0 to 1).
+    static func mattePNG(_ matte: ImageBuffer<UInt8>, calibration: ImageCalibration, rectifier: Rectifier,
+                         effort: PNGCodec.Effort) throws -> [UInt8] {
+        let scaled = LensDistortion(center: SIMD2(calibration.distortion.center.x * Double(matte.width) / Double(calibration.distortion.width),
+                                                  calibration.distortion.center.y * Double(matte.height) / Double(calibration.distortion.height)),
+                                    table: calibration.distortion.table, width: matte.width, height: matte.height)
+        var rectified = [UInt8](repeating: 0, count: matte.samples.count)
+        matte.samples.withUnsafeBufferPointer { source in
+            rectified.withUnsafeMutableBufferPointer { destination in
+                rectifier.rectify(source, channels: 1, distortion: scaled, into: destination)
+            }
+        }
+        return try PNGCodec.encodeGray16(width: matte.width, height: matte.height,
+                                         samples: rectified.map { UInt16($0) * 257 }, effort: effort)
     }
 }

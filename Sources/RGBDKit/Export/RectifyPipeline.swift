@@ -24,6 +24,10 @@ public enum RectifyPipeline {
         var depthCalibration: ImageCalibration
         /// Intrinsics of the depth output (the color image's with `.color` alignment).
         var depthIntrinsics: Intrinsics
+        /// For a Portrait photo: what its depth metadata says.
+        var portrait: PortraitDepth? = nil
+        /// For a Portrait photo: its Portrait Effects Matte as stored, if present.
+        var matte: ImageBuffer<UInt8>? = nil
     }
 
     /// Decodes the photo (and, if asked, touches the color output memory) on one thread
@@ -31,6 +35,9 @@ public enum RectifyPipeline {
     /// with the depth map and the intrinsics of the color and depth outputs (for an image
     /// of more than 24 megapixels, the depth side first: the image's size is checked before
     /// its pixels are allocated).
+    ///
+    /// A Portrait photo given as `json` with no `image` (recognised by content) is the
+    /// capture by itself: its depth side is read by `PortraitReader`.
     ///
     /// With `alignment` `.depth`, the color output's intrinsics are the depth map's (the
     /// caller averages the color down to it). With `.color`, the parsing thread leaves
@@ -40,9 +47,11 @@ public enum RectifyPipeline {
     static func prepare(json: String, image: String?, rectifier: Rectifier,
                         prefaultColorOutput: Bool, alignment: PixelAlignment? = nil,
                         reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings?,
-                        alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void) throws
+                        alongsideDepth: (DepthMap, Intrinsics, Intrinsics, PortraitDepth?) throws -> Void) throws
         -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
-        let imagePath = try image ?? Capture.imagePath(besideJSON: json)
+        let isPortrait = image == nil && PortraitReader.isPhoto(path: json)
+        try PortraitReader.refuseImage(image, json: json)
+        let imagePath = isPortrait ? json : try image ?? Capture.imagePath(besideJSON: json)
         let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         let (colorWidth, colorHeight) = try PhotoDecoder.size(of: jpeg, file: imagePath)
         // A very large image is decoded only once the JSON has been read and the image's
@@ -60,7 +69,10 @@ public enum RectifyPipeline {
             return ColorSide(color: color, output: output)
         }
         func depthSide() throws -> DepthSide {
-            let contents = try timings.measure("parse") { try CaptureReader.read(path: json, options: reading) }
+            let contents = try timings.measure("parse") {
+                isPortrait ? try PortraitReader.read(jpeg, file: json, options: reading)
+                    : try CaptureReader.read(path: json, options: reading)
+            }
             let calibration = contents.calibration
             var warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
                                                   json: json, depth: contents.depth, calibration: calibration,
@@ -70,7 +82,8 @@ public enum RectifyPipeline {
             let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
             if alignment == .color {
                 return DepthSide(warnings: warnings, depth: contents.depth, colorCalibration: colorCalibration,
-                                 depthCalibration: depthCalibration, depthIntrinsics: colorCalibration.intrinsics)
+                                 depthCalibration: depthCalibration, depthIntrinsics: colorCalibration.intrinsics,
+                                 portrait: contents.portrait, matte: contents.matte)
             }
             if alignment == .depth {
                 try Capture.checkAlignable(colorWidth: colorWidth, colorHeight: colorHeight,
@@ -84,9 +97,10 @@ public enum RectifyPipeline {
                 depthRectifier.rectify(contents.depth, distortion: depthCalibration.distortion)
             }
             let colorIntrinsics = alignment == .depth ? depthCalibration.intrinsics : colorCalibration.intrinsics
-            try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics)
+            try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics, contents.portrait)
             return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
-                             depthCalibration: depthCalibration, depthIntrinsics: depthCalibration.intrinsics)
+                             depthCalibration: depthCalibration, depthIntrinsics: depthCalibration.intrinsics,
+                             portrait: contents.portrait, matte: contents.matte)
         }
         let decoded: ColorSide, side: DepthSide
         if decodesAfterChecks {
@@ -108,6 +122,19 @@ public enum RectifyPipeline {
                                  reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil,
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
         throws -> (capture: RectifiedCapture, warnings: [String]) {
+        let (capture, warnings, _) = try rectifiedWithSide(
+            json: json, image: image, rectifier: rectifier, alignment: alignment, reading: reading, timings: timings,
+            alongsideDepth: { depth, colorIntrinsics, depthIntrinsics, _ in
+                try alongsideDepth(depth, colorIntrinsics, depthIntrinsics)
+            })
+        return (capture, warnings)
+    }
+
+    /// `rectified`, also returning the depth side (a Portrait photo's metadata and matte).
+    static func rectifiedWithSide(json: String, image: String?, rectifier: Rectifier, alignment: PixelAlignment?,
+                                  reading: CaptureReadingOptions, timings: StageTimings?,
+                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics, PortraitDepth?) throws -> Void)
+        throws -> (capture: RectifiedCapture, warnings: [String], side: DepthSide) {
         let (color, colorOutput, side) = try prepare(json: json, image: image, rectifier: rectifier,
                                                      prefaultColorOutput: alignment != .depth, alignment: alignment,
                                                      reading: reading, timings: timings, alongsideDepth: alongsideDepth)
@@ -144,11 +171,13 @@ public enum RectifyPipeline {
                                   height: color.height)
             }
             let (rectifiedColor, _) = try Concurrently.withBackground(
-                { try alongsideDepth(depth, colorIntrinsics, colorIntrinsics) }, foreground: rectifyColor)
+                { try alongsideDepth(depth, colorIntrinsics, colorIntrinsics, side.portrait) }, foreground: rectifyColor)
             capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifiedColor, depth: depth,
                                        colorIntrinsics: colorIntrinsics, depthIntrinsics: colorIntrinsics)
         }
-        return (capture, side.warnings)
+        var result = capture
+        result.portrait = side.portrait
+        return (result, side.warnings, side)
     }
 
     /// The point cloud of capture `json`, as `PointCloud(rectified(...).capture)` but
@@ -160,8 +189,19 @@ public enum RectifyPipeline {
                                   options: PointCloudOptions = PointCloudOptions(),
                                   reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil)
         throws -> (cloud: PointCloud, warnings: [String]) {
+        let (cloud, warnings, _) = try pointCloudWithPortrait(json: json, image: image, rectifier: rectifier,
+                                                              options: options, reading: reading, timings: timings)
+        return (cloud, warnings)
+    }
+
+    /// `pointCloud`, also returning what a Portrait photo's depth metadata says (nil for a JSON capture).
+    public static func pointCloudWithPortrait(json: String, image: String?, rectifier: Rectifier = Rectifier(),
+                                              options: PointCloudOptions = PointCloudOptions(),
+                                              reading: CaptureReadingOptions = CaptureReadingOptions(),
+                                              timings: StageTimings? = nil)
+        throws -> (cloud: PointCloud, warnings: [String], portrait: PortraitDepth?) {
         let (color, _, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                           prefaultColorOutput: false, reading: reading, timings: timings) { _, _, _ in }
+                                           prefaultColorOutput: false, reading: reading, timings: timings) { _, _, _, _ in }
         let colors = timings.measure("rectify and average colors") {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
                                           toWidth: side.depth.width, height: side.depth.height)
@@ -169,7 +209,7 @@ public enum RectifyPipeline {
         let cloud = timings.measure("select points") {
             PointCloud(depth: side.depth, intrinsics: side.depthIntrinsics, colors: colors, options: options)
         }
-        return (cloud, side.warnings)
+        return (cloud, side.warnings, side.portrait)
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side
@@ -184,15 +224,26 @@ public enum RectifyPipeline {
         try FileSystem.createDirectory(directory)
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
-        let (capture, warnings) = try rectified(json: json, image: image, rectifier: rectifier, alignment: alignment,
-                                                reading: reading, timings: timings) { depth, colorIntrinsics, depthIntrinsics in
+        let (capture, warnings, side) = try rectifiedWithSide(
+            json: json, image: image, rectifier: rectifier, alignment: alignment, reading: reading,
+            timings: timings) { depth, colorIntrinsics, depthIntrinsics, portrait in
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
-                paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+                portrait: portrait, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+        }
+        var written = paths
+        if let matte = side.matte {
+            let path = Path.join(directory, "\(Path.stem(json)).matte.png")
+            let png = try timings.measure("matte") {
+                try RectifiedCapture.mattePNG(matte, calibration: side.depthCalibration, rectifier: rectifier,
+                                              effort: pngEffort)
+            }
+            try files.stage(path, bytes: png)
+            written.append(path)
         }
         let png = try timings.measure("encode color png") { try PNGCodec.encodeRGB(capture.color, effort: pngEffort) }
         try timings.measure("write color png") { try files.stage(paths[0], bytes: png) }
         try files.commit()
-        return (paths, warnings)
+        return (written, warnings)
     }
 }

@@ -13,6 +13,8 @@ public struct RectifiedCapture: Sendable {
     public var colorIntrinsics: Intrinsics
     /// Pinhole intrinsics of `depth`.
     public var depthIntrinsics: Intrinsics
+    /// For a Portrait photo: what its depth metadata says (the sidecar notes a relative accuracy).
+    public var portrait: PortraitDepth? = nil
 }
 
 extension Capture {
@@ -28,6 +30,7 @@ extension Capture {
             rectifier.rectify(depth, distortion: depthCalibration.distortion)
         }
         return RectifiedCapture(stem: stem, source: jsonPath, color: rectifiedColor, depth: rectifiedDepth,
-                                colorIntrinsics: colorCalibration.intrinsics, depthIntrinsics: depthCalibration.intrinsics)
+                                colorIntrinsics: colorCalibration.intrinsics, depthIntrinsics: depthCalibration.intrinsics,
+                                portrait: portrait)
     }
 }

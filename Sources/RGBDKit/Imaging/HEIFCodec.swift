@@ -76,13 +76,16 @@ public enum HEIFCodec {
         func check(_ error: heif_error, _ what: String) throws {
             guard error.code != heif_error_Ok else { return }
             let reason = error.message.map { String(cString: $0) } ?? "unknown libheif error"
-            throw RGBDError(.invalidImage, file: file, "\(what): \(reason)")
+            // libheif's messages may span lines; rgbd's errors are one line each.
+            let oneLine = reason.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+                .map { $0.trimmingWhitespace }.filter { !$0.isEmpty }.joined(separator: ": ")
+            throw RGBDError(.invalidImage, file: file, "\(what): \(oneLine)")
         }
     }
 
     /// An image of an opened file (a libheif image handle).
     final class Image {
-        private let handle: OpaquePointer
+        let handle: OpaquePointer
         /// The file, kept alive as long as the handle.
         let owner: File
 

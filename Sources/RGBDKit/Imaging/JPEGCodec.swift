@@ -80,6 +80,27 @@ public enum JPEGCodec {
         return ColorImage(width: width, height: height, channels: 3, samples: samples)
     }
 
+    /// Decodes a JPEG to 8-bit gray (one sample per pixel; a color JPEG gives its
+    /// luminance), pixels as stored: the depth image of a Portrait JPEG. The same
+    /// plausibility checks as `decodeRGB`.
+    public static func decodeGray(_ jpeg: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt8> {
+        let handle = try Handle(decompress: true, file: file)
+        let (width, height) = try handle.header(jpeg)
+        try checkPlausible(width: width, height: height, byteCount: jpeg.count, file: file)
+        guard width * height <= HEIFCodec.maxAuxiliaryPixels else {
+            throw RGBDError(.invalidImage, file: file, "the depth JPEG claims \(width)×\(height) pixels, more than a depth map has")
+        }
+        var samples = [UInt8](repeating: 0, count: width * height)
+        let status = jpeg.withUnsafeBufferPointer { src in
+            samples.withUnsafeMutableBufferPointer { dst in
+                tjDecompress2(handle.raw, src.baseAddress, UInt(src.count), dst.baseAddress,
+                              Int32(width), Int32(width), Int32(height), Int32(TJPF_GRAY.rawValue), 0)
+            }
+        }
+        if status != 0 { throw handle.error("cannot decode JPEG") }
+        return ImageBuffer(width: width, height: height, channels: 1, samples: samples)
+    }
+
     /// Encodes an 8-bit RGB image as a baseline JPEG (`tjCompress2`, 4:2:0 below
     /// quality 95, 4:4:4 from 95 on).
     public static func encode(_ image: ColorImage, quality: Int = 92) throws -> [UInt8] {

@@ -50,6 +50,25 @@ public enum FileSystem {
         return bytes
     }
 
+    /// The first `count` bytes of a file (fewer if it is shorter).
+    public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw systemError(path, "cannot open") }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress.map { $0 + done }, count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw systemError(path, "cannot read")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return Array(bytes.prefix(done))
+    }
+
     /// Whether `path` names an existing directory.
     public static func isDirectory(_ path: String) -> Bool {
         var info = stat()

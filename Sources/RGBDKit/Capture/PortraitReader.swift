@@ -1,0 +1,341 @@
+/// What a Portrait photo's depth metadata says about its depth image (docs/portrait.md).
+public struct PortraitDepth: Equatable, Sendable {
+    /// What the stored values measure.
+    public enum Kind: String, Sendable {
+        /// Disparity in 1/m: depth = 1 / disparity.
+        case disparity
+        /// Depth in meters.
+        case depth
+    }
+
+    /// Disparity or depth.
+    public var kind: Kind
+    /// `Accuracy`: `relative` (right relative to itself, scale not guaranteed) or
+    /// `absolute`; nil if the packet does not say.
+    public var accuracy: String?
+    /// `Quality` (`high`, `low`), if given.
+    public var quality: String?
+    /// `Filtered` (holes filled by the camera), if given.
+    public var filtered: Bool?
+    /// `StoredFormat` as four characters (`L008`), if given.
+    public var storedFormat: String?
+    /// `NativeFormat` as four characters (`hdis`), if given.
+    public var nativeFormat: String?
+    /// The stored integer range (`IntMinValue`, `IntMaxValue`).
+    public var intRange: SIMD2<Double>
+    /// The float range it maps to linearly (`FloatMinValue`, `FloatMaxValue`), in 1/m for
+    /// disparity, meters for depth.
+    public var floatRange: SIMD2<Double>
+    /// Bits per stored sample.
+    public var bits: Int
+    /// Where the depth image was: `HEIC depth image` or `JPEG MPF image N`.
+    public var container: String
+
+    /// Whether the depth's scale is not guaranteed (`Accuracy = relative`).
+    public var isRelative: Bool { accuracy?.lowercased() == "relative" }
+
+    /// The sentence rgbd prints about a relative depth.
+    public static let relativeNote = "Accuracy = relative: the depth is right relative to itself, but its scale (meters) is not guaranteed"
+
+    /// The value a stored sample stands for: linear from `intRange` to `floatRange`.
+    public func value(ofStored stored: Double) -> Double {
+        floatRange.x + (stored - intRange.x) * (floatRange.y - floatRange.x) / (intRange.y - intRange.x)
+    }
+
+    /// The depth in meters a stored sample stands for, NaN where there is none (a
+    /// disparity or depth that is not positive).
+    public func meters(ofStored stored: Double) -> Float {
+        let v = value(ofStored: stored)
+        guard v > 0, v.isFinite else { return .nan }
+        return Float(kind == .disparity ? 1 / v : v)
+    }
+}
+
+/// Reads a Portrait photo (a HEIC or JPEG that holds a depth image and Apple's depth
+/// metadata) as a capture: the photo is the color image, the depth image with its XMP
+/// gives the depth map and the calibration (docs/portrait.md).
+public enum PortraitReader {
+    /// The Portrait Effects Matte's auxiliary type.
+    static let matteType = "urn:com:apple:photo:2018:aux:portraiteffectsmatte"
+
+    /// Whether `path` is a photo (JPEG or HEIF by its first bytes), and so a Portrait
+    /// photo to read rather than a capture JSON.
+    public static func isPhoto(path: String) -> Bool {
+        guard let bytes = try? FileSystem.readPrefix(path, count: 64) else { return false }
+        return isPhoto(bytes)
+    }
+
+    /// Refuses a photo given as a capture's JSON together with another image (`--image`):
+    /// a Portrait photo is the whole capture.
+    static func refuseImage(_ image: String?, json: String) throws {
+        guard let image, isPhoto(path: json) else { return }
+        throw RGBDError(.invalidJSON, file: json,
+                        "is a photo, not a capture JSON: a Portrait photo is a capture by itself (no --image \(image))")
+    }
+
+    /// Whether `bytes` begin like a JPEG or a HEIF file.
+    public static func isPhoto(_ bytes: [UInt8]) -> Bool {
+        if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return true }
+        return bytes.count >= 12 && Array(bytes[4..<8]) == Array("ftyp".utf8)
+    }
+
+    /// The depth side of a Portrait photo: calibration, depth map (meters, NaN = no
+    /// depth; sanitized with `options`), where it came from, and the matte if present.
+    public static func read(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions())
+        throws -> CaptureReader.Contents {
+        let (width, height) = try PhotoDecoder.size(of: bytes, file: file)
+        let found: Found
+        switch PhotoDecoder.format(of: bytes) {
+        case .heif?: found = try heif(bytes, file: file)
+        case .jpeg?: found = try jpeg(bytes, file: file)
+        case nil: throw RGBDError(.invalidImage, file: file, "not a JPEG or HEIF image")
+        }
+        let xmp = found.xmp
+        let calibration = try calibration(xmp, imageWidth: width, imageHeight: height, file: file)
+        let info = try depthInfo(xmp, bits: found.bits, container: found.container, file: file)
+        var samples = found.samples.samples.map { info.meters(ofStored: Double($0)) }
+        let discarded = DepthDiscards.sanitize(&samples, maxValidDepth: options.maxValidDepth)
+        let depth = DepthMap(width: found.samples.width, height: found.samples.height, channels: 1, samples: samples)
+        var contents = CaptureReader.Contents(
+            calibration: calibration, depth: depth, schemaName: "portrait",
+            keys: CalibrationKeys(intrinsicMatrix: "IntrinsicMatrix", referenceDimensions: "IntrinsicMatrixReferenceWidth/Height"),
+            depthSource: DepthSource(kind: found.container.hasPrefix("HEIC") ? .portraitHEIC : .portraitJPEG,
+                                     key: found.container, path: nil),
+            discarded: discarded)
+        contents.portrait = info
+        contents.matte = found.matte
+        return contents
+    }
+
+    /// The depth image and its metadata as found in the file.
+    struct Found {
+        var samples: ImageBuffer<UInt16>
+        var bits: Int
+        var xmp: PortraitXMP
+        var container: String
+        var matte: ImageBuffer<UInt8>?
+    }
+
+    /// HEIC: the primary image's depth image (libheif), its XMP (a `mime` item,
+    /// `application/rdf+xml`, linked to it by `cdsc`), and the Portrait Effects Matte.
+    static func heif(_ bytes: [UInt8], file: String) throws -> Found {
+        let heif = try HEIFCodec.File(bytes, file: file)
+        let primary = try heif.primary()
+        guard let depthImage = try primary.depthImage() else {
+            throw RGBDError(.invalidCapture, file: file, "holds no depth image")
+        }
+        // Any `mime` item linked to the depth image whose content reads as Apple's depth
+        // XMP (its content type is `application/rdf+xml`, but only the content decides).
+        let packets = depthImage.metadata(type: "mime").map(PortraitXMP.init)
+        guard let xmp = packets.first(where: \.describesDepth) else {
+            throw RGBDError(.invalidCapture, file: file, "its depth image has no Apple depth metadata (an XMP packet with IntrinsicMatrix, LensDistortionCoefficients, …)")
+        }
+        let (samples, bits) = try depthImage.decodeGray()
+        var matte: ImageBuffer<UInt8>? = nil
+        if let aux = primary.auxiliaryImages().first(where: { $0.type == matteType }),
+           let (m, mbits) = try? aux.image.decodeGray() {
+            matte = to8Bit(m, bits: mbits)
+        }
+        return Found(samples: samples, bits: bits, xmp: xmp, container: "HEIC depth image", matte: matte)
+    }
+
+    /// JPEG: the images the MPF index lists after the primary; the depth one is the first
+    /// whose XMP describes depth and not a matte (`PortraitXMP.describesMatte`), the matte
+    /// the one whose `AuxiliaryImageSubType` (or type) names the Portrait Effects Matte.
+    static func jpeg(_ bytes: [UInt8], file: String) throws -> Found {
+        let images = MPFIndex.images(in: bytes)
+        var found: Found? = nil
+        var matte: ImageBuffer<UInt8>? = nil
+        for (number, range) in images.enumerated() where number > 0 {
+            let image = Array(bytes[range])
+            guard let packet = MPFIndex.xmp(in: image) else { continue }
+            let xmp = PortraitXMP(packet)
+            if xmp.describesMatte {
+                let kind = (xmp.string("AuxiliaryImageSubType") ?? "") + " " + (xmp.string("AuxiliaryImageType") ?? "")
+                if matte == nil, kind.lowercased().contains("portraiteffectsmatte") {
+                    matte = try? JPEGCodec.decodeGray(image, file: file)
+                }
+                continue
+            }
+            guard found == nil, xmp.describesDepth else { continue }
+            let gray = try JPEGCodec.decodeGray(image, file: file)
+            found = Found(samples: ImageBuffer(width: gray.width, height: gray.height, channels: 1,
+                                               samples: gray.samples.map(UInt16.init)),
+                          bits: 8, xmp: xmp, container: "JPEG MPF image \(number + 1)", matte: nil)
+        }
+        guard var result = found else { throw RGBDError(.invalidCapture, file: file, "holds no depth image") }
+        result.matte = matte
+        return result
+    }
+
+    static func to8Bit(_ image: ImageBuffer<UInt16>, bits: Int) -> ImageBuffer<UInt8> {
+        let shift = max(0, bits - 8)
+        return ImageBuffer(width: image.width, height: image.height, channels: 1,
+                           samples: image.samples.map { UInt8(truncatingIfNeeded: min(255, Int($0) >> shift)) })
+    }
+
+    /// The calibration the XMP gives: `IntrinsicMatrix` (column-major) at
+    /// `IntrinsicMatrixReferenceWidth × Height` (default: the photo's size), the
+    /// distortion center `LensDistortionCenterOffsetX/Y`, `PixelSize`, and the tables of
+    /// `LensDistortionCoefficients` / `InverseLensDistortionCoefficients`.
+    public static func calibration(_ xmp: PortraitXMP, imageWidth: Int, imageHeight: Int, file: String) throws -> Calibration {
+        func fail(_ field: String, _ message: String) -> RGBDError {
+            RGBDError(.invalidCapture, file: file, location: field, message)
+        }
+        guard let m = xmp.numbers("IntrinsicMatrix") else { throw fail("IntrinsicMatrix", "missing from the depth metadata") }
+        guard m.count == 9 else { throw fail("IntrinsicMatrix", "expected 9 numbers, found \(m.count)") }
+        // Column-major [fx 0 0, s fy 0, cx cy 1]; a row-major matrix is accepted too.
+        let (fx, fy, cx, cy): (Double, Double, Double, Double)
+        if m[2] == 0, m[5] == 0, m[8] == 1 {
+            (fx, fy, cx, cy) = (m[0], m[4], m[6], m[7])
+        } else if m[6] == 0, m[7] == 0, m[8] == 1 {
+            (fx, fy, cx, cy) = (m[0], m[4], m[2], m[5])
+        } else {
+            throw fail("IntrinsicMatrix", "not a 3×3 intrinsic matrix (no 0, 0, 1 row or column)")
+        }
+        guard fx > 0, fy > 0, cx.isFinite, cy.isFinite else {
+            throw fail("IntrinsicMatrix", "the focal lengths must be positive (fx \(fx), fy \(fy))")
+        }
+        var width = imageWidth, height = imageHeight
+        if let w = xmp.number("IntrinsicMatrixReferenceWidth"), let h = xmp.number("IntrinsicMatrixReferenceHeight") {
+            guard w >= 1, h >= 1, w <= 1_000_000, h <= 1_000_000, w == w.rounded(), h == h.rounded() else {
+                throw fail("IntrinsicMatrixReferenceWidth", "expected positive whole numbers, found \(w) × \(h)")
+            }
+            (width, height) = (Int(w), Int(h))
+        }
+        guard let ox = xmp.number("LensDistortionCenterOffsetX"), let oy = xmp.number("LensDistortionCenterOffsetY") else {
+            throw fail("LensDistortionCenterOffsetX", "missing from the depth metadata (with …Y: the distortion center)")
+        }
+        let center = SIMD2(ox, oy)
+        guard let pixelSize = xmp.number("PixelSize") else { throw fail("PixelSize", "missing from the depth metadata") }
+        guard let coefficients = xmp.numbers("LensDistortionCoefficients") else {
+            throw fail("LensDistortionCoefficients", "missing from the depth metadata")
+        }
+        func table(_ field: String, _ c: [Double]) throws -> [Float] {
+            do {
+                return try LensPolynomial.lookupTable(coefficients: c, pixelSize: pixelSize, center: center,
+                                                      width: width, height: height)
+            } catch let error as RGBDError {
+                throw fail(field, error.message)
+            }
+        }
+        let forward = try table("LensDistortionCoefficients", coefficients)
+        let inverse = try xmp.numbers("InverseLensDistortionCoefficients").map { try table("InverseLensDistortionCoefficients", $0) } ?? []
+        return Calibration(intrinsics: Intrinsics(fx: fx, fy: fy, cx: cx, cy: cy, width: width, height: height),
+                           pixelSize: pixelSize, distortionCenter: center, lookupTable: forward, inverseLookupTable: inverse)
+    }
+
+    /// The depth's kind and value mapping: `AuxiliaryImageType` (else `NativeFormat`:
+    /// `hdis`/`fdis` disparity, `hdep`/`fdep` depth), `IntMinValue…IntMaxValue` (default
+    /// the stored bits' range) onto `FloatMinValue…FloatMaxValue` (required).
+    public static func depthInfo(_ xmp: PortraitXMP, bits: Int, container: String, file: String) throws -> PortraitDepth {
+        func fail(_ field: String, _ message: String) -> RGBDError {
+            RGBDError(.invalidCapture, file: file, location: field, message)
+        }
+        let native = xmp.fourCC("NativeFormat")
+        let kind: PortraitDepth.Kind
+        switch (xmp.string("AuxiliaryImageType")?.lowercased(), native) {
+        case ("disparity"?, _): kind = .disparity
+        case ("depth"?, _): kind = .depth
+        case (_, "hdis"?), (_, "fdis"?): kind = .disparity
+        case (_, "hdep"?), (_, "fdep"?): kind = .depth
+        default:
+            throw fail("AuxiliaryImageType", "the depth metadata says neither disparity nor depth (AuxiliaryImageType \(xmp.shown("AuxiliaryImageType")), NativeFormat \(native ?? "missing"))")
+        }
+        let maxStored = Double((1 << max(1, min(bits, 16))) - 1)
+        let intMin = xmp.number("IntMinValue") ?? 0, intMax = xmp.number("IntMaxValue") ?? maxStored
+        guard intMin != intMax else { throw fail("IntMinValue", "IntMinValue and IntMaxValue are equal (\(intMin))") }
+        guard let floatMin = xmp.number("FloatMinValue"), let floatMax = xmp.number("FloatMaxValue") else {
+            throw fail("FloatMinValue", "missing from the depth metadata (with FloatMaxValue: the range of the stored values)")
+        }
+        let filtered = xmp.string("Filtered").map { ["true", "1", "yes"].contains($0.lowercased()) }
+        return PortraitDepth(kind: kind, accuracy: xmp.string("Accuracy"), quality: xmp.string("Quality"),
+                             filtered: filtered, storedFormat: xmp.fourCC("StoredFormat"), nativeFormat: native,
+                             intRange: SIMD2(intMin, intMax), floatRange: SIMD2(floatMin, floatMax), bits: bits,
+                             container: container)
+    }
+}
+
+/// The Multi-Picture Format index of a JPEG (CIPA DC-007): the APP2 `MPF` segment of the
+/// first image lists every image of the file with its offset and size.
+enum MPFIndex {
+    /// The byte ranges of the images the index lists (the first one is the primary
+    /// image, offset 0), those that fit in the file and start with a JPEG SOI; empty if
+    /// there is no index.
+    static func images(in bytes: [UInt8]) -> [Range<Int>] {
+        for segment in segments(of: bytes) where segment.marker == 0xE2 {
+            let payload = segment.payload
+            guard payload.count >= 8, Array(bytes[payload.prefix(4)]) == [0x4D, 0x50, 0x46, 0x00] else { continue }
+            return parse(bytes, tiff: payload.lowerBound + 4, end: payload.upperBound)
+        }
+        return []
+    }
+
+    /// The APP segments before the first scan: marker and payload range.
+    static func segments(of bytes: [UInt8]) -> [(marker: UInt8, payload: Range<Int>)] {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return [] }
+        var result: [(UInt8, Range<Int>)] = []
+        var i = 2
+        while i + 4 <= bytes.count {
+            guard bytes[i] == 0xFF else { break }
+            let marker = bytes[i + 1]
+            if marker == 0xFF { i += 1; continue }
+            if marker == 0xD9 || marker == 0xDA { break }
+            if (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
+            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            guard length >= 2, i + 2 + length <= bytes.count else { break }
+            result.append((marker, (i + 4)..<(i + 2 + length)))
+            i += 2 + length
+        }
+        return result
+    }
+
+    /// The MP entries of the index IFD at `tiff` (the TIFF header after `MPF\0`).
+    private static func parse(_ bytes: [UInt8], tiff: Int, end: Int) -> [Range<Int>] {
+        guard tiff + 8 <= end else { return [] }
+        let little: Bool
+        switch (bytes[tiff], bytes[tiff + 1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return []
+        }
+        func u16(_ at: Int) -> Int? {
+            guard at >= tiff, at + 2 <= end else { return nil }
+            return little ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
+        }
+        func u32(_ at: Int) -> Int? {
+            guard let a = u16(at), let b = u16(at + 2) else { return nil }
+            return little ? a | b << 16 : a << 16 | b
+        }
+        guard let ifdOffset = u32(tiff + 4), ifdOffset <= end - tiff, let count = u16(tiff + ifdOffset) else { return [] }
+        var entries: (offset: Int, count: Int)? = nil
+        for k in 0..<min(count, 64) {
+            let entry = tiff + ifdOffset + 2 + 12 * k
+            guard let tag = u16(entry), let type = u16(entry + 2), let n = u32(entry + 4), let value = u32(entry + 8) else { break }
+            if tag == 0xB002, type == 7, n % 16 == 0, n > 0 { entries = (value, n / 16) }
+        }
+        guard let (offset, number) = entries else { return [] }
+        var ranges: [Range<Int>] = []
+        for k in 0..<min(number, 64) {
+            let at = tiff + offset + 16 * k
+            guard let size = u32(at + 4), let start = u32(at + 8) else { break }
+            // The first image's offset is 0 (it starts the file); the others count from the TIFF header.
+            let from = k == 0 ? 0 : tiff + start
+            guard size > 0, from >= 0, from <= bytes.count - size, from + 3 <= bytes.count,
+                  bytes[from] == 0xFF, bytes[from + 1] == 0xD8 else { continue }
+            ranges.append(from..<(from + size))
+        }
+        return ranges
+    }
+
+    /// The XMP packet of a JPEG's APP1 (`http://ns.adobe.com/xap/1.0/\0`), nil if none.
+    static func xmp(in bytes: [UInt8]) -> [UInt8]? {
+        let signature = Array("http://ns.adobe.com/xap/1.0/\u{0}".utf8)
+        for segment in segments(of: bytes) where segment.marker == 0xE1 {
+            let payload = segment.payload
+            guard payload.count > signature.count, Array(bytes[payload.prefix(signature.count)]) == signature else { continue }
+            return Array(bytes[(payload.lowerBound + signature.count)..<payload.upperBound])
+        }
+        return nil
+    }
+}
