@@ -2,8 +2,9 @@
 // centers and tables — through the C ABI (rgbd_rectify_u8 / rgbd_rectify_f32, which
 // must refuse what is invalid with a message) and through the Swift kernels directly,
 // including models the checks would refuse (NaN or huge centers and entries). Serial
-// and parallel results, and the precomputed map, must agree bit for bit. A finding is
-// a crash, a sanitizer report or a disagreement. Fuzz/README.md; Scripts/fuzz.sh.
+// and parallel results, the precomputed map and the frame rectifier (Swift and C, with
+// and without its map, rows padded) must agree bit for bit. A finding is a crash, a
+// sanitizer report or a disagreement. Fuzz/README.md; Scripts/fuzz.sh.
 import CFuzzDriver
 import CRGBD
 import RGBDKit
@@ -80,6 +81,56 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         var depthOut = [Float](repeating: 0, count: pixels)
         let depthStatus = rgbd_rectify_f32(&lens, depths, width, height, step, &depthOut)
         check(depthStatus == RGBD_OK || !String(cString: rgbd_last_error()).isEmpty, "f32: status \(depthStatus) without a message")
+
+        // The frame rectifier through C: refused with a message, or the same bits as
+        // rgbd_rectify_u8 / _f32 from rows padded by `pad` bytes (padding untouched).
+        for mapBytes in [Int(RGBD_RECTIFIER_MAP_BYTES_DEFAULT), 0] {
+            var handle: OpaquePointer? = nil
+            let created = rgbd_rectifier_create(&lens, width, height, step, mapBytes, &handle)
+            guard created == RGBD_OK, let handle else {
+                check(handle == nil && !String(cString: rgbd_last_error()).isEmpty,
+                      "rectifier_create: status \(created) without a message or with a handle")
+                continue
+            }
+            defer { rgbd_rectifier_destroy(handle) }
+            let c = Int(channels)
+            guard (1...4).contains(c) else {
+                var byte: UInt8 = 0
+                check(rgbd_rectifier_apply_u8(handle, channels, samples, 1, 1, &byte, 1, 1) != RGBD_OK
+                      && !String(cString: rgbd_last_error()).isEmpty, "rectifier took \(c) channels")
+                continue
+            }
+            // rgbd_rectify_u8 takes 1, 3 and 4 channels: with those, the lens it refused
+            // the rectifier must refuse too.
+            check(status == RGBD_OK || c == 2, "rectifier created for a lens rgbd_rectify_u8 refused")
+            let pad = Int(samples[2] % 5)
+            let row = Int(width) * c + pad, planeBytes = Int(height) * row
+            var padded = [UInt8](repeating: 0xA5, count: planeBytes), result = [UInt8](repeating: 0x5A, count: planeBytes)
+            for y in 0..<Int(height) {
+                for i in 0..<(Int(width) * c) { padded[y * row + i] = samples[y * Int(width) * c + i] }
+            }
+            let applied = rgbd_rectifier_apply_u8(handle, channels, padded, row, planeBytes, &result, row, planeBytes)
+            check(applied == RGBD_OK, "rectifier_apply_u8 failed: \(String(cString: rgbd_last_error()))")
+            for y in 0..<Int(height) {
+                if c != 2 {
+                    check(result[(y * row)..<(y * row + Int(width) * c)].elementsEqual(out[(y * Int(width) * c)..<((y + 1) * Int(width) * c)]),
+                          "rectifier u8 != rgbd_rectify_u8 (row \(y), map \(mapBytes))")
+                }
+                check(result[(y * row + Int(width) * c)..<((y + 1) * row)].allSatisfy { $0 == 0x5A }, "rectifier wrote padding")
+            }
+            var frameDepth = [Float](repeating: 0, count: pixels)
+            let depthApplied = frameDepth.withUnsafeMutableBytes { dst in
+                depths.withUnsafeBytes { src in
+                    rgbd_rectifier_apply_f32(handle, src.baseAddress?.assumingMemoryBound(to: Float.self), Int(width) * 4,
+                                             src.count, dst.baseAddress?.assumingMemoryBound(to: Float.self),
+                                             Int(width) * 4, dst.count)
+                }
+            }
+            check(depthApplied == depthStatus, "rectifier f32 status \(depthApplied) != rgbd_rectify_f32's \(depthStatus)")
+            if depthApplied == RGBD_OK {
+                check(frameDepth.map(\.bitPattern) == depthOut.map(\.bitPattern), "rectifier f32 != rgbd_rectify_f32")
+            }
+        }
     }
 
     // The kernels on a validated model, and on any model with at least two entries.
