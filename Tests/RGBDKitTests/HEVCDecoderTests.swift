@@ -72,6 +72,7 @@ import Testing
         ["-q", "90", "--matrix_coefficients=1"],
         ["-q", "90", "--matrix_coefficients=1", "--full_range_flag=0"],
         ["-q", "90", "--matrix_coefficients=6", "--full_range_flag=0"],
+        ["-q", "90", "--matrix_coefficients=9"],
     ])
     func sameAsLibheif(arguments: [String]) throws {
         let scene = Self.scene()
