@@ -16,17 +16,8 @@ static inline unsigned int rgbd_png_format_linear_y(void) { return PNG_FORMAT_LI
 static inline unsigned int rgbd_png_image_version(void) { return PNG_IMAGE_VERSION; }
 
 // ---- zlib ----------------------------------------------------------------------------
-// deflateInit2 and inflateInit2 are macros (it passes ZLIB_VERSION and sizeof(z_stream)), and
+// inflateInit2 is a macro (it passes ZLIB_VERSION and sizeof(z_stream)), and
 // adler32_combine may be renamed by a macro (adler32_combine64); Swift imports neither.
-
-/// Starts a raw deflate stream (no zlib header or trailer: windowBits -15, 32 KiB
-/// window) with the default memory level. The stream must not move while in use.
-static inline int rgbd_deflate_init_raw(z_stream *stream, int level, int strategy) {
-    stream->zalloc = Z_NULL;
-    stream->zfree = Z_NULL;
-    stream->opaque = Z_NULL;
-    return deflateInit2(stream, level, Z_DEFLATED, -15, 8, strategy);
-}
 
 /// Starts a raw inflate stream (windowBits -15). The stream must not move while in use.
 static inline int rgbd_inflate_init_raw(z_stream *stream) {
