@@ -39,6 +39,26 @@ def _image_layout(image: np.ndarray) -> Tuple[int, int, int]:
     return height, width, channels
 
 
+def lens_struct(reference_size: Sequence[float], distortion_center: Sequence[float],
+                lookup_table: Any) -> Tuple[_lib.RgbdLens, np.ndarray]:
+    """The C ``rgbd_lens`` for a lens, checked, and the float32 table it points into (keep
+    it alive as long as the struct is used)."""
+    ref_w, ref_h = pair(reference_size, "reference_size")
+    center_x, center_y = pair(distortion_center, "distortion_center")
+    table = np.ascontiguousarray(lookup_table, dtype=np.float32)
+    if table.ndim != 1:
+        raise ValueError(f"lookup_table must be one-dimensional, not of shape {table.shape}")
+    lens = _lib.RgbdLens(
+        int32(ref_w, "reference_size width", minimum=-INT32_MAX - 1),
+        int32(ref_h, "reference_size height", minimum=-INT32_MAX - 1),
+        real(center_x, "distortion_center x"),
+        real(center_y, "distortion_center y"),
+        pointer(table, ctypes.c_float),
+        table.size,
+    )
+    return lens, table
+
+
 def rectify_image(
     image: np.ndarray,
     reference_size: Sequence[int],
@@ -75,19 +95,8 @@ def rectify_image(
     if not isinstance(image, np.ndarray):
         image = np.asarray(image)
     height, width, channels = _image_layout(image)
-    ref_w, ref_h = pair(reference_size, "reference_size")
-    center_x, center_y = pair(distortion_center, "distortion_center")
-    table = np.ascontiguousarray(lookup_table, dtype=np.float32)
-    if table.ndim != 1:
-        raise ValueError(f"lookup_table must be one-dimensional, not of shape {table.shape}")
-    lens = _lib.RgbdLens(
-        int32(ref_w, "reference_size width", minimum=-INT32_MAX - 1),
-        int32(ref_h, "reference_size height", minimum=-INT32_MAX - 1),
-        real(center_x, "distortion_center x"),
-        real(center_y, "distortion_center y"),
-        pointer(table, ctypes.c_float),
-        table.size,
-    )
+    lens, table = lens_struct(  # table: lens points into it; alive until the call
+        reference_size, distortion_center, lookup_table)
     step = real(max_relative_step, "max_relative_step")
     source = np.ascontiguousarray(image)
     result = output_array(out, image.shape, image.dtype)

@@ -12,7 +12,8 @@ import numpy as np
 
 from . import _lib
 from ._errors import check
-from ._util import INT32_MAX, int32, pair, pointer, real
+from ._image import lens_struct
+from ._util import int32, pair, pointer, real
 
 __all__ = ["Rectifier"]
 
@@ -81,22 +82,11 @@ class Rectifier:
             reference_size, distortion_center, lookup_table = lens
         except (TypeError, ValueError):
             raise ValueError("lens must be (reference_size, distortion_center, lookup_table), e.g. capture.lens") from None
-        ref_w, ref_h = pair(reference_size, "reference_size")
-        center_x, center_y = pair(distortion_center, "distortion_center")
+        c_lens, table = lens_struct(  # table: c_lens points into it; alive until the call
+            reference_size, distortion_center, lookup_table)
         width, height = pair(size, "size")
         self._width = int32(width, "width", minimum=1)
         self._height = int32(height, "height", minimum=1)
-        table = np.ascontiguousarray(lookup_table, dtype=np.float32)
-        if table.ndim != 1:
-            raise ValueError(f"lookup_table must be one-dimensional, not of shape {table.shape}")
-        c_lens = _lib.RgbdLens(
-            int32(ref_w, "reference_size width", minimum=-INT32_MAX - 1),
-            int32(ref_h, "reference_size height", minimum=-INT32_MAX - 1),
-            real(center_x, "distortion_center x"),
-            real(center_y, "distortion_center y"),
-            pointer(table, ctypes.c_float),
-            table.size,
-        )
         if isinstance(max_map_bytes, bool) or not isinstance(max_map_bytes, int) or max_map_bytes < 0:
             raise ValueError(f"max_map_bytes must be a non-negative int, not {max_map_bytes!r}")
         handle = _lib.RgbdRectifierP()
