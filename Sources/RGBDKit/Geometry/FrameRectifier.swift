@@ -332,8 +332,15 @@ struct PlaneJob {
         if let map = positions.map {
             map.offsets.withUnsafeBufferPointer { offsets in
                 guard let base = offsets.baseAddress else { return }
+                let direct = channels == 1 && FrameRemap.directFits(width: width, height: height, rowBytes: srcRowBytes)
                 Rectifier.forEachTile(rows: rows, width: width) { y, x0, n in
                     let out = dst + (y &* dstRowBytes &+ x0 &* channels)
+                    if direct {
+                        FrameRemap.sample1Direct(count: n, words: UnsafeRawPointer(base + (y &* width &+ x0) &* 2), y: y,
+                                                 from: x0, src: src, width: width, height: height, rowBytes: srcRowBytes,
+                                                 out: out)
+                        return
+                    }
                     if vector {
                         FrameRemap.prepareFromMap(count: n, chunk: scratch, offsets: base, mapWidth: width, y: y, from: x0,
                                                   width: width, height: height, rowBytes: srcRowBytes, pixelBytes: channels)

@@ -212,6 +212,109 @@ enum FrameRemap {
         }
     }
 
+    /// Whether the direct paths (`sample1Direct`) apply to a plane: integer parts of
+    /// positions, their neighbors and `rowBytes` fit signed 16-bit lanes.
+    @inline(__always)
+    static func directFits(width: Int, height: Int, rowBytes: Int) -> Bool {
+        width < 32_000 && height < 32_000 && rowBytes <= Int(Int16.max)
+    }
+
+    /// One channel straight from a `RectificationMap`'s offsets (pixels `x0 ..< x0 +
+    /// count` of row `y`), four pixels at a time, with nothing written in between (no
+    /// prepared offsets or weights: each group's arithmetic stays in vector registers).
+    ///
+    /// A map word holds the offsets `(dx, dy)` of the fixed-point position `(X, Y) =
+    /// (256·x + dx, 256·y + dy)`; since `256·x` has no fraction, the integer parts are
+    /// `x + (dx >> 8)`, `y + (dy >> 8)` and the fractions `dx & 255`, `dy & 255`, all in
+    /// 16-bit lanes. Byte offsets are one multiply-add of the (x₀, y₀) pairs with
+    /// `(1, rowBytes)` (`pmaddwd`); each row's two neighbors meet `(128 − fx, fx)` in
+    /// another, and the two rows meet `(128 − fy, fy)` in a third: `Σ w·s` exactly as
+    /// `ColorRemap` computes it. Requires `directFits`.
+    @inline(never)
+    static func sample1Direct(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
+                              width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        let w1 = Int16(truncatingIfNeeded: width &- 1), h1 = Int16(truncatingIfNeeded: height &- 1)
+        let limits = SIMD8<Int16>(w1, h1, w1, h1, w1, h1, w1, h1)
+        let yy = Int16(truncatingIfNeeded: y), xx = Int16(truncatingIfNeeded: x0)
+        var base = SIMD8<Int16>(xx, yy, xx &+ 1, yy, xx &+ 2, yy, xx &+ 3, yy)
+        let step = SIMD8<Int16>(4, 0, 4, 0, 4, 0, 4, 0)
+        // (1, rowBytes) pairs, built from one 32-bit word (so that the offsets are one
+        // multiply-add of pairs).
+        let strides = unsafeBitCast(SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: 1 | (rowBytes << 16))),
+                                    to: SIMD8<Int16>.self)
+        let whole = count & ~7
+        var i = 0
+        while i < whole {
+            let wa = words.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Int16>.self)
+            let wb = words.loadUnaligned(fromByteOffset: i &* 4 &+ 16, as: SIMD8<Int16>.self)
+            // Integer parts (x₀, y₀) of pixels i ..< i + 4, then i + 4 ..< i + 8.
+            let pa = (wa &>> 8) &+ base
+            let pb = (wb &>> 8) &+ base &+ step
+            base &+= step &+ step
+            let inside = (pa .>= SIMD8<Int16>.zero) .& (pa .< limits) .& (pb .>= SIMD8<Int16>.zero) .& (pb .< limits)
+            if all(inside) {
+                let a = sample1Group(wa, pa, strides: strides, src: src, rowBytes: rowBytes)
+                let b = sample1Group(wb, pb, strides: strides, src: src, rowBytes: rowBytes)
+                let bytes = SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: a, highHalf: b))
+                UnsafeMutableRawPointer(out + i).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
+            } else {
+                sample1DirectChecked(from: i, to: i &+ 8, words: words, y: y, x0: x0, src: src, width: width,
+                                     height: height, rowBytes: rowBytes, out: out)
+            }
+            i &+= 8
+        }
+        if i < count {
+            sample1DirectChecked(from: i, to: count, words: words, y: y, x0: x0, src: src, width: width, height: height,
+                                 rowBytes: rowBytes, out: out)
+        }
+    }
+
+    /// Four pixels of `sample1Direct` whose neighborhoods are inside: `w` their map words
+    /// (`dx, dy` pairs), `p` their integer parts (`x₀, y₀` pairs); the four results, 0…255.
+    @inline(__always)
+    static func sample1Group(_ w: SIMD8<Int16>, _ p: SIMD8<Int16>, strides: SIMD8<Int16>, src: UnsafeRawPointer,
+                             rowBytes: Int) -> SIMD4<Int32> {
+        let o = ColorRemap.multiplyAddPairs(p, strides)
+        let o0 = Int(o[0]), o1 = Int(o[1]), o2 = Int(o[2]), o3 = Int(o[3])
+        let v = SIMD8<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o0 &+ rowBytes, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o1 &+ rowBytes, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o2 &+ rowBytes, as: UInt16.self),
+                              src.loadUnaligned(fromByteOffset: o3 &+ rowBytes, as: UInt16.self))
+        // Little-endian: each row's left neighbor, then its right one, in 16-bit lanes.
+        let bytes = unsafeBitCast(v, to: SIMD16<UInt8>.self)
+        let topPairs = SIMD8<Int16>(truncatingIfNeeded: bytes.lowHalf)
+        let bottomPairs = SIMD8<Int16>(truncatingIfNeeded: bytes.highHalf)
+        // (fx, fy) per pixel (each 0…128), and the weight pairs (w00, w10) = (128 − fx,
+        // fx)·(128 − fy) and (w01, w11) = (128 − fx, fx)·fy. fx from the 32-bit words,
+        // fy from the 16-bit lanes (so written, both stay vector operations).
+        let fx = ((unsafeBitCast(w, to: SIMD4<Int32>.self) & 255) &+ 1) &>> 1
+        let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
+        let f16 = ((w & 255) &+ 1) &>> 1
+        let fy = SIMD8<Int16>(f16[1], f16[1], f16[3], f16[3], f16[5], f16[5], f16[7], f16[7])
+        let bottom = horizontal &* fy
+        let top = (horizontal &<< 7) &- bottom
+        return (ColorRemap.multiplyAddPairs(topPairs, top) &+ ColorRemap.multiplyAddPairs(bottomPairs, bottom) &+ 0x2000) &>> 14
+    }
+
+    /// `sample1Direct`'s pixels `i ..< end` one at a time, every neighbor checked (out of
+    /// line: rare, at the borders).
+    @inline(never)
+    static func sample1DirectChecked(from i: Int, to end: Int, words: UnsafeRawPointer, y: Int, x0: Int,
+                                     src: UnsafeRawPointer, width: Int, height: Int, rowBytes: Int,
+                                     out: UnsafeMutablePointer<UInt8>) {
+        for j in i..<end {
+            let dx = words.loadUnaligned(fromByteOffset: j &* 4, as: Int16.self)
+            let dy = words.loadUnaligned(fromByteOffset: j &* 4 &+ 2, as: Int16.self)
+            sampleChecked(Int32(dx) &+ Int32(truncatingIfNeeded: (x0 &+ j) &* 256),
+                          Int32(dy) &+ Int32(truncatingIfNeeded: y &* 256), channels: 1, src: src, width: width,
+                          height: height, rowBytes: rowBytes, out: out + j)
+        }
+    }
+
     /// Two channels (interleaved chroma), one pixel at a time in scalar code: both
     /// channels in the two 32-bit halves of 64-bit products (`ColorRemap.sampleRGB`'s trick).
     @inline(never)
