@@ -167,24 +167,7 @@ enum ColorRemap {
                     i &+= 4
                     continue
                 }
-                let raw = UnsafeMutableRawPointer(out + i &* 3)
-                if spill || i &+ 4 < count {
-                    // R G B x four times, each 4 bytes over the previous one's x; the last
-                    // x lands on the next pixel, written later.
-                    let words = unsafeBitCast(bytes, to: SIMD4<UInt32>.self)
-                    raw.storeBytes(of: words[0], as: UInt32.self)
-                    raw.storeBytes(of: words[1], toByteOffset: 3, as: UInt32.self)
-                    raw.storeBytes(of: words[2], toByteOffset: 6, as: UInt32.self)
-                    raw.storeBytes(of: words[3], toByteOffset: 9, as: UInt32.self)
-                } else {
-                    // The span's end: exactly 12 bytes.
-                    let words = unsafeBitCast(bytes, to: SIMD2<UInt64>.self)
-                    let lo = UInt64(littleEndian: words[0]), hi = UInt64(littleEndian: words[1])
-                    let first = (lo & 0xFF_FFFF) | ((lo >> 8) & 0xFFFF_FF00_0000)
-                    let second = (hi & 0xFF_FFFF) | ((hi >> 8) & 0xFFFF_FF00_0000)
-                    raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
-                    raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
-                }
+                storeRGB(bytes, to: UnsafeMutableRawPointer(out + i &* 3), spill: spill || i &+ 4 < count)
             } else if fourChannels {
                 for j in i..<min(i &+ 4, count) {
                     let (x0, y0, w00, w10, w01, w11) = split(Int(chunk.xs[j]), Int(chunk.ys[j]))
@@ -200,6 +183,27 @@ enum ColorRemap {
                 }
             }
             i &+= 4
+        }
+    }
+
+    /// Stores four RGB pixels given as `R G B x` four times: with `spill`, as four 4-byte
+    /// stores each over the previous one's `x` (the last `x` lands on the next pixel,
+    /// written later); without, exactly 12 bytes.
+    @inline(__always)
+    static func storeRGB(_ bytes: SIMD16<UInt8>, to raw: UnsafeMutableRawPointer, spill: Bool) {
+        if spill {
+            let words = unsafeBitCast(bytes, to: SIMD4<UInt32>.self)
+            raw.storeBytes(of: words[0], as: UInt32.self)
+            raw.storeBytes(of: words[1], toByteOffset: 3, as: UInt32.self)
+            raw.storeBytes(of: words[2], toByteOffset: 6, as: UInt32.self)
+            raw.storeBytes(of: words[3], toByteOffset: 9, as: UInt32.self)
+        } else {
+            let words = unsafeBitCast(bytes, to: SIMD2<UInt64>.self)
+            let lo = UInt64(littleEndian: words[0]), hi = UInt64(littleEndian: words[1])
+            let first = (lo & 0xFF_FFFF) | ((lo >> 8) & 0xFFFF_FF00_0000)
+            let second = (hi & 0xFF_FFFF) | ((hi >> 8) & 0xFFFF_FF00_0000)
+            raw.storeBytes(of: (first | (second << 48)).littleEndian, as: UInt64.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: second >> 16).littleEndian, toByteOffset: 8, as: UInt32.self)
         }
     }
 

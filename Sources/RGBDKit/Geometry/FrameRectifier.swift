@@ -332,13 +332,19 @@ struct PlaneJob {
         if let map = positions.map {
             map.offsets.withUnsafeBufferPointer { offsets in
                 guard let base = offsets.baseAddress else { return }
-                let direct = channels == 1 && FrameRemap.directFits(width: width, height: height, rowBytes: srcRowBytes)
+                let direct = channels != 2 && FrameRemap.directFits(width: width, height: height, rowBytes: srcRowBytes)
                 Rectifier.forEachTile(rows: rows, width: width) { y, x0, n in
                     let out = dst + (y &* dstRowBytes &+ x0 &* channels)
                     if direct {
-                        FrameRemap.sample1Direct(count: n, words: UnsafeRawPointer(base + (y &* width &+ x0) &* 2), y: y,
-                                                 from: x0, src: src, width: width, height: height, rowBytes: srcRowBytes,
-                                                 out: out)
+                        let words = UnsafeRawPointer(base + (y &* width &+ x0) &* 2)
+                        if channels == 1 {
+                            FrameRemap.sample1Direct(count: n, words: words, y: y, from: x0, src: src, width: width,
+                                                     height: height, rowBytes: srcRowBytes, out: out)
+                        } else {
+                            FrameRemap.sampleColorDirect(count: n, words: words, y: y, from: x0, src: src, width: width,
+                                                         height: height, rowBytes: srcRowBytes, out: out,
+                                                         fourChannels: channels == 4, spill: x0 &+ n < width)
+                        }
                         return
                     }
                     if vector {

@@ -258,13 +258,13 @@ enum FrameRemap {
                 let bytes = SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: a, highHalf: b))
                 UnsafeMutableRawPointer(out + i).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
             } else {
-                sample1DirectChecked(from: i, to: i &+ 8, words: words, y: y, x0: x0, src: src, width: width,
+                sampleDirectChecked(from: i, to: i &+ 8, channels: 1, words: words, y: y, x0: x0, src: src, width: width,
                                      height: height, rowBytes: rowBytes, out: out)
             }
             i &+= 8
         }
         if i < count {
-            sample1DirectChecked(from: i, to: count, words: words, y: y, x0: x0, src: src, width: width, height: height,
+            sampleDirectChecked(from: i, to: count, channels: 1, words: words, y: y, x0: x0, src: src, width: width, height: height,
                                  rowBytes: rowBytes, out: out)
         }
     }
@@ -288,30 +288,94 @@ enum FrameRemap {
         let bytes = unsafeBitCast(v, to: SIMD16<UInt8>.self)
         let topPairs = SIMD8<Int16>(truncatingIfNeeded: bytes.lowHalf)
         let bottomPairs = SIMD8<Int16>(truncatingIfNeeded: bytes.highHalf)
-        // (fx, fy) per pixel (each 0…128), and the weight pairs (w00, w10) = (128 − fx,
-        // fx)·(128 − fy) and (w01, w11) = (128 − fx, fx)·fy. fx from the 32-bit words,
-        // fy from the 16-bit lanes (so written, both stay vector operations).
+        let (top, bottom) = weightPairs(w)
+        return (ColorRemap.multiplyAddPairs(topPairs, top) &+ ColorRemap.multiplyAddPairs(bottomPairs, bottom) &+ 0x2000) &>> 14
+    }
+
+    /// The bilinear weights of four pixels from their map words `w` (`dx, dy` pairs, 1/256
+    /// pixel) as 16-bit pairs per pixel: `top` = (w00, w10) = (128 − fx, fx)·(128 − fy),
+    /// `bottom` = (w01, w11) = (128 − fx, fx)·fy, with fx, fy = `((d & 255) + 1) >> 1`.
+    @inline(__always)
+    static func weightPairs(_ w: SIMD8<Int16>) -> (top: SIMD8<Int16>, bottom: SIMD8<Int16>) {
+        // fx from the 32-bit words, fy from the 16-bit lanes: so written, both stay vector
+        // operations (other forms were narrowed into per-lane scalar code).
         let fx = ((unsafeBitCast(w, to: SIMD4<Int32>.self) & 255) &+ 1) &>> 1
         let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
         let f16 = ((w & 255) &+ 1) &>> 1
         let fy = SIMD8<Int16>(f16[1], f16[1], f16[3], f16[3], f16[5], f16[5], f16[7], f16[7])
         let bottom = horizontal &* fy
-        let top = (horizontal &<< 7) &- bottom
-        return (ColorRemap.multiplyAddPairs(topPairs, top) &+ ColorRemap.multiplyAddPairs(bottomPairs, bottom) &+ 0x2000) &>> 14
+        return ((horizontal &<< 7) &- bottom, bottom)
     }
 
-    /// `sample1Direct`'s pixels `i ..< end` one at a time, every neighbor checked (out of
+    /// Three or four channels (RGB, BGRA) straight from a `RectificationMap`'s offsets,
+    /// four pixels at a time (`sample1Direct`'s way to offsets and weights; each pixel's
+    /// two rows through `ColorRemap.interpolateRGB`). `spill` as for
+    /// `ColorRemap.sampleRGBSpan` (three channels: the byte after the span may be written).
+    /// Requires `directFits` for the plane's `rowBytes`.
+    @inline(never)
+    static func sampleColorDirect(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
+                                  width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
+                                  fourChannels: Bool, spill: Bool) {
+        // An 8-byte load at x₀ reads two 4-byte pixels, or two 3-byte pixels and two bytes more.
+        let w1 = Int16(truncatingIfNeeded: width &- (fourChannels ? 1 : 2)), h1 = Int16(truncatingIfNeeded: height &- 1)
+        let limits = SIMD8<Int16>(w1, h1, w1, h1, w1, h1, w1, h1)
+        let yy = Int16(truncatingIfNeeded: y), xx = Int16(truncatingIfNeeded: x0)
+        var base = SIMD8<Int16>(xx, yy, xx &+ 1, yy, xx &+ 2, yy, xx &+ 3, yy)
+        let step = SIMD8<Int16>(4, 0, 4, 0, 4, 0, 4, 0)
+        let pixelBytes = fourChannels ? 4 : 3
+        let strides = unsafeBitCast(SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: pixelBytes | (rowBytes << 16))),
+                                    to: SIMD8<Int16>.self)
+        let pixelBits: UInt64 = fourChannels ? 32 : 24
+        let whole = count & ~3
+        var i = 0
+        while i < whole {
+            let w = words.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Int16>.self)
+            let p = (w &>> 8) &+ base
+            base &+= step
+            guard all((p .>= SIMD8<Int16>.zero) .& (p .< limits)) else {
+                sampleDirectChecked(from: i, to: i &+ 4, channels: pixelBytes, words: words, y: y, x0: x0, src: src,
+                                    width: width, height: height, rowBytes: rowBytes, out: out)
+                i &+= 4
+                continue
+            }
+            let o = ColorRemap.multiplyAddPairs(p, strides)
+            let (top, bottom) = weightPairs(w)
+            let t = unsafeBitCast(top, to: SIMD4<UInt32>.self), b = unsafeBitCast(bottom, to: SIMD4<UInt32>.self)
+            let p0 = ColorRemap.interpolateRGB(Int(o[0]), top: t[0], bottom: b[0], src: src, rowBytes: rowBytes,
+                                               pixelBits: pixelBits)
+            let p1 = ColorRemap.interpolateRGB(Int(o[1]), top: t[1], bottom: b[1], src: src, rowBytes: rowBytes,
+                                               pixelBits: pixelBits)
+            let p2 = ColorRemap.interpolateRGB(Int(o[2]), top: t[2], bottom: b[2], src: src, rowBytes: rowBytes,
+                                               pixelBits: pixelBits)
+            let p3 = ColorRemap.interpolateRGB(Int(o[3]), top: t[3], bottom: b[3], src: src, rowBytes: rowBytes,
+                                               pixelBits: pixelBits)
+            let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
+            let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
+            if fourChannels {
+                UnsafeMutableRawPointer(out + i &* 4).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+            } else {
+                ColorRemap.storeRGB(bytes, to: UnsafeMutableRawPointer(out + i &* 3), spill: spill || i &+ 4 < count)
+            }
+            i &+= 4
+        }
+        if i < count {
+            sampleDirectChecked(from: i, to: count, channels: pixelBytes, words: words, y: y, x0: x0, src: src,
+                                width: width, height: height, rowBytes: rowBytes, out: out)
+        }
+    }
+
+    /// The direct paths' pixels `i ..< end` one at a time, every neighbor checked (out of
     /// line: rare, at the borders).
     @inline(never)
-    static func sample1DirectChecked(from i: Int, to end: Int, words: UnsafeRawPointer, y: Int, x0: Int,
-                                     src: UnsafeRawPointer, width: Int, height: Int, rowBytes: Int,
-                                     out: UnsafeMutablePointer<UInt8>) {
+    static func sampleDirectChecked(from i: Int, to end: Int, channels: Int, words: UnsafeRawPointer, y: Int, x0: Int,
+                                    src: UnsafeRawPointer, width: Int, height: Int, rowBytes: Int,
+                                    out: UnsafeMutablePointer<UInt8>) {
         for j in i..<end {
             let dx = words.loadUnaligned(fromByteOffset: j &* 4, as: Int16.self)
             let dy = words.loadUnaligned(fromByteOffset: j &* 4 &+ 2, as: Int16.self)
             sampleChecked(Int32(dx) &+ Int32(truncatingIfNeeded: (x0 &+ j) &* 256),
-                          Int32(dy) &+ Int32(truncatingIfNeeded: y &* 256), channels: 1, src: src, width: width,
-                          height: height, rowBytes: rowBytes, out: out + j)
+                          Int32(dy) &+ Int32(truncatingIfNeeded: y &* 256), channels: channels, src: src, width: width,
+                          height: height, rowBytes: rowBytes, out: out + j &* channels)
         }
     }
 
