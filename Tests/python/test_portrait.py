@@ -243,6 +243,18 @@ def test_photo_without_depth_is_one_line_and_the_batch_goes_on(files, rgbd_bin, 
     assert not (tmp_path / "out" / "plain.color.png").exists()
 
 
+def test_failed_rectify_creates_no_output_directory(files, rgbd_bin, tmp_path):
+    """A HEIC without depth, alone: exit status 1 and no (empty) output directory."""
+    _, scene = files
+    plain = tmp_path / "plain.heic"
+    plain.write_bytes(portrait_files.encode_heic(scene.color(), False))
+    out = tmp_path / "fresh" / "out"
+    result = run(rgbd_bin, "rectify", plain, "-o", out, "-q", check=False)
+    assert result.returncode == 1
+    assert any(line.endswith("plain.heic: holds no depth image") for line in result.stderr.splitlines()), result.stderr
+    assert not (tmp_path / "fresh").exists()
+
+
 def test_broken_depth_metadata_is_one_clear_line(files, rgbd_bin, tmp_path):
     _, scene = files
     xmp = scene.xmp().replace(b"IntrinsicMatrix>", b"IntrinsicMatrixX>")
@@ -252,7 +264,7 @@ def test_broken_depth_metadata_is_one_clear_line(files, rgbd_bin, tmp_path):
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if "error" in line and "broken.heic" in line]
     assert len(errors) == 1 and "IntrinsicMatrix: missing" in errors[0], result.stderr
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert not (tmp_path / "out").exists()
 
 
 # -------------------------------------------------------------------------------- Python
