@@ -125,7 +125,13 @@ struct Info: ParsableCommand {
         row("corners", "moved up to \(fixed(info.maxCornerDisplacement, 2)) px on the photo (\(corners))")
         if let inverse = info.inverseTable, let round = info.inverseConsistency {
             row("inverse table", table(inverse))
-            row("", "round trip on a \(round.columns)×\(round.rows) grid of the photo: max \(fixed(round.maxError, 3)) px, mean \(fixed(round.meanError, 3)) px")
+            let grid = "round trip on a \(round.columns)×\(round.rows) grid of the photo"
+            if round.measured > 0 {
+                row("", grid + ": max \(fixed(round.maxError, 3)) px, mean \(fixed(round.meanError, 3)) px"
+                    + (round.beyondTable > 0 ? " (\(round.measured) points; \(round.beyondTable) beyond the inverse table's radius, not measured)" : ""))
+            } else {
+                row("", grid + ": every point lands beyond the inverse table's radius, none measured")
+            }
         } else {
             row("inverse table", "none")
         }

@@ -150,7 +150,7 @@ extension CaptureInfo {
                 : .array(calibration.inverseLookupTable.map { .number(shortestDouble($0)) })),
             M("inverse_round_trip", inverseConsistency.map { c in
                 .object([M("grid", .array([.int(c.columns), .int(c.rows)])), M("max", .number(c.maxError)),
-                         M("mean", .number(c.meanError))])
+                         M("mean", .number(c.meanError)), M("beyond_table", .int(c.beyondTable))])
             } ?? .null),
             M("warnings", .array(warnings.map { .string($0) })),
         ])

@@ -108,16 +108,29 @@ public struct CaptureInfo: Sendable {
     }
 
     /// How well the inverse table undoes the forward table on the photo.
+    ///
+    /// Only grid points whose forward image `forward(p)` lies within the inverse table's
+    /// radius (`LensDistortion.maxRadius`) are measured: beyond it the inverse model holds
+    /// its last entry, so the round trip there says nothing about the tables (a
+    /// pincushion lens pushes the photo's corners out that far). Those points are
+    /// counted in `beyondTable` instead.
     public struct InverseConsistency: Equatable, Sendable {
         /// Grid columns and rows: points evenly spaced from pixel center 0 to `w − 1`
         /// (`h − 1`), ends included.
         public var columns: Int
         /// See `columns`.
         public var rows: Int
-        /// Largest `|inverse(forward(p)) − p|` over the grid, pixels.
+        /// Largest `|inverse(forward(p)) − p|` over the measured grid points, pixels (NaN
+        /// if none was measured).
         public var maxError: Double
-        /// Mean of the same, pixels.
+        /// Mean of the same, pixels (NaN if none was measured).
         public var meanError: Double
+        /// Grid points not measured because `forward(p)` lies beyond the inverse table's
+        /// radius.
+        public var beyondTable: Int = 0
+
+        /// Grid points measured: `columns · rows − beyondTable`.
+        public var measured: Int { columns * rows - beyondTable }
     }
 
     /// Statistics of the depth map as captured.
@@ -256,21 +269,31 @@ public struct CaptureInfo: Sendable {
         }
     }
 
-    /// `|inverse(forward(p)) − p|` over an `inverseGrid` of points of the image.
+    /// `|inverse(forward(p)) − p|` over an `inverseGrid` of points of the image, for the
+    /// points whose `forward(p)` lies within `inverse.maxRadius` of `inverse.center`; the
+    /// others are counted in `beyondTable` (see `InverseConsistency`).
     public static func inverseConsistency(forward: LensDistortion, inverse: LensDistortion) -> InverseConsistency {
         let (columns, rows) = inverseGrid
-        var worst = 0.0, total = 0.0
+        var worst = 0.0, total = 0.0, beyond = 0
         for j in 0..<rows {
             for i in 0..<columns {
                 let p = SIMD2(Double(i) * Double(forward.width - 1) / Double(columns - 1),
                               Double(j) * Double(forward.height - 1) / Double(rows - 1))
-                let d = inverse.apply(to: forward.apply(to: p)) - p
+                let q = forward.apply(to: p)
+                let v = q - inverse.center
+                guard (v * v).sum().squareRoot() <= inverse.maxRadius else {
+                    beyond += 1
+                    continue
+                }
+                let d = inverse.apply(to: q) - p
                 let error = (d * d).sum().squareRoot()
                 worst = Swift.max(worst, error)
                 total += error
             }
         }
-        return InverseConsistency(columns: columns, rows: rows, maxError: worst, meanError: total / Double(columns * rows))
+        let measured = columns * rows - beyond
+        return InverseConsistency(columns: columns, rows: rows, maxError: measured > 0 ? worst : .nan,
+                                  meanError: measured > 0 ? total / Double(measured) : .nan, beyondTable: beyond)
     }
 
     /// Counts, extremes, mean and percentiles 5, 50, 95 of the valid (finite) depths.
