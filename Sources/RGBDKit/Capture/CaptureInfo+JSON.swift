@@ -116,6 +116,7 @@ extension CaptureInfo {
                 M("filtered", portrait.filtered.map { .bool($0) } ?? .null),
                 M("relative_note", portrait.isRelative ? .string(PortraitDepth.relativeNote) : .null),
                 M("matte", matteSize.map { .object([M("width", .int($0.width)), M("height", .int($0.height))]) } ?? .null),
+                M("extrinsic_matrix", portrait.extrinsicMatrix.map { .array($0.map { .number($0) }) } ?? .null),
             ])))
         }
 

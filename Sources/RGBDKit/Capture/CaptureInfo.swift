@@ -238,6 +238,7 @@ public struct CaptureInfo: Sendable {
         if !table.radiusRises {
             warnings.append("\(json): the lens distortion lookup table folds (r·(1 + mag(r)) does not rise everywhere): some distorted points have more than one rectified source")
         }
+        warnings += calibrationWarnings(calibration, json: json)
         let statistics = depthStatistics(contents.depth)
         if statistics.validCount == 0 {
             warnings.append("\(json): the depth map has no valid pixel")
@@ -252,6 +253,40 @@ public struct CaptureInfo: Sendable {
         info.portrait = contents.portrait
         info.matteSize = contents.matte.map { ($0.width, $0.height) }
         return info
+    }
+
+    /// How far `fx / fy` may be from 1 before `calibrationWarnings` warns (5 %).
+    public static let focalRatioTolerance = 0.05
+    /// How far the distortion center may be from the principal point, as a fraction of
+    /// the reference image's diagonal, before `calibrationWarnings` warns (5 %).
+    public static let centerOffsetTolerance = 0.05
+
+    /// Warnings about a calibration that is unusual enough to doubt (rgbd uses it as
+    /// given): `fx / fy` more than `focalRatioTolerance` from 1 (iPhone pixels are
+    /// square), or a distortion center farther than `centerOffsetTolerance` of the
+    /// reference diagonal from the principal point (they are normally a few pixels apart).
+    public static func calibrationWarnings(_ calibration: Calibration, json: String) -> [String] {
+        let k = calibration.intrinsics
+        var warnings: [String] = []
+        let ratio = k.fx / k.fy
+        if abs(ratio - 1) > focalRatioTolerance {
+            warnings.append("\(json): fx/fy is \(Self.rounded(ratio, 3)) (fx \(Self.rounded(k.fx, 3)), fy \(Self.rounded(k.fy, 3))), more than \(Int(focalRatioTolerance * 100)) % from 1: the focal lengths look inconsistent (rgbd uses them as given)")
+        }
+        let c = calibration.distortionCenter
+        let offset = ((c.x - k.cx) * (c.x - k.cx) + (c.y - k.cy) * (c.y - k.cy)).squareRoot()
+        let diagonal = (Double(k.width * k.width + k.height * k.height)).squareRoot()
+        if offset > centerOffsetTolerance * diagonal {
+            warnings.append("\(json): the lens distortion center (\(Self.rounded(c.x, 3)), \(Self.rounded(c.y, 3))) is \(Self.rounded(offset, 1)) px from the principal point (\(Self.rounded(k.cx, 3)), \(Self.rounded(k.cy, 3))), \(Self.rounded(offset / diagonal * 100, 1)) % of the \(k.width)×\(k.height) diagonal (more than \(Int(centerOffsetTolerance * 100)) %): the calibration looks inconsistent (rgbd uses it as given)")
+        }
+        return warnings
+    }
+
+    /// `value` rounded to `decimals` places, as the shortest decimal (`0.767`, `352`).
+    static func rounded(_ value: Double, _ decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let r = (value * scale).rounded() / scale
+        return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : "\(r)"
     }
 
     /// The forward model's displacement of the four corner pixels (centers `(0, 0)`,
