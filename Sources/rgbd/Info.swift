@@ -13,9 +13,12 @@ struct Info: ParsableCommand {
         its header; it is not decoded), the depth map's size, the reference size, the \
         intrinsics as captured and scaled to each image, the lens table (length, range, \
         and how far it moves the photo's corner pixels), how well the inverse table \
-        undoes it (round trip on a 41×31 grid of the photo, pixels), depth range and \
-        percentiles 5/50/95 over valid pixels, the fraction of holes, and the warnings \
-        rectify would give.
+        undoes it (round trip on a 41×31 grid of the photo, pixels; points the forward \
+        table pushes beyond the inverse table's radius are counted, not measured), depth \
+        range and percentiles 5/50/95 over valid pixels, the fraction of holes, a \
+        Portrait photo's ExtrinsicMatrix, and the warnings rectify would give, plus \
+        warnings about a calibration that looks inconsistent (fx/fy more than 5 % from \
+        1, or a distortion center more than 5 % of the diagonal from the principal point).
 
         A capture rectify would reject fails here with the same one-line error on \
         stderr; the others are still described, and the exit status is 1.
@@ -110,6 +113,7 @@ struct Info: ParsableCommand {
             row("portrait", values)
             row("accuracy", (portrait.accuracy ?? "not given") + (portrait.isRelative ? ": the depth is right relative to itself, but its scale (meters) is not guaranteed" : ""))
             if let matte = info.matteSize { row("matte", "Portrait Effects Matte \(size(matte.width, matte.height))") }
+            if let m = portrait.extrinsicMatrix { row("extrinsic", extrinsic(m)) }
         } else {
             row("json", info.json + (info.jsonBytes.map { ": " + bytes($0) } ?? ""))
         }
@@ -125,7 +129,13 @@ struct Info: ParsableCommand {
         row("corners", "moved up to \(fixed(info.maxCornerDisplacement, 2)) px on the photo (\(corners))")
         if let inverse = info.inverseTable, let round = info.inverseConsistency {
             row("inverse table", table(inverse))
-            row("", "round trip on a \(round.columns)×\(round.rows) grid of the photo: max \(fixed(round.maxError, 3)) px, mean \(fixed(round.meanError, 3)) px")
+            let grid = "round trip on a \(round.columns)×\(round.rows) grid of the photo"
+            if round.measured > 0 {
+                row("", grid + ": max \(fixed(round.maxError, 3)) px, mean \(fixed(round.meanError, 3)) px"
+                    + (round.beyondTable > 0 ? " (\(round.measured) points; \(round.beyondTable) beyond the inverse table's radius, not measured)" : ""))
+            } else {
+                row("", grid + ": every point lands beyond the inverse table's radius, none measured")
+            }
         } else {
             row("inverse table", "none")
         }
@@ -150,6 +160,23 @@ struct Info: ParsableCommand {
             out += "  " + label + String(repeating: " ", count: width - label.count) + value + "\n"
         }
         return out
+    }
+
+    /// A Portrait photo's `ExtrinsicMatrix` (12 numbers, column by column: rotation, then
+    /// translation) as rotation rows and translation, naming the identity and a quarter
+    /// turn about the optical axis.
+    static func extrinsic(_ m: [Double]) -> String {
+        let rows = (0..<3).map { i in (0..<3).map { j in fixed(m[3 * j + i], 6) }.joined(separator: " ") }
+        let rotation = "rotation [" + rows.joined(separator: "; ") + "]"
+        let translation = "translation " + m[9...11].map { fixed($0, 6) }.joined(separator: " ")
+        let trace = m[0] + m[4] + m[8], tolerance = 1e-6
+        var kind = ""
+        if abs(trace - 3) < tolerance {
+            kind = " (identity)"
+        } else if abs(trace - 1) < tolerance, abs(m[8] - 1) < tolerance {
+            kind = " (90° about the optical axis)"
+        }
+        return rotation + kind + ", " + translation
     }
 
     /// `v` rounded to `decimals` places, trailing zeros dropped (`2900`, `1511.6`, `-0.04`).

@@ -5,12 +5,13 @@ import RGBDKit
 struct RGBD: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rgbd",
-        abstract: "Turn raw iPhone depth captures (JSON + JPEG) into rectified, metric data.",
+        abstract: "Turn raw iPhone depth captures (JSON + JPEG or HEIC photo, or a Portrait photo alone) into rectified, metric data.",
         discussion: """
-        A capture is a JPEG photo and a JSON file with the camera calibration \
+        A capture is a photo (JPEG or HEIC) and a JSON file with the camera calibration \
         (AVCameraCalibrationData) and the depth map (meters), both distorted by the lens. \
-        rgbd removes the lens distortion with Apple's lookup-table model and writes \
-        ideal pinhole images and their intrinsics.
+        An iPhone Portrait photo (HEIC or JPEG holding a depth image and Apple's depth \
+        metadata) is a capture by itself, no JSON. rgbd removes the lens distortion with \
+        Apple's lookup-table model and writes ideal pinhole images and their intrinsics.
 
         Exit status: 0 when every capture was processed, 1 when any failed (or the batch \
         was refused before writing anything), 64 for a usage error, 130 when interrupted \

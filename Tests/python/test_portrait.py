@@ -243,6 +243,18 @@ def test_photo_without_depth_is_one_line_and_the_batch_goes_on(files, rgbd_bin, 
     assert not (tmp_path / "out" / "plain.color.png").exists()
 
 
+def test_failed_rectify_creates_no_output_directory(files, rgbd_bin, tmp_path):
+    """A HEIC without depth, alone: exit status 1 and no (empty) output directory."""
+    _, scene = files
+    plain = tmp_path / "plain.heic"
+    plain.write_bytes(portrait_files.encode_heic(scene.color(), False))
+    out = tmp_path / "fresh" / "out"
+    result = run(rgbd_bin, "rectify", plain, "-o", out, "-q", check=False)
+    assert result.returncode == 1
+    assert any(line.endswith("plain.heic: holds no depth image") for line in result.stderr.splitlines()), result.stderr
+    assert not (tmp_path / "fresh").exists()
+
+
 def test_broken_depth_metadata_is_one_clear_line(files, rgbd_bin, tmp_path):
     _, scene = files
     xmp = scene.xmp().replace(b"IntrinsicMatrix>", b"IntrinsicMatrixX>")
@@ -252,7 +264,7 @@ def test_broken_depth_metadata_is_one_clear_line(files, rgbd_bin, tmp_path):
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if "error" in line and "broken.heic" in line]
     assert len(errors) == 1 and "IntrinsicMatrix: missing" in errors[0], result.stderr
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert not (tmp_path / "out").exists()
 
 
 # -------------------------------------------------------------------------------- Python
@@ -295,3 +307,34 @@ def test_directory_mixes_captures_and_photos(files, rgbd_bin, tmp_path):
     refused = run(rgbd_bin, "rectify", batch / "IMG_0002.heic", "--image", batch / "shot.jpg", "-o", tmp_path / "x",
                   check=False)
     assert refused.returncode == 1 and "IMG_0002.heic: is a photo, not a capture JSON" in refused.stderr
+
+
+# ------------------------------------------------------------- real depth metadata (XMP)
+
+def test_info_on_a_real_truedepth_packet(rgbd_bin, tmp_path):
+    """The depth XMP of a real iPhone 14 TrueDepth HEIC (Fixtures/real-xmp, MIT), in a
+    photo composed here at a quarter of its size (579x772, depth 120x160): rgbd info shows
+    its ExtrinsicMatrix (a quarter turn, as the file is stored upright) and warns about
+    its fx/fy (0.767) and its distortion center 352 px from the principal point."""
+    xmp = (REPO / "Tests/RGBDKitTests/Fixtures/real-xmp/heic_depth_data.xmp").read_bytes()
+    rng = np.random.default_rng(7)
+    color = rng.integers(0, 256, (772, 579, 3), dtype=np.uint8)
+    depth = np.full((160, 120), 128, dtype=np.uint8)
+    photo = tmp_path / "truedepth.heic"
+    photo.write_bytes(portrait_files.compose_heic(color, depth, xmp))
+    entry = info_json(rgbd_bin, photo)
+    portrait = entry["depth"]["portrait"]
+    assert portrait["extrinsic_matrix"] == [0, -1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0]
+    assert entry["depth"]["accuracy"] == "absolute"
+    assert entry["reference"] == {"width": 2316, "height": 3088}
+    k = entry["calibration"]["intrinsics"]
+    center = entry["calibration"]["distortion_center"]
+    offset = np.hypot(center[0] - k["cx"], center[1] - k["cy"])
+    assert abs(k["fx"] / k["fy"] - 0.767196) < 1e-6 and abs(offset - 352) < 1e-3
+    warnings = entry["warnings"]
+    assert len(warnings) == 2, warnings
+    assert "fx/fy is 0.767 " in warnings[0] and "352 px from the principal point" in warnings[1], warnings
+    text = run(rgbd_bin, "info", photo).stdout
+    assert "extrinsic      rotation [0 1 0; -1 0 0; 0 0 1] (90° about the optical axis), translation 0 0 0" in text, text
+    # The zero lens: the round trip is exact, every point measured.
+    assert entry["inverse_round_trip"]["beyond_table"] == 0 and entry["inverse_round_trip"]["max"] < 1e-9

@@ -55,4 +55,26 @@ import RGBDKit
         #expect(CLITests.files(in: out).contains("IMG_0001.depth.tiff"))
         #expect(!CLITests.files(in: out).contains { $0.hasPrefix("IMG_0002") })
     }
+
+    /// A photo without depth fails before anything is written: the output directory (and
+    /// its missing parent) is not created. A batch with one good capture still creates it.
+    @Test func failedRectifyLeavesNoOutputDirectory() throws {
+        let input = try CLITests.temporaryDirectory()
+        let jpeg = try FileSystem.readFile(Path.join(Self.fixtures, "portrait.jpg"))
+        let plain = Path.join(input, "IMG_0002.JPG")
+        #expect(FileManager.default.createFile(atPath: plain, contents: Data(try JPEGCodec.encode(JPEGCodec.decodeRGB(jpeg)))))
+        let parent = Path.join(input, "new"), out = Path.join(parent, "out")
+        for alignment in [[], ["--align-to", "depth"], ["--align-to", "color"]] {
+            let run = try CLITests.run(["rectify", plain, "-o", out, "-q"] + alignment)
+            #expect(run.status == 1)
+            #expect(run.stderr.contains("IMG_0002.JPG: holds no depth image"), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: parent), "\(alignment)")
+        }
+        let good = Path.join(input, "IMG_0001.HEIC")
+        #expect(FileManager.default.createFile(atPath: good, contents: Data(try FileSystem.readFile(Path.join(Self.fixtures, "portrait.heic")))))
+        let batch = try CLITests.run(["rectify", plain, good, "-o", out, "-q"])
+        #expect(batch.status == 1)
+        #expect(CLITests.files(in: out) == ["IMG_0001.color.png", "IMG_0001.depth.png", "IMG_0001.depth.tiff",
+                                            "IMG_0001.intrinsics.json", "IMG_0001.matte.png"])
+    }
 }

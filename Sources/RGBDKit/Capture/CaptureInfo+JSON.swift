@@ -116,6 +116,7 @@ extension CaptureInfo {
                 M("filtered", portrait.filtered.map { .bool($0) } ?? .null),
                 M("relative_note", portrait.isRelative ? .string(PortraitDepth.relativeNote) : .null),
                 M("matte", matteSize.map { .object([M("width", .int($0.width)), M("height", .int($0.height))]) } ?? .null),
+                M("extrinsic_matrix", portrait.extrinsicMatrix.map { .array($0.map { .number($0) }) } ?? .null),
             ])))
         }
 
@@ -150,7 +151,7 @@ extension CaptureInfo {
                 : .array(calibration.inverseLookupTable.map { .number(shortestDouble($0)) })),
             M("inverse_round_trip", inverseConsistency.map { c in
                 .object([M("grid", .array([.int(c.columns), .int(c.rows)])), M("max", .number(c.maxError)),
-                         M("mean", .number(c.meanError))])
+                         M("mean", .number(c.meanError)), M("beyond_table", .int(c.beyondTable))])
             } ?? .null),
             M("warnings", .array(warnings.map { .string($0) })),
         ])

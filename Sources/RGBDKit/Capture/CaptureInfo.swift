@@ -108,16 +108,29 @@ public struct CaptureInfo: Sendable {
     }
 
     /// How well the inverse table undoes the forward table on the photo.
+    ///
+    /// Only grid points whose forward image `forward(p)` lies within the inverse table's
+    /// radius (`LensDistortion.maxRadius`) are measured: beyond it the inverse model holds
+    /// its last entry, so the round trip there says nothing about the tables (a
+    /// pincushion lens pushes the photo's corners out that far). Those points are
+    /// counted in `beyondTable` instead.
     public struct InverseConsistency: Equatable, Sendable {
         /// Grid columns and rows: points evenly spaced from pixel center 0 to `w − 1`
         /// (`h − 1`), ends included.
         public var columns: Int
         /// See `columns`.
         public var rows: Int
-        /// Largest `|inverse(forward(p)) − p|` over the grid, pixels.
+        /// Largest `|inverse(forward(p)) − p|` over the measured grid points, pixels (NaN
+        /// if none was measured).
         public var maxError: Double
-        /// Mean of the same, pixels.
+        /// Mean of the same, pixels (NaN if none was measured).
         public var meanError: Double
+        /// Grid points not measured because `forward(p)` lies beyond the inverse table's
+        /// radius.
+        public var beyondTable: Int = 0
+
+        /// Grid points measured: `columns · rows − beyondTable`.
+        public var measured: Int { columns * rows - beyondTable }
     }
 
     /// Statistics of the depth map as captured.
@@ -225,6 +238,7 @@ public struct CaptureInfo: Sendable {
         if !table.radiusRises {
             warnings.append("\(json): the lens distortion lookup table folds (r·(1 + mag(r)) does not rise everywhere): some distorted points have more than one rectified source")
         }
+        warnings += calibrationWarnings(calibration, json: json)
         let statistics = depthStatistics(contents.depth)
         if statistics.validCount == 0 {
             warnings.append("\(json): the depth map has no valid pixel")
@@ -239,6 +253,40 @@ public struct CaptureInfo: Sendable {
         info.portrait = contents.portrait
         info.matteSize = contents.matte.map { ($0.width, $0.height) }
         return info
+    }
+
+    /// How far `fx / fy` may be from 1 before `calibrationWarnings` warns (5 %).
+    public static let focalRatioTolerance = 0.05
+    /// How far the distortion center may be from the principal point, as a fraction of
+    /// the reference image's diagonal, before `calibrationWarnings` warns (5 %).
+    public static let centerOffsetTolerance = 0.05
+
+    /// Warnings about a calibration that is unusual enough to doubt (rgbd uses it as
+    /// given): `fx / fy` more than `focalRatioTolerance` from 1 (iPhone pixels are
+    /// square), or a distortion center farther than `centerOffsetTolerance` of the
+    /// reference diagonal from the principal point (they are normally a few pixels apart).
+    public static func calibrationWarnings(_ calibration: Calibration, json: String) -> [String] {
+        let k = calibration.intrinsics
+        var warnings: [String] = []
+        let ratio = k.fx / k.fy
+        if abs(ratio - 1) > focalRatioTolerance {
+            warnings.append("\(json): fx/fy is \(Self.rounded(ratio, 3)) (fx \(Self.rounded(k.fx, 3)), fy \(Self.rounded(k.fy, 3))), more than \(Int(focalRatioTolerance * 100)) % from 1: the focal lengths look inconsistent (rgbd uses them as given)")
+        }
+        let c = calibration.distortionCenter
+        let offset = ((c.x - k.cx) * (c.x - k.cx) + (c.y - k.cy) * (c.y - k.cy)).squareRoot()
+        let diagonal = (Double(k.width * k.width + k.height * k.height)).squareRoot()
+        if offset > centerOffsetTolerance * diagonal {
+            warnings.append("\(json): the lens distortion center (\(Self.rounded(c.x, 3)), \(Self.rounded(c.y, 3))) is \(Self.rounded(offset, 1)) px from the principal point (\(Self.rounded(k.cx, 3)), \(Self.rounded(k.cy, 3))), \(Self.rounded(offset / diagonal * 100, 1)) % of the \(k.width)×\(k.height) diagonal (more than \(Int(centerOffsetTolerance * 100)) %): the calibration looks inconsistent (rgbd uses it as given)")
+        }
+        return warnings
+    }
+
+    /// `value` rounded to `decimals` places, as the shortest decimal (`0.767`, `352`).
+    static func rounded(_ value: Double, _ decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let r = (value * scale).rounded() / scale
+        return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : "\(r)"
     }
 
     /// The forward model's displacement of the four corner pixels (centers `(0, 0)`,
@@ -256,21 +304,31 @@ public struct CaptureInfo: Sendable {
         }
     }
 
-    /// `|inverse(forward(p)) − p|` over an `inverseGrid` of points of the image.
+    /// `|inverse(forward(p)) − p|` over an `inverseGrid` of points of the image, for the
+    /// points whose `forward(p)` lies within `inverse.maxRadius` of `inverse.center`; the
+    /// others are counted in `beyondTable` (see `InverseConsistency`).
     public static func inverseConsistency(forward: LensDistortion, inverse: LensDistortion) -> InverseConsistency {
         let (columns, rows) = inverseGrid
-        var worst = 0.0, total = 0.0
+        var worst = 0.0, total = 0.0, beyond = 0
         for j in 0..<rows {
             for i in 0..<columns {
                 let p = SIMD2(Double(i) * Double(forward.width - 1) / Double(columns - 1),
                               Double(j) * Double(forward.height - 1) / Double(rows - 1))
-                let d = inverse.apply(to: forward.apply(to: p)) - p
+                let q = forward.apply(to: p)
+                let v = q - inverse.center
+                guard (v * v).sum().squareRoot() <= inverse.maxRadius else {
+                    beyond += 1
+                    continue
+                }
+                let d = inverse.apply(to: q) - p
                 let error = (d * d).sum().squareRoot()
                 worst = Swift.max(worst, error)
                 total += error
             }
         }
-        return InverseConsistency(columns: columns, rows: rows, maxError: worst, meanError: total / Double(columns * rows))
+        let measured = columns * rows - beyond
+        return InverseConsistency(columns: columns, rows: rows, maxError: measured > 0 ? worst : .nan,
+                                  meanError: measured > 0 ? total / Double(measured) : .nan, beyondTable: beyond)
     }
 
     /// Counts, extremes, mean and percentiles 5, 50, 95 of the valid (finite) depths.

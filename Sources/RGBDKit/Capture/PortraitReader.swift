@@ -30,6 +30,10 @@ public struct PortraitDepth: Equatable, Sendable {
     public var bits: Int
     /// Where the depth image was: `HEIC depth image` or `JPEG MPF image N`.
     public var container: String
+    /// `ExtrinsicMatrix` as stored, when it holds 12 numbers: a 3×4 matrix listed column
+    /// by column (AVFoundation's `matrix_float4x3`), the rotation's three columns then
+    /// the translation. Shown by `rgbd info`; rgbd does not use it.
+    public var extrinsicMatrix: [Double]? = nil
 
     /// Whether the depth's scale is not guaranteed (`Accuracy = relative`).
     public var isRelative: Bool { accuracy?.lowercased() == "relative" }
@@ -252,7 +256,8 @@ public enum PortraitReader {
         return PortraitDepth(kind: kind, accuracy: xmp.string("Accuracy"), quality: xmp.string("Quality"),
                              filtered: filtered, storedFormat: xmp.fourCC("StoredFormat"), nativeFormat: native,
                              intRange: SIMD2(intMin, intMax), floatRange: SIMD2(floatMin, floatMax), bits: bits,
-                             container: container)
+                             container: container,
+                             extrinsicMatrix: xmp.numbers("ExtrinsicMatrix").flatMap { $0.count == 12 ? $0 : nil })
     }
 }
 

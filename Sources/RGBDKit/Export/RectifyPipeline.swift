@@ -216,17 +216,22 @@ public enum RectifyPipeline {
     /// files staged while the photo decodes, all committed together. With `alignment`,
     /// color and depth files are a pixel-aligned pair at one size (see `PixelAlignment`)
     /// and the sidecar's intrinsics are that grid's. Returns the paths and the warnings.
+    ///
+    /// `directory` (and its parents) is created only once the capture has been read and
+    /// checked, just before the first file is staged: a capture that fails to load (a
+    /// photo without depth, a broken JSON) leaves no empty directory behind.
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
                            alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
                            reading: CaptureReadingOptions = CaptureReadingOptions(),
                            timings: StageTimings? = nil) throws -> (paths: [String], warnings: [String]) {
-        try FileSystem.createDirectory(directory)
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
+        // `alongsideDepth` runs once, with every alignment, before anything else is staged.
         let (capture, warnings, side) = try rectifiedWithSide(
             json: json, image: image, rectifier: rectifier, alignment: alignment, reading: reading,
             timings: timings) { depth, colorIntrinsics, depthIntrinsics, portrait in
+            try FileSystem.createDirectory(directory)
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
                 portrait: portrait, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
