@@ -242,6 +242,7 @@ enum FrameRemap {
         // multiply-add of pairs).
         let strides = unsafeBitCast(SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: 1 | (rowBytes << 16))),
                                     to: SIMD8<Int16>.self)
+        let below = src + rowBytes   // the bottom neighbors' row
         let whole = count & ~7
         var i = 0
         while i < whole {
@@ -253,9 +254,48 @@ enum FrameRemap {
             base &+= step &+ step
             let inside = (pa .>= SIMD8<Int16>.zero) .& (pa .< limits) .& (pb .>= SIMD8<Int16>.zero) .& (pb .< limits)
             if all(inside) {
-                let a = sample1Group(wa, pa, strides: strides, src: src, rowBytes: rowBytes)
-                let b = sample1Group(wb, pb, strides: strides, src: src, rowBytes: rowBytes)
-                let bytes = SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: a, highHalf: b))
+                let oa = ColorRemap.multiplyAddPairs(pa, strides), ob = ColorRemap.multiplyAddPairs(pb, strides)
+                // Two offsets per 64-bit move out of the vector registers.
+                let qa = unsafeBitCast(oa, to: SIMD2<Int64>.self), qb = unsafeBitCast(ob, to: SIMD2<Int64>.self)
+                let o0 = Int(Int32(truncatingIfNeeded: qa[0])), o1 = Int(qa[0] &>> 32)
+                let o2 = Int(Int32(truncatingIfNeeded: qa[1])), o3 = Int(qa[1] &>> 32)
+                let o4 = Int(Int32(truncatingIfNeeded: qb[0])), o5 = Int(qb[0] &>> 32)
+                let o6 = Int(Int32(truncatingIfNeeded: qb[1])), o7 = Int(qb[1] &>> 32)
+                // Each row's two neighbors of the eight pixels (little-endian: the left one in
+                // the low byte), the top row in one vector, the bottom row in another.
+                let top = SIMD8<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o4, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o5, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o6, as: UInt16.self),
+                                        src.loadUnaligned(fromByteOffset: o7, as: UInt16.self))
+                let bottom = SIMD8<UInt16>(below.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o4, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o5, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o6, as: UInt16.self),
+                                           below.loadUnaligned(fromByteOffset: o7, as: UInt16.self))
+                // Fractions fx, fy of the eight pixels (0…128), each in its own vector:
+                // ⌈(d & 255) / 2⌉ of the map words' halves.
+                let fa = unsafeBitCast(wa & 255, to: SIMD4<Int32>.self), fb = unsafeBitCast(wb & 255, to: SIMD4<Int32>.self)
+                let fa2 = fa &- ((fa &>> 1) & 0x7F_007F), fb2 = fb &- ((fb &>> 1) & 0x7F_007F)
+                let fx = SIMD8<UInt16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: fa2 & 0xFFFF, highHalf: fb2 & 0xFFFF))
+                let fy = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: fa2 &>> 16, highHalf: fb2 &>> 16))
+                // Along x in 16-bit lanes, a row of eight pixels per vector (at most 255·128).
+                let gx = 128 &- fx
+                let h = unsafeBitCast((top & 0xFF) &* gx &+ (top &>> 8) &* fx, to: SIMD8<Int16>.self)
+                let v = unsafeBitCast((bottom & 0xFF) &* gx &+ (bottom &>> 8) &* fx, to: SIMD8<Int16>.self)
+                // Along y: (top, bottom) pairs times (128 − fy, fy) pairs.
+                let gy = 128 &- fy
+                let a = ColorRemap.multiplyAddPairs(SIMD8(h[0], v[0], h[1], v[1], h[2], v[2], h[3], v[3]),
+                                                    SIMD8(gy[0], fy[0], gy[1], fy[1], gy[2], fy[2], gy[3], fy[3]))
+                let b = ColorRemap.multiplyAddPairs(SIMD8(h[4], v[4], h[5], v[5], h[6], v[6], h[7], v[7]),
+                                                    SIMD8(gy[4], fy[4], gy[5], fy[5], gy[6], fy[6], gy[7], fy[7]))
+                let bytes = SIMD8<UInt8>(truncatingIfNeeded: (SIMD8<Int32>(lowHalf: a, highHalf: b) &+ 0x2000) &>> 14)
                 UnsafeMutableRawPointer(out + i).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
             } else {
                 sampleDirectChecked(from: i, to: i &+ 8, channels: 1, words: words, y: y, x0: x0, src: src, width: width,
@@ -267,29 +307,6 @@ enum FrameRemap {
             sampleDirectChecked(from: i, to: count, channels: 1, words: words, y: y, x0: x0, src: src, width: width, height: height,
                                  rowBytes: rowBytes, out: out)
         }
-    }
-
-    /// Four pixels of `sample1Direct` whose neighborhoods are inside: `w` their map words
-    /// (`dx, dy` pairs), `p` their integer parts (`x₀, y₀` pairs); the four results, 0…255.
-    @inline(__always)
-    static func sample1Group(_ w: SIMD8<Int16>, _ p: SIMD8<Int16>, strides: SIMD8<Int16>, src: UnsafeRawPointer,
-                             rowBytes: Int) -> SIMD4<Int32> {
-        let o = ColorRemap.multiplyAddPairs(p, strides)
-        let o0 = Int(o[0]), o1 = Int(o[1]), o2 = Int(o[2]), o3 = Int(o[3])
-        let v = SIMD8<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o0 &+ rowBytes, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o1 &+ rowBytes, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o2 &+ rowBytes, as: UInt16.self),
-                              src.loadUnaligned(fromByteOffset: o3 &+ rowBytes, as: UInt16.self))
-        // Little-endian: each row's left neighbor, then its right one, in 16-bit lanes.
-        let bytes = unsafeBitCast(v, to: SIMD16<UInt8>.self)
-        let topPairs = SIMD8<Int16>(truncatingIfNeeded: bytes.lowHalf)
-        let bottomPairs = SIMD8<Int16>(truncatingIfNeeded: bytes.highHalf)
-        let (top, bottom) = weightPairs(w)
-        return (ColorRemap.multiplyAddPairs(topPairs, top) &+ ColorRemap.multiplyAddPairs(bottomPairs, bottom) &+ 0x2000) &>> 14
     }
 
     /// The bilinear weights of four pixels from their map words `w` (`dx, dy` pairs, 1/256
