@@ -61,7 +61,7 @@ enum ColorRemap {
     /// `a₀·b₀ + a₁·b₁` for each of the four pairs of 16-bit lanes (`pmaddwd` on x86).
     @inline(__always)
     static func multiplyAddPairs(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>) -> SIMD4<Int32> {
-        let p = SIMD8<Int32>(truncatingIfNeeded: a) &* SIMD8<Int32>(truncatingIfNeeded: b)
+        let p = Lanes.widen(a) &* Lanes.widen(b)
         return p.evenHalf &+ p.oddHalf
     }
 
@@ -77,7 +77,7 @@ enum ColorRemap {
         let u = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt64.self))
         let a = unsafeBitCast(u, to: SIMD8<UInt8>.self), b = unsafeBitCast(u >> pixelBits, to: SIMD8<UInt8>.self)
         let interleaved = SIMD8<UInt8>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
-        return SIMD8<Int16>(truncatingIfNeeded: interleaved)
+        return Lanes.widen(interleaved)
     }
 
     /// Interpolates one RGB pixel whose 2×2 neighborhood starts at byte `o` of `src`
@@ -115,7 +115,7 @@ enum ColorRemap {
             let X = UnsafeRawPointer(chunk.xs + i).loadUnaligned(as: SIMD4<Int32>.self)
             let Y = UnsafeRawPointer(chunk.ys + i).loadUnaligned(as: SIMD4<Int32>.self)
             let x0 = X &>> 8, y0 = Y &>> 8
-            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x0) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: y0) .< limitY)
+            let inside = (unsafeBitCast(x0, to: SIMD4<UInt32>.self) .< limitX) .& (unsafeBitCast(y0, to: SIMD4<UInt32>.self) .< limitY)
             chunk.fast[i &>> 2] = i &+ 4 <= count && all(inside) ? 1 : 0
             // Weights in 16-bit lanes: (128 − fx, fx) times (128 − fy) and fy.
             let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
@@ -161,7 +161,7 @@ enum ColorRemap {
                 let p3 = interpolateRGB(Int(o[3]), top: top[3], bottom: bottom[3], src: src, rowBytes: rowBytes,
                                           pixelBits: pixelBits)
                 let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
-                let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
+                let bytes = Lanes.narrow8((sums &+ 0x2000) &>> 14)
                 if fourChannels {
                     UnsafeMutableRawPointer(out + i &* 4).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
                     i &+= 4

@@ -28,7 +28,7 @@ enum FrameRemap {
             let X = UnsafeRawPointer(chunk.xs + i).loadUnaligned(as: SIMD4<Int32>.self)
             let Y = UnsafeRawPointer(chunk.ys + i).loadUnaligned(as: SIMD4<Int32>.self)
             let x0 = X &>> 8, y0 = Y &>> 8
-            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x0) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: y0) .< limitY)
+            let inside = (unsafeBitCast(x0, to: SIMD4<UInt32>.self) .< limitX) .& (unsafeBitCast(y0, to: SIMD4<UInt32>.self) .< limitY)
             chunk.fast[i &>> 2] = i &+ 4 <= count && all(inside) ? 1 : 0
             let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
             let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
@@ -71,7 +71,7 @@ enum FrameRemap {
             let X = ((v &<< 16) &>> 16) &+ xBase, Y = (v &>> 16) &+ yBase
             xBase &+= 1024
             let x = X &>> 8, yy = Y &>> 8
-            let inside = (SIMD4<UInt32>(truncatingIfNeeded: x) .< limitX) .& (SIMD4<UInt32>(truncatingIfNeeded: yy) .< limitY)
+            let inside = (unsafeBitCast(x, to: SIMD4<UInt32>.self) .< limitX) .& (unsafeBitCast(yy, to: SIMD4<UInt32>.self) .< limitY)
             let fast = all(inside)
             chunk.fast[i &>> 2] = fast ? 1 : 0
             if !fast {
@@ -283,8 +283,8 @@ enum FrameRemap {
                 // ⌈(d & 255) / 2⌉ of the map words' halves.
                 let fa = unsafeBitCast(wa & 255, to: SIMD4<Int32>.self), fb = unsafeBitCast(wb & 255, to: SIMD4<Int32>.self)
                 let fa2 = fa &- ((fa &>> 1) & 0x7F_007F), fb2 = fb &- ((fb &>> 1) & 0x7F_007F)
-                let fx = SIMD8<UInt16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: fa2 & 0xFFFF, highHalf: fb2 & 0xFFFF))
-                let fy = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: fa2 &>> 16, highHalf: fb2 &>> 16))
+                let fx = unsafeBitCast(Lanes.narrow16(SIMD8<Int32>(lowHalf: fa2 & 0xFFFF, highHalf: fb2 & 0xFFFF)), to: SIMD8<UInt16>.self)
+                let fy = Lanes.narrow16(SIMD8<Int32>(lowHalf: fa2 &>> 16, highHalf: fb2 &>> 16))
                 // Along x in 16-bit lanes, a row of eight pixels per vector (at most 255·128).
                 let gx = 128 &- fx
                 let h = unsafeBitCast((top & 0xFF) &* gx &+ (top &>> 8) &* fx, to: SIMD8<Int16>.self)
@@ -295,7 +295,7 @@ enum FrameRemap {
                                                     SIMD8(gy[0], fy[0], gy[1], fy[1], gy[2], fy[2], gy[3], fy[3]))
                 let b = ColorRemap.multiplyAddPairs(SIMD8(h[4], v[4], h[5], v[5], h[6], v[6], h[7], v[7]),
                                                     SIMD8(gy[4], fy[4], gy[5], fy[5], gy[6], fy[6], gy[7], fy[7]))
-                let bytes = SIMD8<UInt8>(truncatingIfNeeded: (SIMD8<Int32>(lowHalf: a, highHalf: b) &+ 0x2000) &>> 14)
+                let bytes = Lanes.narrow8((SIMD8<Int32>(lowHalf: a, highHalf: b) &+ 0x2000) &>> 14)
                 UnsafeMutableRawPointer(out + i).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
             } else {
                 sampleDirectChecked(from: i, to: i &+ 8, channels: 1, words: words, y: y, x0: x0, src: src, width: width,
@@ -367,7 +367,7 @@ enum FrameRemap {
             let p3 = ColorRemap.interpolateRGB(Int(o[3]), top: t[3], bottom: b[3], src: src, rowBytes: rowBytes,
                                                pixelBits: pixelBits)
             let sums = SIMD16<Int32>(lowHalf: SIMD8(lowHalf: p0, highHalf: p1), highHalf: SIMD8(lowHalf: p2, highHalf: p3))
-            let bytes = SIMD16<UInt8>(truncatingIfNeeded: (sums &+ 0x2000) &>> 14)
+            let bytes = Lanes.narrow8((sums &+ 0x2000) &>> 14)
             if fourChannels {
                 UnsafeMutableRawPointer(out + i &* 4).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
             } else {
