@@ -5,7 +5,7 @@
 # already there.
 #   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libisal-dev
 #                  libde265-dev libdeflate-dev libcairo2-dev fonts-dejavu-core pkg-config,
-#                  for the tests libheif-examples (heif-enc), and the libheif-plugin-* HEVC
+#                  for the tests libheif-examples (heif-enc) and binutils (objdump), and the libheif-plugin-* HEVC
 #                  packages where the distribution splits them out
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
 #   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config
@@ -28,6 +28,8 @@ missing_modules() {
   done
   # The tests make HEIC files with libheif's encoder tool.
   command -v heif-enc >/dev/null 2>&1 || echo "heif-enc"
+  # Scripts/check-kernels.sh reads the machine code with objdump (binutils).
+  [ "$(uname -s)" != Linux ] || command -v objdump >/dev/null 2>&1 || echo "objdump"
 }
 
 # Debian's python3 comes without ensurepip (package python3-venv), so `python3 -m venv`
@@ -48,7 +50,7 @@ case "$(uname -s)" in
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     packages=()
     [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
-                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config)
+                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config binutils)
     python_venv_missing && packages+=(python3 python3-venv)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive

@@ -25,6 +25,9 @@ dist=$(./Scripts/build-library.sh)
 lib="$dist/libRGBDKit.so"
 [ "$(uname -s)" = Darwin ] && lib="$dist/libRGBDKit.dylib"
 
+echo "== the kernels' machine code (Scripts/check-kernels.sh)" >&2
+./Scripts/check-kernels.sh "$lib" "$("${swift_build[@]}" --show-bin-path)/rgbd"
+
 use_venv Tests/python/requirements.txt
 echo "== python tests (real rgbd binary, the shipped library, numpy, plyfile; packaging)" >&2
 bin=$("${swift_build[@]}" --show-bin-path)

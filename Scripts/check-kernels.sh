@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Checks the machine code of a release build for a known way the sampling kernels lose
+# half their speed: a call to a specialization of the standard library's generic SIMD
+# lane conversion (`SIMD8<Int32>(truncatingIfNeeded:)` and the like) that the optimizer
+# left out of line. The kernels convert lanes with Sources/RGBDKit/Geometry/Lanes.swift
+# instead; this check keeps it so (it found the RGB kernel 2.2x slower once).
+#
+#   ./Scripts/check-kernels.sh BINARY_OR_LIBRARY...
+#
+# Linux (objdump); on macOS it checks with `otool -tV`.
+set -euo pipefail
+status=0
+for file in "$@"; do
+  if command -v objdump >/dev/null 2>&1; then
+    listing=$(objdump -d --no-show-raw-insn "$file")
+  elif command -v otool >/dev/null 2>&1; then
+    listing=$(otool -tV "$file")
+  else
+    echo "$(basename "$0"): neither objdump nor otool is installed (binutils)" >&2
+    exit 2
+  fi
+  # Calls whose target is a specialization of a SIMD conversion initializer.
+  calls=$(grep -E 'call' <<<"$listing" | grep -E 'SIMD[0-9]*V.*truncatingIfNeeded|truncatingIfNeeded.*SIMD' || true)
+  if [ -n "$calls" ]; then
+    echo "$(basename "$0"): $file calls generic SIMD lane conversions out of line (use Lanes.swift):" >&2
+    head -5 <<<"$calls" >&2
+    status=1
+  fi
+done
+[ "$status" = 0 ] && echo "== kernels: no out-of-line SIMD lane conversions in $*" >&2
+exit "$status"
