@@ -7,7 +7,7 @@
 /// map saves little (about 4 ms of 30, nothing in some runs: its 48 MB of reads cost
 /// nearly what the arithmetic saves) and building one costs 22-25 ms, so `rgbd rectify`
 /// does not use maps. `FrameRectifier` does: over many frames of one size a map pays off
-/// from the fourth frame (BENCHMARKS.md, "Frames").
+/// from the second or third frame (BENCHMARKS.md, "Frames").
 public struct RectificationMap: Sendable {
     /// The model the map was computed from.
     public let distortion: LensDistortion
