@@ -220,15 +220,16 @@ enum FrameRemap {
     }
 
     /// One channel straight from a `RectificationMap`'s offsets (pixels `x0 ..< x0 +
-    /// count` of row `y`), four pixels at a time, with nothing written in between (no
+    /// count` of row `y`), eight pixels at a time, with nothing written in between (no
     /// prepared offsets or weights: each group's arithmetic stays in vector registers).
     ///
     /// A map word holds the offsets `(dx, dy)` of the fixed-point position `(X, Y) =
     /// (256·x + dx, 256·y + dy)`; since `256·x` has no fraction, the integer parts are
-    /// `x + (dx >> 8)`, `y + (dy >> 8)` and the fractions `dx & 255`, `dy & 255`, all in
-    /// 16-bit lanes. Byte offsets are one multiply-add of the (x₀, y₀) pairs with
-    /// `(1, rowBytes)` (`pmaddwd`); each row's two neighbors meet `(128 − fx, fx)` in
-    /// another, and the two rows meet `(128 − fy, fy)` in a third: `Σ w·s` exactly as
+    /// `x + (dx >> 8)`, `y + (dy >> 8)` and the fractions come from `dx & 255`,
+    /// `dy & 255`, all in 16-bit lanes. Byte offsets are one multiply-add of the (x₀, y₀)
+    /// pairs with `(1, rowBytes)` (`pmaddwd`); each source row of the eight pixels is
+    /// interpolated along x in 16-bit lanes (`p·(128 − fx) + q·fx` ≤ 32640), and the two
+    /// rows meet `(128 − fy, fy)` in a multiply-add of pairs: `Σ w·s` exactly as
     /// `ColorRemap` computes it. Requires `directFits`.
     @inline(never)
     static func sample1Direct(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
@@ -263,22 +264,8 @@ enum FrameRemap {
                 let o6 = Int(Int32(truncatingIfNeeded: qb[1])), o7 = Int(qb[1] &>> 32)
                 // Each row's two neighbors of the eight pixels (little-endian: the left one in
                 // the low byte), the top row in one vector, the bottom row in another.
-                let top = SIMD8<UInt16>(src.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o4, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o5, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o6, as: UInt16.self),
-                                        src.loadUnaligned(fromByteOffset: o7, as: UInt16.self))
-                let bottom = SIMD8<UInt16>(below.loadUnaligned(fromByteOffset: o0, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o2, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o4, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o5, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o6, as: UInt16.self),
-                                           below.loadUnaligned(fromByteOffset: o7, as: UInt16.self))
+                let top = neighborPairs(src, o0, o1, o2, o3, o4, o5, o6, o7)
+                let bottom = neighborPairs(below, o0, o1, o2, o3, o4, o5, o6, o7)
                 // Fractions fx, fy of the eight pixels (0…128), each in its own vector:
                 // ⌈(d & 255) / 2⌉ of the map words' halves.
                 let fa = unsafeBitCast(wa & 255, to: SIMD4<Int32>.self), fb = unsafeBitCast(wb & 255, to: SIMD4<Int32>.self)
@@ -307,6 +294,17 @@ enum FrameRemap {
             sampleDirectChecked(from: i, to: count, channels: 1, words: words, y: y, x0: x0, src: src, width: width, height: height,
                                  rowBytes: rowBytes, out: out)
         }
+    }
+
+    /// The two bytes at each of eight offsets from `base` (a row's left and right neighbors
+    /// of eight pixels; little-endian: the left one in the low byte).
+    @inline(__always)
+    static func neighborPairs(_ base: UnsafeRawPointer, _ o0: Int, _ o1: Int, _ o2: Int, _ o3: Int, _ o4: Int,
+                              _ o5: Int, _ o6: Int, _ o7: Int) -> SIMD8<UInt16> {
+        SIMD8(base.loadUnaligned(fromByteOffset: o0, as: UInt16.self), base.loadUnaligned(fromByteOffset: o1, as: UInt16.self),
+              base.loadUnaligned(fromByteOffset: o2, as: UInt16.self), base.loadUnaligned(fromByteOffset: o3, as: UInt16.self),
+              base.loadUnaligned(fromByteOffset: o4, as: UInt16.self), base.loadUnaligned(fromByteOffset: o5, as: UInt16.self),
+              base.loadUnaligned(fromByteOffset: o6, as: UInt16.self), base.loadUnaligned(fromByteOffset: o7, as: UInt16.self))
     }
 
     /// The bilinear weights of four pixels from their map words `w` (`dx, dy` pairs, 1/256
