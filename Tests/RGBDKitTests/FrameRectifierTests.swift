@@ -75,24 +75,25 @@ import Testing
         }
     }
 
-    /// Row strides beyond 16-bit lanes (32767 bytes) leave the direct luminance path for
-    /// the prepared one; both give `Rectifier`'s bits.
-    @Test(arguments: [32_767, 32_768, 70_001])
-    func luminanceWithAHugeRowStrideEqualsRectifier(rowBytes: Int) throws {
+    /// Row strides beyond 16-bit lanes (32767 bytes) leave the direct paths for the
+    /// prepared one; both give `Rectifier`'s bits.
+    @Test(arguments: [32_767, 32_768, 70_001], [1, 3, 4])
+    func hugeRowStridesEqualRectifier(rowBytes: Int, channels: Int) throws {
         let (width, height) = (203, 37)
-        let image = Self.randomImage(width: width, height: height, channels: 1, seed: 17)
+        let image = Self.randomImage(width: width, height: height, channels: channels, seed: 17)
         let distortion = Self.lens(width: width, height: height)
         let reference = Rectifier().rectify(image, distortion: distortion).samples
         let rectifier = try FrameRectifier(distortion: distortion)
         let source = Self.padded(image, rowBytes: rowBytes, fill: 0x5A)
-        var out = [UInt8](repeating: 0xA5, count: (height - 1) * rowBytes + width)
+        var out = [UInt8](repeating: 0xA5, count: (height - 1) * rowBytes + width * channels)
         try source.withUnsafeBytes { src in
             try out.withUnsafeMutableBytes { dst in
-                try rectifier.rectify(FramePlane(src, rowBytes: rowBytes), channels: 1,
+                try rectifier.rectify(FramePlane(src, rowBytes: rowBytes), channels: channels,
                                       into: MutableFramePlane(dst, rowBytes: rowBytes))
             }
         }
-        let (samples, intact) = Self.unpadded(out, width: width, height: height, channels: 1, rowBytes: rowBytes, fill: 0xA5)
+        let (samples, intact) = Self.unpadded(out, width: width, height: height, channels: channels, rowBytes: rowBytes,
+                                              fill: 0xA5)
         #expect(samples == reference)
         #expect(intact)
     }
