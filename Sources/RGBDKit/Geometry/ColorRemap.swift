@@ -138,13 +138,43 @@ enum ColorRemap {
     ///
     /// With `fourChannels`, the pixels have 4 bytes (BGRA, RGBA; prepared by
     /// `FrameRemap.preparePairs`): each row's two neighbors are paired by a 32-bit shift and
-    /// four pixels are stored as 16 bytes (`spill` is then irrelevant). One function for
-    /// both on purpose: written apart, the optimizer left its lane conversions as calls.
+    /// four pixels are stored as 16 bytes (`spill` is then irrelevant).
     ///
-    /// Out of line on purpose, like `SourcePositions.fixedPointSpan`.
-    @inline(never)
+    /// Out of line on purpose, like `SourcePositions.fixedPointSpan`, and compiled once
+    /// per pixel size (`sampleSpan3`, `sampleSpan4`): with the size a run-time argument,
+    /// the 3-channel kernel that `rgbd rectify` uses was 20-30 % slower (shifts by a
+    /// variable, a branch per group).
+    @inline(__always)
     static func sampleRGBSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
                               rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool, fourChannels: Bool = false) {
+        if fourChannels {
+            sampleSpan4(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
+        } else {
+            sampleSpan3(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out,
+                        spill: spill)
+        }
+    }
+
+    /// `sampleRGBSpan` for 3-byte pixels.
+    @inline(never)
+    static func sampleSpan3(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+        sampleColorSpan(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out,
+                        spill: spill, fourChannels: false)
+    }
+
+    /// `sampleRGBSpan` for 4-byte pixels.
+    @inline(never)
+    static func sampleSpan4(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        sampleColorSpan(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out,
+                        spill: false, fourChannels: true)
+    }
+
+    /// The body of `sampleSpan3` and `sampleSpan4` (`fourChannels` a constant in each).
+    @inline(__always)
+    static func sampleColorSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
+                                rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool, fourChannels: Bool) {
         let pixelBits: UInt64 = fourChannels ? 32 : 24
         var i = 0
         while i < count {
