@@ -18,28 +18,10 @@ runs=${RUNS:-11}
 out=${RGBD_BENCH_OUT:-bench-out}
 python=${PYTHON:-python3}
 ./Scripts/bootstrap.sh
-build=(swift build -c release --scratch-path "${RGBD_SCRATCH:-.build-bench}")
-echo "== building rgbd and rgbd-synth (release)" >&2
-"${build[@]}" --product rgbd >&2
-"${build[@]}" --product rgbd-synth >&2
-bin=$("${build[@]}" --show-bin-path)
-mkdir -p "$out"
-capture=$out/big.json
-if [ ! -f "$capture" ]; then
-  echo "== generating the 12 MP capture (rgbd-synth)" >&2
-  "$bin/rgbd-synth" -o "$out" --name big --color 4032x3024 --depth 768x576 >&2
-fi
-
-now() { date +%s.%N; }
-# timed LABEL COMMAND...: runs COMMAND, appends its wall seconds to $out/info-times.LABEL
-timed() {
-  local label=$1 start end
-  shift
-  start=$(now)
-  "$@" >/dev/null 2>"$out/info-bench.err" || { cat "$out/info-bench.err" >&2; exit 1; }
-  end=$(now)
-  echo "$start $end" | awk '{ printf "%.4f\n", $2 - $1 }' >>"$out/info-times.$label"
-}
+# shellcheck source=Scripts/bench-wall.sh
+source Scripts/bench-wall.sh
+build_rgbd_and_big_capture
+timed() { local label=$1; shift; wall_timed "$out/info-times.$label" "$@"; }
 rm -f "$out"/info-times.*
 info() { timed "$1" "$bin/rgbd" info "$capture"; }
 info_json() { timed "$1" "$bin/rgbd" info "$capture" --json; }
@@ -54,8 +36,6 @@ for _ in $(seq 1 "$runs"); do
   json_load python
   rectify rectify
 done
-median() { sort -n "$1" | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f", m }'; }
-range() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }'; }
 verdict() { awk -v t="$1" 'BEGIN { print (t < 0.1) ? "**PASS**" : "**FAIL**" }'; }
 i=$(median "$out/info-times.info")
 j=$(median "$out/info-times.json")

@@ -15,28 +15,10 @@ cd "$(dirname "$0")/.."
 runs=${RUNS:-7}
 width=${WIDTH:-1600}
 out=${RGBD_BENCH_OUT:-bench-out}
-build=(swift build -c release --scratch-path "${RGBD_SCRATCH:-.build-bench}")
-echo "== building rgbd and rgbd-synth (release)" >&2
-"${build[@]}" --product rgbd >&2
-"${build[@]}" --product rgbd-synth >&2
-bin=$("${build[@]}" --show-bin-path)
-mkdir -p "$out"
-capture=$out/big.json
-if [ ! -f "$capture" ]; then
-  echo "== generating the 12 MP capture (rgbd-synth)" >&2
-  "$bin/rgbd-synth" -o "$out" --name big --color 4032x3024 --depth 768x576
-fi
-
-now() { date +%s.%N; }
-# timed LABEL COMMAND...: runs COMMAND, appends its wall seconds to $out/preview-times.LABEL
-timed() {
-  local label=$1 start end
-  shift
-  start=$(now)
-  "$@" >/dev/null 2>"$out/preview-bench.err" || { cat "$out/preview-bench.err" >&2; exit 1; }
-  end=$(now)
-  echo "$start $end" | awk '{ printf "%.4f\n", $2 - $1 }' >>"$out/preview-times.$label"
-}
+# shellcheck source=Scripts/bench-wall.sh
+source Scripts/bench-wall.sh
+build_rgbd_and_big_capture
+timed() { local label=$1; shift; wall_timed "$out/preview-times.$label" "$@"; }
 rm -f "$out"/preview-times.*
 preview() { timed "$1" "$bin/rgbd" preview "$capture" -o "$out/preview" --width "$width" -q; }
 rectify() { timed "$1" "$bin/rgbd" rectify "$capture" -o "$out/rectified" -q; }
@@ -48,8 +30,6 @@ for _ in $(seq 1 "$runs"); do
   preview preview
   rectify rectify
 done
-median() { sort -n "$1" | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f", m }'; }
-range() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }'; }
 p=$(median "$out/preview-times.preview")
 r=$(median "$out/preview-times.rectify")
 verdict=$(awk -v p="$p" 'BEGIN { print (p < 0.5) ? "**PASS**" : "**FAIL**" }')

@@ -326,11 +326,43 @@ enum FrameRemap {
     /// four pixels at a time (`sample1Direct`'s way to offsets and weights; each pixel's
     /// two rows through `ColorRemap.interpolateRGB`). `spill` as for
     /// `ColorRemap.sampleRGBSpan` (three channels: the byte after the span may be written).
-    /// Requires `directFits` for the plane's `rowBytes`.
-    @inline(never)
+    /// Requires `directFits` for the plane's `rowBytes`. Compiled once per pixel size
+    /// (`sampleColorDirect3`, `sampleColorDirect4`), as `ColorRemap.sampleRGBSpan` is.
+    @inline(__always)
     static func sampleColorDirect(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
                                   fourChannels: Bool, spill: Bool) {
+        if fourChannels {
+            sampleColorDirect4(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                               rowBytes: rowBytes, out: out)
+        } else {
+            sampleColorDirect3(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                               rowBytes: rowBytes, out: out, spill: spill)
+        }
+    }
+
+    /// `sampleColorDirect` for 3-byte pixels.
+    @inline(never)
+    static func sampleColorDirect3(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
+                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
+        colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                    rowBytes: rowBytes, out: out, fourChannels: false, spill: spill)
+    }
+
+    /// `sampleColorDirect` for 4-byte pixels.
+    @inline(never)
+    static func sampleColorDirect4(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
+                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+        colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                    rowBytes: rowBytes, out: out, fourChannels: true, spill: false)
+    }
+
+    /// The body of `sampleColorDirect3` and `sampleColorDirect4` (`fourChannels` a constant
+    /// in each).
+    @inline(__always)
+    static func colorDirect(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
+                            width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
+                            fourChannels: Bool, spill: Bool) {
         // An 8-byte load at x₀ reads two 4-byte pixels, or two 3-byte pixels and two bytes more.
         let w1 = Int16(truncatingIfNeeded: width &- (fourChannels ? 1 : 2)), h1 = Int16(truncatingIfNeeded: height &- 1)
         let limits = SIMD8<Int16>(w1, h1, w1, h1, w1, h1, w1, h1)
