@@ -270,23 +270,15 @@ public struct CaptureInfo: Sendable {
         var warnings: [String] = []
         let ratio = k.fx / k.fy
         if abs(ratio - 1) > focalRatioTolerance {
-            warnings.append("\(json): fx/fy is \(Self.rounded(ratio, 3)) (fx \(Self.rounded(k.fx, 3)), fy \(Self.rounded(k.fy, 3))), more than \(Int(focalRatioTolerance * 100)) % from 1: the focal lengths look inconsistent (rgbd uses them as given)")
+            warnings.append("\(json): fx/fy is \(DecimalText.fixed(ratio, 3)) (fx \(DecimalText.fixed(k.fx, 3)), fy \(DecimalText.fixed(k.fy, 3))), more than \(Int(focalRatioTolerance * 100)) % from 1: the focal lengths look inconsistent (rgbd uses them as given)")
         }
         let c = calibration.distortionCenter
         let offset = ((c.x - k.cx) * (c.x - k.cx) + (c.y - k.cy) * (c.y - k.cy)).squareRoot()
         let diagonal = (Double(k.width * k.width + k.height * k.height)).squareRoot()
         if offset > centerOffsetTolerance * diagonal {
-            warnings.append("\(json): the lens distortion center (\(Self.rounded(c.x, 3)), \(Self.rounded(c.y, 3))) is \(Self.rounded(offset, 1)) px from the principal point (\(Self.rounded(k.cx, 3)), \(Self.rounded(k.cy, 3))), \(Self.rounded(offset / diagonal * 100, 1)) % of the \(k.width)×\(k.height) diagonal (more than \(Int(centerOffsetTolerance * 100)) %): the calibration looks inconsistent (rgbd uses it as given)")
+            warnings.append("\(json): the lens distortion center (\(DecimalText.fixed(c.x, 3)), \(DecimalText.fixed(c.y, 3))) is \(DecimalText.fixed(offset, 1)) px from the principal point (\(DecimalText.fixed(k.cx, 3)), \(DecimalText.fixed(k.cy, 3))), \(DecimalText.fixed(offset / diagonal * 100, 1)) % of the \(k.width)×\(k.height) diagonal (more than \(Int(centerOffsetTolerance * 100)) %): the calibration looks inconsistent (rgbd uses it as given)")
         }
         return warnings
-    }
-
-    /// `value` rounded to `decimals` places, as the shortest decimal (`0.767`, `352`).
-    static func rounded(_ value: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let r = (value * scale).rounded() / scale
-        return r == r.rounded() && abs(r) < 1e15 ? String(Int(r)) : "\(r)"
     }
 
     /// The forward model's displacement of the four corner pixels (centers `(0, 0)`,
