@@ -219,6 +219,21 @@ enum FrameRemap {
         width < 32_000 && height < 32_000 && rowBytes <= Int(Int16.max)
     }
 
+    /// The direct paths' lanes for pixels from `x0` of row `y`, as `(x, y)` pairs of
+    /// 16-bit lanes: `limits` (a neighborhood at `(x₀, y₀)` is inside when
+    /// `0 ≤ x₀ < width − margin` and `0 ≤ y₀ < height − 1`), `start` (the first four
+    /// pixels' own coordinates), and `strides`, `(pixelBytes, rowBytes)` built from one
+    /// 32-bit word (so that the byte offsets are one multiply-add of pairs).
+    @inline(__always)
+    static func directLanes(y: Int, from x0: Int, width: Int, height: Int, rowBytes: Int, pixelBytes: Int, margin: Int)
+        -> (limits: SIMD8<Int16>, start: SIMD8<Int16>, strides: SIMD8<Int16>) {
+        let w1 = Int16(truncatingIfNeeded: width &- margin), h1 = Int16(truncatingIfNeeded: height &- 1)
+        let yy = Int16(truncatingIfNeeded: y), xx = Int16(truncatingIfNeeded: x0)
+        let strides = unsafeBitCast(SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: pixelBytes | (rowBytes << 16))),
+                                    to: SIMD8<Int16>.self)
+        return (SIMD8(w1, h1, w1, h1, w1, h1, w1, h1), SIMD8(xx, yy, xx &+ 1, yy, xx &+ 2, yy, xx &+ 3, yy), strides)
+    }
+
     /// One channel straight from a `RectificationMap`'s offsets (pixels `x0 ..< x0 +
     /// count` of row `y`), eight pixels at a time, with nothing written in between (no
     /// prepared offsets or weights: each group's arithmetic stays in vector registers).
@@ -234,15 +249,10 @@ enum FrameRemap {
     @inline(never)
     static func sample1Direct(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
                               width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
-        let w1 = Int16(truncatingIfNeeded: width &- 1), h1 = Int16(truncatingIfNeeded: height &- 1)
-        let limits = SIMD8<Int16>(w1, h1, w1, h1, w1, h1, w1, h1)
-        let yy = Int16(truncatingIfNeeded: y), xx = Int16(truncatingIfNeeded: x0)
-        var base = SIMD8<Int16>(xx, yy, xx &+ 1, yy, xx &+ 2, yy, xx &+ 3, yy)
+        let (limits, start, strides) = directLanes(y: y, from: x0, width: width, height: height, rowBytes: rowBytes,
+                                                   pixelBytes: 1, margin: 1)
+        var base = start
         let step = SIMD8<Int16>(4, 0, 4, 0, 4, 0, 4, 0)
-        // (1, rowBytes) pairs, built from one 32-bit word (so that the offsets are one
-        // multiply-add of pairs).
-        let strides = unsafeBitCast(SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: 1 | (rowBytes << 16))),
-                                    to: SIMD8<Int16>.self)
         let below = src + rowBytes   // the bottom neighbors' row
         let whole = count & ~7
         var i = 0
@@ -363,15 +373,12 @@ enum FrameRemap {
     static func colorDirect(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
                             width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
                             fourChannels: Bool, spill: Bool) {
-        // An 8-byte load at x₀ reads two 4-byte pixels, or two 3-byte pixels and two bytes more.
-        let w1 = Int16(truncatingIfNeeded: width &- (fourChannels ? 1 : 2)), h1 = Int16(truncatingIfNeeded: height &- 1)
-        let limits = SIMD8<Int16>(w1, h1, w1, h1, w1, h1, w1, h1)
-        let yy = Int16(truncatingIfNeeded: y), xx = Int16(truncatingIfNeeded: x0)
-        var base = SIMD8<Int16>(xx, yy, xx &+ 1, yy, xx &+ 2, yy, xx &+ 3, yy)
-        let step = SIMD8<Int16>(4, 0, 4, 0, 4, 0, 4, 0)
         let pixelBytes = fourChannels ? 4 : 3
-        let strides = unsafeBitCast(SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: pixelBytes | (rowBytes << 16))),
-                                    to: SIMD8<Int16>.self)
+        // An 8-byte load at x₀ reads two 4-byte pixels, or two 3-byte pixels and two bytes more.
+        let (limits, start, strides) = directLanes(y: y, from: x0, width: width, height: height, rowBytes: rowBytes,
+                                                   pixelBytes: pixelBytes, margin: fourChannels ? 1 : 2)
+        var base = start
+        let step = SIMD8<Int16>(4, 0, 4, 0, 4, 0, 4, 0)
         let pixelBits: UInt64 = fourChannels ? 32 : 24
         let whole = count & ~3
         var i = 0
