@@ -47,11 +47,16 @@ let package = Package(
             name: "CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
 
+        // The few inner loops written for AVX2 in C (a target attribute per function, so
+        // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.
+        .target(name: "CKernels"),
+
         // The library that does all the work: capture reading, calibration,
         // codecs, rectification, export.
         .target(
             name: "RGBDKit",
-            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265"]),
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
+                           "CKernels"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).

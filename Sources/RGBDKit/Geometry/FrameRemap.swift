@@ -1,3 +1,5 @@
+import CKernels
+
 /// Bilinear sampling of 8-bit frames whose rows lie `rowBytes` apart (`CVPixelBuffer`
 /// planes, strided arrays), from fixed-point positions in a `PositionChunk`.
 ///
@@ -359,12 +361,31 @@ enum FrameRemap {
                     rowBytes: rowBytes, out: out, fourChannels: false, spill: spill)
     }
 
-    /// `sampleColorDirect` for 4-byte pixels.
+    /// `sampleColorDirect` for 4-byte pixels: with AVX2 (`avx2`), eight pixels at a time
+    /// by `rgbd_sample4_direct_avx2` (the same bytes), which leaves groups at the borders
+    /// to the Swift loop.
     @inline(never)
     static func sampleColorDirect4(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
-                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
-        colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
-                    rowBytes: rowBytes, out: out, fourChannels: true, spill: false)
+                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
+                                   avx2: Bool = VectorKernels.avx2) {
+        guard avx2 else {
+            colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                        rowBytes: rowBytes, out: out, fourChannels: true, spill: false)
+            return
+        }
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        var i = 0
+        while i < count {
+            i &+= rgbd_sample4_direct_avx2(count &- i, words + i &* 4, Int32(truncatingIfNeeded: y),
+                                           Int32(truncatingIfNeeded: x0 &+ i), bytes, Int32(truncatingIfNeeded: width),
+                                           Int32(truncatingIfNeeded: height), rowBytes, out + i &* 4)
+            guard i < count else { break }
+            // A group at a border (or the last few pixels): eight pixels in Swift.
+            let n = min(8, count &- i)
+            colorDirect(count: n, words: words + i &* 4, y: y, from: x0 &+ i, src: src, width: width, height: height,
+                        rowBytes: rowBytes, out: out + i &* 4, fourChannels: true, spill: false)
+            i &+= n
+        }
     }
 
     /// The body of `sampleColorDirect3` and `sampleColorDirect4` (`fourChannels` a constant

@@ -1,4 +1,5 @@
 import CDeflate
+import CKernels
 import CISAL
 import CPNG
 import Dispatch
@@ -421,8 +422,12 @@ enum RowFilter: UInt8, CaseIterable {
     case none = 0, sub, up, average, paeth
 
     /// Filters `count` bytes of `row` (the row above is `above`) into `out`.
+    ///
+    /// `paethAVX2`: whether the Paeth filter may use `rgbd_paeth_filter_avx2` (the same
+    /// bytes as the Swift loops).
     static func apply(_ filter: RowFilter, _ row: UnsafePointer<UInt8>, _ above: UnsafePointer<UInt8>,
-                      _ out: UnsafeMutablePointer<UInt8>, _ count: Int, _ bpp: Int) {
+                      _ out: UnsafeMutablePointer<UInt8>, _ count: Int, _ bpp: Int,
+                      paethAVX2: Bool = VectorKernels.avx2) {
         let head = min(bpp, count)
         switch filter {
         case .none:
@@ -440,8 +445,10 @@ enum RowFilter: UInt8, CaseIterable {
         case .paeth:
             // With a = c = 0 the predictor is b.
             for i in 0..<head { out[i] = row[i] &- above[i] }
-            // 16 bytes at a time: the scalar loop does not vectorize (2.5 ns a byte).
-            var i = paethVectors(row, above, bpp, out, from: head, count: count)
+            // 32 bytes at a time with AVX2, then 16 in Swift: the scalar loop does not
+            // vectorize (2.5 ns a byte).
+            var i = paethAVX2 ? rgbd_paeth_filter_avx2(row, above, bpp, out, head, count) : head
+            i = paethVectors(row, above, bpp, out, from: i, count: count)
             while i < count {
                 out[i] = row[i] &- paethPredictor(row[i - bpp], above[i], above[i - bpp])
                 i += 1

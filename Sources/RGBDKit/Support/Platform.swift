@@ -447,3 +447,11 @@ enum Trigonometry {
     static func sine(_ x: Double) -> Double { sin(x) }
     static func cosine(_ x: Double) -> Double { cos(x) }
 }
+
+/// The process's environment.
+enum ProcessEnvironment {
+    /// Whether the environment variable `name` is set (to anything, even empty).
+    static func isSet(_ name: String) -> Bool {
+        getenv(name) != nil
+    }
+}

@@ -1,0 +1,38 @@
+/*
+ * rgbd_kernels.h — the few inner loops of RGBDKit written for AVX2, chosen at run time.
+ *
+ * Swift cannot compile one function for a wider instruction set than the rest of the
+ * program, and a package that others depend on may not pass -mavx2 (an unsafe flag).
+ * C can: each function here carries __attribute__((target("avx2"))) and is called only
+ * when rgbd_kernels_have_avx2() says the CPU and the OS run AVX2 code. Everywhere else
+ * (older x86-64, arm64) the functions do nothing and the Swift loops, which compute the
+ * same bytes, do the work. Each function's result equals its Swift counterpart's bit
+ * for bit (tests compare them); each returns how far it got, and Swift does the rest.
+ */
+#ifndef RGBD_KERNELS_H
+#define RGBD_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// 1 when this CPU and operating system run AVX2 code, else 0 (also on non-x86 CPUs).
+int rgbd_kernels_have_avx2(void);
+
+/// Bilinear sampling of 4-byte pixels (BGRA) straight from a rectification map's words,
+/// as Swift's `FrameRemap.sampleColorDirect4`: output pixels x0 + i, i in [0, count),
+/// of row `y`, where word i holds (dx, dy) in 1/256 pixel (two int16), the source
+/// position being (256 (x0 + i) + dx, 256 y + dy). Works eight pixels at a time and
+/// stops at the first group of eight that is not whole or whose neighborhoods are not
+/// all inside the source (0 <= x < width - 1, 0 <= y < height - 1); returns the index
+/// of that group (count when it did them all; 0 without AVX2). Requires width and
+/// height < 32000 and 0 < row_bytes <= 32767.
+ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out);
+
+/// PNG's Paeth filter (encoding) of bytes [start, count) of `row`, 32 at a time while 32
+/// remain: out[i] = row[i] - paeth(row[i - bpp], above[i], above[i - bpp]). Requires
+/// start >= bpp. Returns where it stopped (start without AVX2).
+ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdiff_t bpp, uint8_t *out,
+                                 ptrdiff_t start, ptrdiff_t count);
+
+#endif

@@ -1,0 +1,155 @@
+// AVX2 kernels (rgbd_kernels.h). Each function is compiled for AVX2 by its target
+// attribute alone; this file needs no compiler flag, and the rest of the program stays
+// baseline x86-64.
+#include "rgbd_kernels.h"
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <cpuid.h>
+#include <immintrin.h>
+#include <string.h>
+
+int rgbd_kernels_have_avx2(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    // AVX and OSXSAVE, then the OS must save the YMM registers (XCR0 bits 1 and 2).
+    if (!(c & bit_AVX) || !(c & bit_OSXSAVE)) return 0;
+    unsigned xcr0_low, xcr0_high;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    (void)xcr0_high;
+    if ((xcr0_low & 6) != 6) return 0;
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b & bit_AVX2) != 0;
+}
+
+/// The 8 bytes at `base + o0`, `+ o1` in the low 128-bit lane, at `+ o2`, `+ o3` in the
+/// high one.
+__attribute__((target("avx2"), always_inline))
+static inline __m256i pair_lanes(const uint8_t *base, int32_t o0, int32_t o1, int32_t o2, int32_t o3) {
+    int64_t v0, v1, v2, v3;
+    memcpy(&v0, base + o0, 8);
+    memcpy(&v1, base + o1, 8);
+    memcpy(&v2, base + o2, 8);
+    memcpy(&v3, base + o3, 8);
+    return _mm256_setr_epi64x(v0, v1, v2, v3);
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    // (x, y) pairs in 16-bit lanes, one pair per pixel (the map words' layout).
+    const __m256i limits = _mm256_set1_epi32((int)((uint32_t)(uint16_t)(width - 1) | ((uint32_t)(uint16_t)(height - 1) << 16)));
+    // Byte offsets are one multiply-add of (x, y) with (4, row_bytes).
+    const __m256i strides = _mm256_set1_epi32((int)(4u | ((uint32_t)row_bytes << 16)));
+    const short xs = (short)x0, ys = (short)y;
+    __m256i base = _mm256_setr_epi16(xs, ys, (short)(xs + 1), ys, (short)(xs + 2), ys, (short)(xs + 3), ys,
+                                     (short)(xs + 4), ys, (short)(xs + 5), ys, (short)(xs + 6), ys, (short)(xs + 7), ys);
+    const __m256i step = _mm256_set1_epi32(8);  // +8 on x, +0 on y
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i low8 = _mm256_set1_epi16(255);
+    const __m256i one16 = _mm256_set1_epi16(1);
+    const __m256i low16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i w128 = _mm256_set1_epi32(128);
+    const __m256i round = _mm256_set1_epi32(1 << 13);
+    // An 8-byte load (left and right neighbor, 4 bytes each) as (left, right) 16-bit
+    // pairs per channel: of the lane's first pixel, then of its second.
+    const __m256i first = _mm256_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,
+                                           0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+    const __m256i second = _mm256_setr_epi8(8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1,
+                                            8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1);
+    const uint8_t *below = src + row_bytes;
+    const uint8_t *map = (const uint8_t *)words;
+
+    ptrdiff_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(map + 4 * i));
+        const __m256i p = _mm256_add_epi16(_mm256_srai_epi16(w, 8), base);
+        const __m256i inside = _mm256_andnot_si256(_mm256_cmpgt_epi16(zero, p), _mm256_cmpgt_epi16(limits, p));
+        if (_mm256_movemask_epi8(inside) != -1) break;
+        base = _mm256_add_epi16(base, step);
+
+        // Each pixel's two neighbors in the top row (8 bytes at its offset) and in the
+        // bottom row; pixels 0, 1, 4, 5 in one vector and 2, 3, 6, 7 in another (the
+        // 128-bit lanes' pairs). Scalar loads: AVX2's gathers were slower here.
+        int32_t o[8];
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_madd_epi16(p, strides));
+        const __m256i top0 = pair_lanes(src, o[0], o[1], o[4], o[5]);
+        const __m256i top1 = pair_lanes(src, o[2], o[3], o[6], o[7]);
+        const __m256i bottom0 = pair_lanes(below, o[0], o[1], o[4], o[5]);
+        const __m256i bottom1 = pair_lanes(below, o[2], o[3], o[6], o[7]);
+
+        // Fractions ((d & 255) + 1) >> 1 (0...128) of dx and dy; weight pairs per pixel:
+        // wt = (128 - fx, fx)·(128 - fy) for the top row, wb = (128 - fx, fx)·fy.
+        const __m256i f = _mm256_srli_epi16(_mm256_add_epi16(_mm256_and_si256(w, low8), one16), 1);
+        const __m256i fx = _mm256_and_si256(f, low16), fy = _mm256_srli_epi32(f, 16);
+        const __m256i horizontal = _mm256_or_si256(_mm256_sub_epi32(w128, fx), _mm256_slli_epi32(fx, 16));
+        const __m256i wb = _mm256_mullo_epi16(horizontal, _mm256_or_si256(fy, _mm256_slli_epi32(fy, 16)));
+        const __m256i wt = _mm256_sub_epi16(_mm256_slli_epi16(horizontal, 7), wb);
+
+        // Σ w·s per channel: pixels (0 | 4), (1 | 5), (2 | 6), (3 | 7) in the two lanes.
+        __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top0, first), _mm256_shuffle_epi32(wt, 0x00)),
+                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom0, first), _mm256_shuffle_epi32(wb, 0x00)));
+        __m256i s1 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top0, second), _mm256_shuffle_epi32(wt, 0x55)),
+                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom0, second), _mm256_shuffle_epi32(wb, 0x55)));
+        __m256i s2 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top1, first), _mm256_shuffle_epi32(wt, 0xAA)),
+                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom1, first), _mm256_shuffle_epi32(wb, 0xAA)));
+        __m256i s3 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top1, second), _mm256_shuffle_epi32(wt, 0xFF)),
+                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom1, second), _mm256_shuffle_epi32(wb, 0xFF)));
+        s0 = _mm256_srli_epi32(_mm256_add_epi32(s0, round), 14);
+        s1 = _mm256_srli_epi32(_mm256_add_epi32(s1, round), 14);
+        s2 = _mm256_srli_epi32(_mm256_add_epi32(s2, round), 14);
+        s3 = _mm256_srli_epi32(_mm256_add_epi32(s3, round), 14);
+        // Packed in lane: pixels 0 1 2 3 in the low lane, 4 5 6 7 in the high one.
+        const __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 4 * i), bytes);
+    }
+    return i;
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdiff_t bpp, uint8_t *out,
+                                 ptrdiff_t start, ptrdiff_t count) {
+    ptrdiff_t i = start;
+    for (; i + 32 <= count; i += 32) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(row + i - bpp));
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(above + i));
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(above + i - bpp));
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(row + i));
+        // With p = a + b - c: pa = |p - a| = |b - c|, pb = |p - b| = |a - c|, and
+        // pc = |p - c| = |(b - c) + (a - c)|: pa + pb when b - c and a - c have the same
+        // sign, else |pa - pb|. The sum saturates at 255, where it still compares right
+        // (it is then at least both pa and pb). Where b = c or a = c either form is right.
+        const __m256i maxBC = _mm256_max_epu8(b, c), maxAC = _mm256_max_epu8(a, c);
+        const __m256i pa = _mm256_sub_epi8(maxBC, _mm256_min_epu8(b, c));
+        const __m256i pb = _mm256_sub_epi8(maxAC, _mm256_min_epu8(a, c));
+        const __m256i bAtLeastC = _mm256_cmpeq_epi8(maxBC, b), aAtLeastC = _mm256_cmpeq_epi8(maxAC, a);
+        const __m256i differ = _mm256_xor_si256(bAtLeastC, aAtLeastC);
+        const __m256i sum = _mm256_adds_epu8(pa, pb);
+        const __m256i difference = _mm256_sub_epi8(_mm256_max_epu8(pa, pb), _mm256_min_epu8(pa, pb));
+        const __m256i pc = _mm256_blendv_epi8(sum, difference, differ);
+        const __m256i minBC = _mm256_min_epu8(pb, pc);
+        const __m256i useB = _mm256_cmpeq_epi8(minBC, pb);                        // pb <= pc
+        const __m256i useA = _mm256_cmpeq_epi8(_mm256_min_epu8(pa, minBC), pa);   // pa <= pb, pc
+        const __m256i predictor = _mm256_blendv_epi8(_mm256_blendv_epi8(c, b, useB), a, useA);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_sub_epi8(x, predictor));
+    }
+    return i;
+}
+
+#else
+
+int rgbd_kernels_have_avx2(void) { return 0; }
+
+ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    (void)count; (void)words; (void)y; (void)x0; (void)src; (void)width; (void)height; (void)row_bytes; (void)out;
+    return 0;
+}
+
+ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdiff_t bpp, uint8_t *out,
+                                 ptrdiff_t start, ptrdiff_t count) {
+    (void)row; (void)above; (void)bpp; (void)out; (void)count;
+    return start;
+}
+
+#endif

@@ -1,0 +1,126 @@
+import CKernels
+import Testing
+@testable import RGBDKit
+
+/// The AVX2 kernels (`CKernels`) against the Swift loops they stand in for, bit for bit,
+/// on CPUs that have AVX2 (elsewhere the AVX2 code never runs, and these tests are
+/// skipped). The rest of the tests run whichever the machine uses.
+@Suite(.enabled(if: VectorKernels.cpuHasAVX2, "this CPU has no AVX2"))
+struct VectorKernelsTests {
+    /// BGRA sampling from a map, row by row over whole rows and over odd spans (starts
+    /// and counts not multiples of eight), with a lens whose corners sample outside the
+    /// frame (groups at the borders go back to Swift) and padded rows.
+    @Test(arguments: [(257, 131), (64, 9), (9, 4)])
+    func bgraKernelEqualsSwiftLoop(size: (Int, Int)) throws {
+        let (width, height) = size
+        let rowBytes = width * 4 + 12
+        let image = FrameRectifierTests.randomImage(width: width, height: height, channels: 4, seed: 23)
+        let source = FrameRectifierTests.padded(image, rowBytes: rowBytes, fill: 0x5A)
+        let distortion = FrameRectifierTests.lens(width: width, height: height)
+        let map = try #require(RectificationMap(distortion))
+        let spans = [(0, width), (3, max(0, width - 3)), (5, min(width - 5, 21)), (1, min(width - 1, 8))]
+            .filter { $0.0 < width && $0.1 > 0 }
+        var swift = [UInt8](repeating: 0, count: width * 4 + 32), avx2 = swift
+        var mismatches = 0, avx2Pixels = 0, middlePixels = 0
+        source.withUnsafeBytes { src in
+            map.offsets.withUnsafeBufferPointer { offsets in
+                for y in 0..<height {
+                    for (x0, count) in spans {
+                        let words = UnsafeRawPointer(offsets.baseAddress! + (y * width + x0) * 2)
+                        for avx in [false, true] {
+                            var out = avx ? avx2 : swift
+                            out.withUnsafeMutableBufferPointer { o in
+                                o.update(repeating: 0xA5)
+                                FrameRemap.sampleColorDirect4(count: count, words: words, y: y, from: x0,
+                                                              src: src.baseAddress!, width: width, height: height,
+                                                              rowBytes: rowBytes, out: o.baseAddress!, avx2: avx)
+                            }
+                            if avx { avx2 = out } else { swift = out }
+                        }
+                        if swift != avx2 { mismatches += 1 }
+                    }
+                    // The AVX2 loop itself (not the Swift one it leaves borders to) does the
+                    // middle of the middle rows, where every neighborhood is inside.
+                    if (height / 3..<(2 * height / 3)).contains(y) {
+                        let x0 = width / 4, count = width / 2
+                        middlePixels += count
+                        avx2Pixels += out(avx2Kernel: UnsafeRawPointer(offsets.baseAddress! + (y * width + x0) * 2),
+                                          count: count, y: y, x0: x0, src: src.baseAddress!, width: width,
+                                          height: height, rowBytes: rowBytes)
+                    }
+                }
+            }
+        }
+        #expect(mismatches == 0)
+        if width >= 64 {
+            #expect(avx2Pixels >= middlePixels * 9 / 10, "the AVX2 loop did \(avx2Pixels) of \(middlePixels) pixels")
+        }
+    }
+
+    /// The number of pixels `rgbd_sample4_direct_avx2` does before it stops.
+    private func out(avx2Kernel words: UnsafeRawPointer, count: Int, y: Int, x0: Int, src: UnsafeRawPointer,
+                     width: Int, height: Int, rowBytes: Int) -> Int {
+        var scratch = [UInt8](repeating: 0, count: count * 4 + 32)
+        return scratch.withUnsafeMutableBufferPointer { o in
+            rgbd_sample4_direct_avx2(count, words, Int32(y), Int32(x0), src.assumingMemoryBound(to: UInt8.self),
+                                     Int32(width), Int32(height), rowBytes, o.baseAddress!)
+        }
+    }
+
+    /// The AVX2 Paeth filter against the PNG specification's predictor for every
+    /// (a, b, c): with 65536 bytes per "pixel", row = [a… | x…] and above = [c… | b…],
+    /// a and b running over all pairs within each of the 256 rows' c.
+    @Test func paethFilterMatchesTheSpecificationOnEveryTriple() {
+        let bpp = 65_536
+        var row = [UInt8](repeating: 0, count: 2 * bpp), above = row
+        var out = [UInt8](repeating: 0, count: 2 * bpp)
+        var mismatches = 0, done = 0
+        for j in 0..<bpp {
+            row[j] = UInt8(truncatingIfNeeded: j)                         // a
+            row[bpp + j] = UInt8(truncatingIfNeeded: j &* 7 &+ (j >> 8))  // x
+            above[bpp + j] = UInt8(truncatingIfNeeded: j >> 8)            // b
+        }
+        for c in 0..<256 {
+            for j in 0..<bpp { above[j] = UInt8(c) }
+            row.withUnsafeBufferPointer { r in
+                above.withUnsafeBufferPointer { u in
+                    out.withUnsafeMutableBufferPointer { o in
+                        done = rgbd_paeth_filter_avx2(r.baseAddress!, u.baseAddress!, bpp, o.baseAddress!, bpp, 2 * bpp)
+                    }
+                }
+            }
+            for j in 0..<bpp {
+                let expected = row[bpp + j] &- RowFilter.paethPredictor(row[j], above[bpp + j], UInt8(c))
+                if out[bpp + j] != expected { mismatches += 1 }
+            }
+        }
+        #expect(done == 2 * bpp)
+        #expect(mismatches == 0)
+    }
+
+    /// A filtered row with AVX2 equals the Swift loops' (its head, the 32-byte steps, and a
+    /// tail shorter than 32 bytes), for RGB and 16-bit gray pixel sizes.
+    @Test(arguments: [3, 2, 6], [1, 31, 32, 33, 100, 12_099])
+    func paethRowEqualsSwiftLoops(bpp: Int, count: Int) {
+        var rng = SeededGenerator(seed: UInt64(bpp * 100_000 + count))
+        let row = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let above = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        var swift = [UInt8](repeating: 0, count: count), avx2 = swift
+        for avx in [false, true] {
+            var out = [UInt8](repeating: 0, count: count)
+            row.withUnsafeBufferPointer { r in
+                above.withUnsafeBufferPointer { u in
+                    out.withUnsafeMutableBufferPointer { o in
+                        RowFilter.apply(.paeth, r.baseAddress!, u.baseAddress!, o.baseAddress!, count, bpp, paethAVX2: avx)
+                    }
+                }
+            }
+            if avx { avx2 = out } else { swift = out }
+        }
+        let reference = (0..<count).map { i in
+            row[i] &- (i < bpp ? above[i] : RowFilter.paethPredictor(row[i - bpp], above[i], above[i - bpp]))
+        }
+        #expect(swift == reference)
+        #expect(avx2 == reference)
+    }
+}
