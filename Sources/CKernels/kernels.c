@@ -106,6 +106,111 @@ ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, in
     return i;
 }
 
+/// The smallest and the largest of eight 16-bit lanes (unsigned).
+__attribute__((target("avx2"), always_inline))
+static inline void lanes_min_max(__m128i v, int *smallest, int *largest) {
+    *smallest = _mm_cvtsi128_si32(_mm_minpos_epu16(v)) & 0xFFFF;
+    *largest = 0xFFFF - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(v, _mm_set1_epi16(-1)))) & 0xFFFF);
+}
+
+/// 16 bytes from `bytes`, unaligned.
+__attribute__((target("avx2"), always_inline))
+static inline __m128i load16(const uint8_t *bytes) {
+    return _mm_loadu_si128((const __m128i *)(const void *)bytes);
+}
+
+/// Sixteen 16-bit lanes in pixel order from two vectors of 32-bit lanes (pixels 0...7 and
+/// 8...15), each lane's value fitting 16 bits signed.
+__attribute__((target("avx2"), always_inline))
+static inline __m256i lanes_16(__m256i first, __m256i second) {
+    return _mm256_permute4x64_epi64(_mm256_packs_epi32(first, second), 0xD8);
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_sample1_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    const __m256i limits = _mm256_set1_epi32((int)((uint32_t)(uint16_t)(width - 1) | ((uint32_t)(uint16_t)(height - 1) << 16)));
+    const short xs = (short)x0, ys = (short)y;
+    __m256i base = _mm256_setr_epi16(xs, ys, (short)(xs + 1), ys, (short)(xs + 2), ys, (short)(xs + 3), ys,
+                                     (short)(xs + 4), ys, (short)(xs + 5), ys, (short)(xs + 6), ys, (short)(xs + 7), ys);
+    const __m256i step = _mm256_set1_epi32(8);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i low8 = _mm256_set1_epi16(255);
+    const __m256i one16 = _mm256_set1_epi16(1);
+    const __m256i low16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i w128 = _mm256_set1_epi16(128);
+    const __m256i round = _mm256_set1_epi32(1 << 13);
+    const uint8_t *map = (const uint8_t *)words;
+
+    ptrdiff_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(map + 4 * i));
+        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(map + 4 * i + 32));
+        const __m256i p0 = _mm256_add_epi16(_mm256_srai_epi16(w0, 8), base);
+        const __m256i p1 = _mm256_add_epi16(_mm256_srai_epi16(w1, 8), _mm256_add_epi16(base, step));
+        const __m256i inside = _mm256_and_si256(
+            _mm256_andnot_si256(_mm256_cmpgt_epi16(zero, p0), _mm256_cmpgt_epi16(limits, p0)),
+            _mm256_andnot_si256(_mm256_cmpgt_epi16(zero, p1), _mm256_cmpgt_epi16(limits, p1)));
+        if (_mm256_movemask_epi8(inside) != -1) break;
+
+        // The sixteen pixels' integer parts and fractions ((d & 255) + 1) >> 1, each in
+        // sixteen 16-bit lanes in pixel order.
+        const __m256i X = lanes_16(_mm256_and_si256(p0, low16), _mm256_and_si256(p1, low16));
+        const __m256i Y = lanes_16(_mm256_srai_epi32(p0, 16), _mm256_srai_epi32(p1, 16));
+        const __m256i f0 = _mm256_srli_epi16(_mm256_add_epi16(_mm256_and_si256(w0, low8), one16), 1);
+        const __m256i f1 = _mm256_srli_epi16(_mm256_add_epi16(_mm256_and_si256(w1, low8), one16), 1);
+        const __m256i fx = lanes_16(_mm256_and_si256(f0, low16), _mm256_and_si256(f1, low16));
+        const __m256i fy = lanes_16(_mm256_srli_epi32(f0, 16), _mm256_srli_epi32(f1, 16));
+
+        // Pixels 0...7 (the low 128-bit lanes) and 8...15 (the high ones) each have their
+        // neighborhoods in a window 16 bytes wide of two or three source rows (the usual
+        // case: a lens moves neighboring pixels alike), read with three loads and picked
+        // by byte shuffles; otherwise Swift does this group.
+        int xa_min, xa_max, ya_min, ya_max, xb_min, xb_max, yb_min, yb_max;
+        lanes_min_max(_mm256_castsi256_si128(X), &xa_min, &xa_max);
+        lanes_min_max(_mm256_extracti128_si256(X, 1), &xb_min, &xb_max);
+        lanes_min_max(_mm256_castsi256_si128(Y), &ya_min, &ya_max);
+        lanes_min_max(_mm256_extracti128_si256(Y, 1), &yb_min, &yb_max);
+        if (xa_max - xa_min > 14 || ya_max - ya_min > 1 || xa_min + 16 > width ||
+            xb_max - xb_min > 14 || yb_max - yb_min > 1 || xb_min + 16 > width) break;
+        base = _mm256_add_epi16(base, _mm256_add_epi16(step, step));
+
+        // Rows y_min, y_min + 1 and, only when some pixel's bottom neighbors are on it,
+        // y_min + 2 (else y_min + 1 again).
+        const uint8_t *wa = src + (ptrdiff_t)ya_min * row_bytes + xa_min;
+        const uint8_t *wb = src + (ptrdiff_t)yb_min * row_bytes + xb_min;
+        const __m256i rows0 = _mm256_set_m128i(load16(wb), load16(wa));
+        const __m256i rows1 = _mm256_set_m128i(load16(wb + row_bytes), load16(wa + row_bytes));
+        const __m256i rows2 = _mm256_set_m128i(load16(wb + (yb_max - yb_min + 1) * row_bytes),
+                                               load16(wa + (ya_max - ya_min + 1) * row_bytes));
+        // Byte indices into the windows, as 16-bit lanes whose high byte (0x80) makes the
+        // shuffles zero-extend; and which pixels have their top neighbors on the second row.
+        const __m256i mins = _mm256_set_m128i(_mm_set1_epi16((short)xb_min), _mm_set1_epi16((short)xa_min));
+        const __m256i rowMins = _mm256_set_m128i(_mm_set1_epi16((short)yb_min), _mm_set1_epi16((short)ya_min));
+        const __m256i leftIndex = _mm256_or_si256(_mm256_sub_epi16(X, mins), _mm256_set1_epi16((short)0x8000));
+        const __m256i rightIndex = _mm256_add_epi16(leftIndex, one16);
+        const __m256i lower = _mm256_cmpeq_epi16(_mm256_sub_epi16(Y, rowMins), one16);
+        const __m256i tl = _mm256_blendv_epi8(_mm256_shuffle_epi8(rows0, leftIndex), _mm256_shuffle_epi8(rows1, leftIndex), lower);
+        const __m256i tr = _mm256_blendv_epi8(_mm256_shuffle_epi8(rows0, rightIndex), _mm256_shuffle_epi8(rows1, rightIndex), lower);
+        const __m256i bl = _mm256_blendv_epi8(_mm256_shuffle_epi8(rows1, leftIndex), _mm256_shuffle_epi8(rows2, leftIndex), lower);
+        const __m256i br = _mm256_blendv_epi8(_mm256_shuffle_epi8(rows1, rightIndex), _mm256_shuffle_epi8(rows2, rightIndex), lower);
+
+        // Along x in 16-bit lanes (at most 255·128), then (top, bottom) pairs times
+        // (128 - fy, fy): Σ w·s as the Swift loops compute it.
+        const __m256i gx = _mm256_sub_epi16(w128, fx), gy = _mm256_sub_epi16(w128, fy);
+        const __m256i top = _mm256_add_epi16(_mm256_mullo_epi16(tl, gx), _mm256_mullo_epi16(tr, fx));
+        const __m256i bottom = _mm256_add_epi16(_mm256_mullo_epi16(bl, gx), _mm256_mullo_epi16(br, fx));
+        __m256i a = _mm256_madd_epi16(_mm256_unpacklo_epi16(top, bottom), _mm256_unpacklo_epi16(gy, fy));
+        __m256i b = _mm256_madd_epi16(_mm256_unpackhi_epi16(top, bottom), _mm256_unpackhi_epi16(gy, fy));
+        a = _mm256_srli_epi32(_mm256_add_epi32(a, round), 14);
+        b = _mm256_srli_epi32(_mm256_add_epi32(b, round), 14);
+        const __m256i words16 = _mm256_packs_epi32(a, b);  // pixels 0...7 | 8...15
+        const __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(words16, words16), 0x08);
+        _mm_storeu_si128((__m128i *)(void *)(out + i), _mm256_castsi256_si128(bytes));
+    }
+    return i;
+}
+
 __attribute__((target("avx2")))
 ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdiff_t bpp, uint8_t *out,
                                  ptrdiff_t start, ptrdiff_t count) {
@@ -141,6 +246,12 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
 int rgbd_kernels_have_avx2(void) { return 0; }
 
 ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    (void)count; (void)words; (void)y; (void)x0; (void)src; (void)width; (void)height; (void)row_bytes; (void)out;
+    return 0;
+}
+
+ptrdiff_t rgbd_sample1_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
     (void)count; (void)words; (void)y; (void)x0; (void)src; (void)width; (void)height; (void)row_bytes; (void)out;
     return 0;

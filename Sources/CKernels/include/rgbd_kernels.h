@@ -29,6 +29,15 @@ int rgbd_kernels_have_avx2(void);
 ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out);
 
+/// Bilinear sampling of one 8-bit channel (luminance) from a rectification map's words,
+/// as Swift's `FrameRemap.sample1Direct`; words and arguments as for
+/// rgbd_sample4_direct_avx2. Works sixteen pixels at a time while their neighborhoods
+/// are inside (0 <= x < width - 1, 0 <= y < height - 1) and lie in one window 16 bytes
+/// wide and two or three rows high (read with three loads, picked by byte shuffles);
+/// returns the index of the first group of sixteen that is not so (count when none).
+ptrdiff_t rgbd_sample1_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out);
+
 /// PNG's Paeth filter (encoding) of bytes [start, count) of `row`, 32 at a time while 32
 /// remain: out[i] = row[i] - paeth(row[i - bpp], above[i], above[i - bpp]). Requires
 /// start >= bpp. Returns where it stopped (start without AVX2).

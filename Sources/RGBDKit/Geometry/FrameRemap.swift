@@ -248,9 +248,37 @@ enum FrameRemap {
     /// interpolated along x in 16-bit lanes (`p·(128 − fx) + q·fx` ≤ 32640), and the two
     /// rows meet `(128 − fy, fy)` in a multiply-add of pairs: `Σ w·s` exactly as
     /// `ColorRemap` computes it. Requires `directFits`.
+    ///
+    /// With AVX2 (`avx2`), `rgbd_sample1_direct_avx2` does sixteen pixels at a time (the
+    /// same bytes) where their neighborhoods share a window of the source, and leaves the
+    /// other groups to the Swift loop.
     @inline(never)
     static func sample1Direct(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
-                              width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
+                              width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
+                              avx2: Bool = VectorKernels.avx2) {
+        guard avx2 else {
+            sample1DirectLoop(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                              rowBytes: rowBytes, out: out)
+            return
+        }
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        var i = 0
+        while i < count {
+            i &+= rgbd_sample1_direct_avx2(count &- i, words + i &* 4, Int32(truncatingIfNeeded: y),
+                                           Int32(truncatingIfNeeded: x0 &+ i), bytes, Int32(truncatingIfNeeded: width),
+                                           Int32(truncatingIfNeeded: height), rowBytes, out + i)
+            guard i < count else { break }
+            let n = min(16, count &- i)
+            sample1DirectLoop(count: n, words: words + i &* 4, y: y, from: x0 &+ i, src: src, width: width,
+                              height: height, rowBytes: rowBytes, out: out + i)
+            i &+= n
+        }
+    }
+
+    /// `sample1Direct`'s Swift loop.
+    @inline(never)
+    static func sample1DirectLoop(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
+                                  width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
         let (limits, start, strides) = directLanes(y: y, from: x0, width: width, height: height, rowBytes: rowBytes,
                                                    pixelBytes: 1, margin: 1)
         var base = start
