@@ -7,7 +7,8 @@
 #
 #   ./Scripts/check-kernels.sh BINARY_OR_LIBRARY...
 #
-# Linux (objdump); on macOS it checks with `otool -tV`.
+# Linux (objdump); on macOS it checks with `otool -tV`. On x86-64 Linux it also checks that
+# the AVX2 kernels (Sources/CKernels) are in the file and compiled to AVX2 code.
 set -euo pipefail
 status=0
 for file in "$@"; do
@@ -26,6 +27,18 @@ for file in "$@"; do
     head -5 <<<"$calls" >&2
     status=1
   fi
+  # On x86-64 (Linux), the AVX2 kernels must be there and compiled to AVX2 code (ymm
+  # registers): a build that lost their target attribute would still pass every test,
+  # only slower.
+  if [ "$(uname -m)" = x86_64 ] && command -v objdump >/dev/null 2>&1; then
+    for kernel in rgbd_sample1_direct_avx2 rgbd_sample4_direct_avx2 rgbd_paeth_filter_avx2; do
+      code=$(objdump -d --no-show-raw-insn --disassemble="$kernel" "$file")
+      if ! grep -q "<$kernel>:" <<<"$code" || ! grep -q ymm <<<"$code"; then
+        echo "$(basename "$0"): $file has no AVX2 code in $kernel (Sources/CKernels)" >&2
+        status=1
+      fi
+    done
+  fi
 done
-[ "$status" = 0 ] && echo "== kernels: no out-of-line SIMD lane conversions in $*" >&2
+[ "$status" = 0 ] && echo "== kernels: no out-of-line SIMD lane conversions in $*; AVX2 kernels present" >&2
 exit "$status"
