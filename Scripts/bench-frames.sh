@@ -3,7 +3,8 @@
 # Python package, as a Python user calls it) against cv2.remap with maps precomputed by
 # OpenCV (fixed point, CV_16SC2), 1920x1440 frames, 2 threads each, in one process with
 # alternating rounds (Scripts/bench_frames.py); then rgbd-bench --frames (the Swift
-# kernels in-process, no ctypes) for the per-stage figures.
+# kernels in-process, no ctypes) for the per-stage figures, also with RGBD_DISABLE_AVX2 (the
+# Swift loops rather than the AVX2 ones of Sources/CKernels).
 #
 #   ./Scripts/bench-frames.sh
 #   RUNS=15 ROUNDS=5 SIZE=1920x1440 ./Scripts/bench-frames.sh
@@ -40,5 +41,10 @@ RGBD_LIBRARY=$lib "$py" Scripts/bench_frames.py --width "${size%x*}" --height "$
 echo >&2
 echo "== rgbd-bench --frames $size (Swift, in-process)" >&2
 "$bin/rgbd-bench" --frames "$size" --runs "$runs" | tee "$out/frames-rgbd-bench.txt"
+# The same kernels without the AVX2 loops (Sources/CKernels), for comparison: the Swift
+# loops every CPU runs.
+echo "== rgbd-bench --frames $size with RGBD_DISABLE_AVX2 (the Swift loops only)" >&2
+RGBD_DISABLE_AVX2=1 "$bin/rgbd-bench" --frames "$size" --runs "$runs" --only 'frame_luma$,frame_bgra$,frame_nv12$' |
+  tee "$out/frames-rgbd-bench-swift.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)" >&2
 echo "Summary written to $out/frames-summary.md" >&2

@@ -6,6 +6,7 @@
 #
 #   ./Scripts/bench-png.sh
 #   RUNS=5 ROUNDS=3 ./Scripts/bench-png.sh
+#   MORE_PHOTOS=1 RUNS=5 ROUNDS=3 ./Scripts/bench-png.sh    (two more photographs, below)
 #
 # Per capture, in alternating rounds (the machine's speed drifts): rgbd-bench's
 # encode_color_png (the default PNG, all cores, filtering included) against
@@ -38,6 +39,29 @@ if [ ! -f "$out/photo.json" ] || ! cmp -s "$photo_jpeg" "$out/photo.jpg"; then
   cp "$photo_jpeg" "$out/photo.jpg"
 fi
 captures=(bench smooth photo)
+# MORE_PHOTOS=1: also the two photographs of Debian's wallpaper packages that the PNG
+# choices were measured on besides the checked-in one (sunset sky 4272x2848, CC-BY-4.0,
+# lomiri-wallpapers-16.04; bird on bark 6028x3391, CC-BY-SA-3.0, lomiri-wallpapers-20.04;
+# licences in the packages' /usr/share/doc), fetched with `apt-get download` into
+# OUT/photos (not checked in: 1.1 and 4.4 MB). Their captures are synthetic, as above.
+if [ -n "${MORE_PHOTOS:-}" ]; then
+  photos=$out/photos
+  more_photo() {  # NAME PACKAGE FILE COLOR_SIZE DEPTH_SIZE
+    local name=$1 package=$2 file=$3
+    if [ ! -f "$photos/$file" ]; then
+      mkdir -p "$photos/$package"
+      (cd "$photos/$package" && apt-get download "$package" >&2 && dpkg-deb -x ./*.deb .)
+      cp "$photos/$package/usr/share/backgrounds/$file" "$photos/$file"
+    fi
+    if [ ! -f "$out/$name.json" ] || ! cmp -s "$photos/$file" "$out/$name.jpg"; then
+      "$bin/rgbd-synth" -o "$out" --name "$name" --color "$4" --depth "$5" --quality 92 >/dev/null
+      cp "$photos/$file" "$out/$name.jpg"
+    fi
+    captures+=("$name")
+  }
+  more_photo sunset lomiri-wallpapers-16.04 sunset_by_Aitzol_Berasategi.jpg 4272x2848 768x512
+  more_photo bird lomiri-wallpapers-20.04 Kleiber_by_Lukas_Baubkus.jpg 6028x3391 768x432
+fi
 
 for i in $(seq 1 "$rounds"); do
   for c in "${captures[@]}"; do

@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 CAPTURES = {"bench": "synthetic, noise σ 6 (4032×3024)", "smooth": "synthetic, no noise (4032×3024)",
-            "photo": "real photograph (5312×2988)"}
+            "photo": "real photograph (5312×2988)",
+            "sunset": "photograph: sunset (4272×2848, MORE_PHOTOS)",
+            "bird": "photograph: bird on bark (6028×3391, MORE_PHOTOS)"}
 
 
 def parse(path):

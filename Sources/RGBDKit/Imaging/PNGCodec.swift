@@ -352,8 +352,8 @@ private struct Candidate {
     ///
     /// Measured on rectified 8-bit RGB images (bytes of the whole PNG): a real photograph
     /// (Benchmarks/photo, 5312×2988: grass and dandelions, fine texture), two more from
-    /// the same Debian package (4272×2848 sunset sky; 6028×3391 bird on a bark with a
-    /// blurred background) and the synthetic 4032×3024 captures:
+    /// Debian's lomiri-wallpapers-16.04 and -20.04 (4272×2848 sunset sky; 6028×3391 bird
+    /// on a bark with a blurred background) and the synthetic 4032×3024 captures:
     ///
     ///     Paeth, ISA-L level 1     seeding     sunset     bird       synthetic smooth
     ///     history 2^15 (default)   15.29 MB    10.35 MB   26.57 MB   2.63 MB
@@ -378,34 +378,39 @@ private struct Candidate {
     ///
     /// `small` keeps, per strip, the smallest of a few codings. Only near-optimal parsing
     /// (libdeflate level 10 and up) gains much on photographs; with it the long matches
-    /// of the up filter pay more than Paeth's small residuals. libdeflate per 256 KiB
-    /// strip, bytes of the deflate streams (ISA-L `fast` as above):
+    /// of the up filter, or the average filter's, pay more than Paeth's small residuals,
+    /// depending on the photograph. Whole PNG of the rectified photographs, smallest per
+    /// 256 KiB strip of the codings listed, as a fraction of `fast` (libdeflate level
+    /// 10 or 12, filter named):
     ///
-    ///                              seeding     sunset     bird (not rectified)
-    ///     fast (Paeth, ISA-L 1)    13.35 MB    9.22 MB    26.74 MB
-    ///     Paeth, level 9           12.91 MB
-    ///     Paeth, level 10          12.24 MB    8.03 MB    26.33 MB
-    ///     Paeth, level 12          12.19 MB
-    ///     up, level 8 / 9          12.82 / 12.73 MB
-    ///     up, level 10             11.86 MB    8.01 MB    26.00 MB
-    ///     average, level 10        12.03 MB
-    ///     adaptive, level 10       12.14 MB    7.85 MB    26.04 MB
+    ///                                    seeding    sunset    bird
+    ///     fast (13.35 / 8.84 / 23.20 MB) 1          1         1
+    ///     fast, up 10                    0.889      0.945     1.000
+    ///     fast, average 10               0.901      0.943     0.977
+    ///     fast, up 10, average 10        0.880      0.923     0.977
+    ///     + Paeth 10                     0.880      0.911     0.976
+    ///     fast, up 10, average 12        0.878      0.922     0.973
+    ///     all three filters at 12        0.876      0.905     0.973
     ///
-    /// Level 10 codes about 5 MB/s on one core here, 40 times slower than `fast`; the
-    /// up filter with it is within 2 % of the best choice on each photograph. Zlib's
-    /// level 9 (13.03 MB) and the previous candidates (an adaptive filter with ISA-L,
-    /// no filter with zlib: 13.34 MB) gained under 3 %. 16-bit depth maps are small:
-    /// they try more codings, libdeflate's strongest level 12 with two filters. On the
-    /// noisy synthetic 768×576 map: 143.6 KB in 0.55 s, where the previous set (with no
-    /// filter and zlib level 9, pathologically slow on noisy 16-bit rows) wrote 149.4 KB
-    /// in 1.3 s, and both sets together 140.4 KB in 1.55 s.
+    /// The bird's bark is at the floor of PNG's filters and deflate: the byte entropy of
+    /// its filtered strips is 0.99 of `fast`, larger strips (1 and 4 MiB) gain under
+    /// 0.1 %, a per-row filter chosen by trial compression 0.973, zopfli more than
+    /// libdeflate 12. Level 10 codes about 8 MB/s on one core here (level 12 about
+    /// 1.8 times slower): `fast`, up 10 and average 10 is about 2 × 40 times slower
+    /// than `fast` alone; a third filter at level 10 would cost half as much again for
+    /// 1 % on one photograph. 16-bit depth maps are small: they try more codings,
+    /// libdeflate's strongest level 12 with two filters. On the noisy synthetic 768×576
+    /// map: 143.6 KB in 0.55 s, where the previous set (with no filter and zlib level 9,
+    /// pathologically slow on noisy 16-bit rows) wrote 149.4 KB in 1.3 s, and both sets
+    /// together 140.4 KB in 1.55 s.
     static func all(for effort: PNGCodec.Effort, rgb: Bool) -> [Candidate] {
         let fast = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: rgb ? 2 : 3))
         switch effort {
         case .fast:
             return [fast]
         case .small where rgb:
-            return [fast, Candidate(filter: .fixed(.up), coder: .libdeflate(level: 10))]
+            return [fast, Candidate(filter: .fixed(.up), coder: .libdeflate(level: 10)),
+                    Candidate(filter: .fixed(.average), coder: .libdeflate(level: 10))]
         case .small:
             return [fast,
                     Candidate(filter: .adaptive, coder: .isal(level: 1, historyBits: 3)),
