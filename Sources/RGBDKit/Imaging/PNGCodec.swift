@@ -20,10 +20,10 @@ public enum PNGCodec {
         /// The Paeth filter on every row, each strip deflated by ISA-L at level 1 with
         /// matches at most 4 bytes back (8 for 16-bit images): the command-line default.
         case fast
-        /// Per strip of rows, the smaller of `fast`'s coding and the up filter with
-        /// libdeflate's near-optimal level 10 (16-bit images try a few more): 10-15 %
-        /// smaller than `fast` on photographs, 9-25 % on depth maps, about 40 times
-        /// slower.
+        /// Per strip of rows, the smallest of `fast`'s coding and the up and average
+        /// filters with libdeflate's near-optimal level 10 (16-bit images try a few
+        /// more): 2-12 % smaller than `fast` on photographs (the least on fine,
+        /// noise-like texture), 9-25 % on depth maps, about 100 times slower.
         case small
     }
 
@@ -396,9 +396,9 @@ private struct Candidate {
     /// its filtered strips is 0.99 of `fast`, larger strips (1 and 4 MiB) gain under
     /// 0.1 %, a per-row filter chosen by trial compression 0.973, zopfli more than
     /// libdeflate 12. Level 10 codes about 8 MB/s on one core here (level 12 about
-    /// 1.8 times slower): `fast`, up 10 and average 10 is about 2 × 40 times slower
-    /// than `fast` alone; a third filter at level 10 would cost half as much again for
-    /// 1 % on one photograph. 16-bit depth maps are small: they try more codings,
+    /// 1.8 times slower): `fast`, up 10 and average 10 is 80 to 140 times slower than
+    /// `fast` alone (bench-png.sh); a third filter at level 10 would cost half as much
+    /// again for 1 % on one photograph. 16-bit depth maps are small: they try more codings,
     /// libdeflate's strongest level 12 with two filters. On the noisy synthetic 768×576
     /// map: 143.6 KB in 0.55 s, where the previous set (with no filter and zlib level 9,
     /// pathologically slow on noisy 16-bit rows) wrote 149.4 KB in 1.3 s, and both sets
