@@ -30,7 +30,7 @@ for file in "$@"; do
   # On x86-64 (Linux), the AVX2 kernels must be there and compiled to AVX2 code (ymm
   # registers): a build that lost their target attribute would still pass every test,
   # only slower.
-  if [ "$(uname -m)" = x86_64 ] && command -v objdump >/dev/null 2>&1; then
+  if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] && command -v objdump >/dev/null 2>&1; then
     for kernel in rgbd_sample1_direct_avx2 rgbd_sample4_direct_avx2 rgbd_paeth_filter_avx2; do
       code=$(objdump -d --no-show-raw-insn --disassemble="$kernel" "$file")
       if ! grep -q "<$kernel>:" <<<"$code" || ! grep -q ymm <<<"$code"; then
