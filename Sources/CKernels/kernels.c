@@ -22,6 +22,21 @@ int rgbd_kernels_have_avx2(void) {
     return (b & bit_AVX2) != 0;
 }
 
+/// The direct kernels' limits as (x, y) pairs in 16-bit lanes (a neighborhood at
+/// (x0, y0) is inside when 0 <= x0 < width - 1 and 0 <= y0 < height - 1).
+__attribute__((target("avx2"), always_inline))
+static inline __m256i direct_limits(int width, int height) {
+    return _mm256_set1_epi32((int)((uint32_t)(uint16_t)(width - 1) | ((uint32_t)(uint16_t)(height - 1) << 16)));
+}
+
+/// The (x, y) pairs in 16-bit lanes of pixels x0 ... x0 + 7 of row y (the map words' layout).
+__attribute__((target("avx2"), always_inline))
+static inline __m256i direct_base(int x0, int y) {
+    const short xs = (short)x0, ys = (short)y;
+    return _mm256_setr_epi16(xs, ys, (short)(xs + 1), ys, (short)(xs + 2), ys, (short)(xs + 3), ys,
+                             (short)(xs + 4), ys, (short)(xs + 5), ys, (short)(xs + 6), ys, (short)(xs + 7), ys);
+}
+
 /// The 8 bytes at `base + o0`, `+ o1` in the low 128-bit lane, at `+ o2`, `+ o3` in the
 /// high one.
 __attribute__((target("avx2"), always_inline))
@@ -37,13 +52,10 @@ static inline __m256i pair_lanes(const uint8_t *base, int32_t o0, int32_t o1, in
 __attribute__((target("avx2")))
 ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
-    // (x, y) pairs in 16-bit lanes, one pair per pixel (the map words' layout).
-    const __m256i limits = _mm256_set1_epi32((int)((uint32_t)(uint16_t)(width - 1) | ((uint32_t)(uint16_t)(height - 1) << 16)));
+    const __m256i limits = direct_limits(width, height);
     // Byte offsets are one multiply-add of (x, y) with (4, row_bytes).
     const __m256i strides = _mm256_set1_epi32((int)(4u | ((uint32_t)row_bytes << 16)));
-    const short xs = (short)x0, ys = (short)y;
-    __m256i base = _mm256_setr_epi16(xs, ys, (short)(xs + 1), ys, (short)(xs + 2), ys, (short)(xs + 3), ys,
-                                     (short)(xs + 4), ys, (short)(xs + 5), ys, (short)(xs + 6), ys, (short)(xs + 7), ys);
+    __m256i base = direct_base(x0, y);
     const __m256i step = _mm256_set1_epi32(8);  // +8 on x, +0 on y
     const __m256i zero = _mm256_setzero_si256();
     const __m256i low8 = _mm256_set1_epi16(255);
@@ -129,10 +141,8 @@ static inline __m256i lanes_16(__m256i first, __m256i second) {
 __attribute__((target("avx2")))
 ptrdiff_t rgbd_sample1_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
-    const __m256i limits = _mm256_set1_epi32((int)((uint32_t)(uint16_t)(width - 1) | ((uint32_t)(uint16_t)(height - 1) << 16)));
-    const short xs = (short)x0, ys = (short)y;
-    __m256i base = _mm256_setr_epi16(xs, ys, (short)(xs + 1), ys, (short)(xs + 2), ys, (short)(xs + 3), ys,
-                                     (short)(xs + 4), ys, (short)(xs + 5), ys, (short)(xs + 6), ys, (short)(xs + 7), ys);
+    const __m256i limits = direct_limits(width, height);
+    __m256i base = direct_base(x0, y);
     const __m256i step = _mm256_set1_epi32(8);
     const __m256i zero = _mm256_setzero_si256();
     const __m256i low8 = _mm256_set1_epi16(255);

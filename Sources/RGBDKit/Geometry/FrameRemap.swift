@@ -262,15 +262,30 @@ enum FrameRemap {
             return
         }
         let bytes = src.assumingMemoryBound(to: UInt8.self)
+        alternate(count: count, group: 16, words: words, from: x0, out: out, pixelBytes: 1) { n, words, x, out in
+            rgbd_sample1_direct_avx2(n, words, Int32(truncatingIfNeeded: y), Int32(truncatingIfNeeded: x), bytes,
+                                     Int32(truncatingIfNeeded: width), Int32(truncatingIfNeeded: height), rowBytes, out)
+        } loop: { n, words, x, out in
+            sample1DirectLoop(count: n, words: words, y: y, from: x, src: src, width: width, height: height,
+                              rowBytes: rowBytes, out: out)
+        }
+    }
+
+    /// Pixels `0 ..< count` (map words from `words`, the first at `x0`, output from `out`,
+    /// `pixelBytes` each) by an AVX2 `kernel`, which returns how many it did; each group
+    /// of `group` pixels it stops at (or the last few) goes to the Swift `loop`, and the
+    /// kernel goes on after it.
+    @inline(__always)
+    static func alternate(count: Int, group: Int, words: UnsafeRawPointer, from x0: Int, out: UnsafeMutablePointer<UInt8>,
+                          pixelBytes: Int,
+                          kernel: (_ count: Int, _ words: UnsafeRawPointer, _ x: Int, _ out: UnsafeMutablePointer<UInt8>) -> Int,
+                          loop: (_ count: Int, _ words: UnsafeRawPointer, _ x: Int, _ out: UnsafeMutablePointer<UInt8>) -> Void) {
         var i = 0
         while i < count {
-            i &+= rgbd_sample1_direct_avx2(count &- i, words + i &* 4, Int32(truncatingIfNeeded: y),
-                                           Int32(truncatingIfNeeded: x0 &+ i), bytes, Int32(truncatingIfNeeded: width),
-                                           Int32(truncatingIfNeeded: height), rowBytes, out + i)
+            i &+= kernel(count &- i, words + i &* 4, x0 &+ i, out + i &* pixelBytes)
             guard i < count else { break }
-            let n = min(16, count &- i)
-            sample1DirectLoop(count: n, words: words + i &* 4, y: y, from: x0 &+ i, src: src, width: width,
-                              height: height, rowBytes: rowBytes, out: out + i)
+            let n = min(group, count &- i)
+            loop(n, words + i &* 4, x0 &+ i, out + i &* pixelBytes)
             i &+= n
         }
     }
@@ -402,17 +417,12 @@ enum FrameRemap {
             return
         }
         let bytes = src.assumingMemoryBound(to: UInt8.self)
-        var i = 0
-        while i < count {
-            i &+= rgbd_sample4_direct_avx2(count &- i, words + i &* 4, Int32(truncatingIfNeeded: y),
-                                           Int32(truncatingIfNeeded: x0 &+ i), bytes, Int32(truncatingIfNeeded: width),
-                                           Int32(truncatingIfNeeded: height), rowBytes, out + i &* 4)
-            guard i < count else { break }
-            // A group at a border (or the last few pixels): eight pixels in Swift.
-            let n = min(8, count &- i)
-            colorDirect(count: n, words: words + i &* 4, y: y, from: x0 &+ i, src: src, width: width, height: height,
-                        rowBytes: rowBytes, out: out + i &* 4, fourChannels: true, spill: false)
-            i &+= n
+        alternate(count: count, group: 8, words: words, from: x0, out: out, pixelBytes: 4) { n, words, x, out in
+            rgbd_sample4_direct_avx2(n, words, Int32(truncatingIfNeeded: y), Int32(truncatingIfNeeded: x), bytes,
+                                     Int32(truncatingIfNeeded: width), Int32(truncatingIfNeeded: height), rowBytes, out)
+        } loop: { n, words, x, out in
+            colorDirect(count: n, words: words, y: y, from: x, src: src, width: width, height: height,
+                        rowBytes: rowBytes, out: out, fourChannels: true, spill: false)
         }
     }
 
