@@ -22,11 +22,11 @@ int rgbd_kernels_have_avx2(void) {
     return (b & bit_AVX2) != 0;
 }
 
-/// The direct kernels' limits as (x, y) pairs in 16-bit lanes (a neighborhood at
-/// (x0, y0) is inside when 0 <= x0 < width - 1 and 0 <= y0 < height - 1).
+/// The direct kernels' limits as (x, y) pairs in 16-bit lanes: a neighborhood at
+/// (x0, y0) is inside when 0 <= x0 < x_limit and 0 <= y0 < height - 1.
 __attribute__((target("avx2"), always_inline))
-static inline __m256i direct_limits(int width, int height) {
-    return _mm256_set1_epi32((int)((uint32_t)(uint16_t)(width - 1) | ((uint32_t)(uint16_t)(height - 1) << 16)));
+static inline __m256i direct_limits(int x_limit, int height) {
+    return _mm256_set1_epi32((int)((uint32_t)(uint16_t)x_limit | ((uint32_t)(uint16_t)(height - 1) << 16)));
 }
 
 /// The (x, y) pairs in 16-bit lanes of pixels x0 ... x0 + 7 of row y (the map words' layout).
@@ -49,12 +49,76 @@ static inline __m256i pair_lanes(const uint8_t *base, int32_t o0, int32_t o1, in
     return _mm256_setr_epi64x(v0, v1, v2, v3);
 }
 
-__attribute__((target("avx2")))
-ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
-                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
-    const __m256i limits = direct_limits(width, height);
-    // Byte offsets are one multiply-add of (x, y) with (4, row_bytes).
-    const __m256i strides = _mm256_set1_epi32((int)(4u | ((uint32_t)row_bytes << 16)));
+/// Eight color pixels (3 or 4 bytes each; `o`: the byte offsets of their neighborhoods,
+/// `wt`, `wb`: their weight pairs (w00, w10) and (w01, w11) as 32-bit lanes) interpolated
+/// as Σ w·s and rounded, 4 bytes per pixel in pixel order (RGB: the fourth byte zero).
+/// Each pixel's two neighbors in a row are one 8-byte load; byte shuffles make them
+/// (left, right) 16-bit pairs per channel, which meet their weights in one multiply-add
+/// of pairs per row.
+__attribute__((target("avx2"), always_inline))
+static inline __m256i color_pixels(const uint8_t *src, ptrdiff_t row_bytes, const int32_t o[8], __m256i wt, __m256i wb,
+                                   int pixel_bytes) {
+    const uint8_t *below = src + row_bytes;
+    // Pixels 0, 1, 4, 5 in one vector and 2, 3, 6, 7 in another: each 128-bit lane's two
+    // pixels then meet their weights by in-lane shuffles. Scalar loads: AVX2's gathers
+    // were slower here.
+    const __m256i top0 = pair_lanes(src, o[0], o[1], o[4], o[5]);
+    const __m256i top1 = pair_lanes(src, o[2], o[3], o[6], o[7]);
+    const __m256i bottom0 = pair_lanes(below, o[0], o[1], o[4], o[5]);
+    const __m256i bottom1 = pair_lanes(below, o[2], o[3], o[6], o[7]);
+    // (left, right) pairs per channel of a lane's first pixel, then of its second.
+    const __m256i first = pixel_bytes == 4
+        ? _mm256_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,
+                           0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1)
+        : _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,
+                           0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
+    const __m256i second = pixel_bytes == 4
+        ? _mm256_setr_epi8(8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1,
+                           8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1)
+        : _mm256_setr_epi8(8, -1, 11, -1, 9, -1, 12, -1, 10, -1, 13, -1, -1, -1, -1, -1,
+                           8, -1, 11, -1, 9, -1, 12, -1, 10, -1, 13, -1, -1, -1, -1, -1);
+    const __m256i round = _mm256_set1_epi32(1 << 13);
+    // Σ w·s per channel: pixels (0 | 4), (1 | 5), (2 | 6), (3 | 7) in the two lanes.
+    __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top0, first), _mm256_shuffle_epi32(wt, 0x00)),
+                                  _mm256_madd_epi16(_mm256_shuffle_epi8(bottom0, first), _mm256_shuffle_epi32(wb, 0x00)));
+    __m256i s1 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top0, second), _mm256_shuffle_epi32(wt, 0x55)),
+                                  _mm256_madd_epi16(_mm256_shuffle_epi8(bottom0, second), _mm256_shuffle_epi32(wb, 0x55)));
+    __m256i s2 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top1, first), _mm256_shuffle_epi32(wt, 0xAA)),
+                                  _mm256_madd_epi16(_mm256_shuffle_epi8(bottom1, first), _mm256_shuffle_epi32(wb, 0xAA)));
+    __m256i s3 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top1, second), _mm256_shuffle_epi32(wt, 0xFF)),
+                                  _mm256_madd_epi16(_mm256_shuffle_epi8(bottom1, second), _mm256_shuffle_epi32(wb, 0xFF)));
+    s0 = _mm256_srli_epi32(_mm256_add_epi32(s0, round), 14);
+    s1 = _mm256_srli_epi32(_mm256_add_epi32(s1, round), 14);
+    s2 = _mm256_srli_epi32(_mm256_add_epi32(s2, round), 14);
+    s3 = _mm256_srli_epi32(_mm256_add_epi32(s3, round), 14);
+    // Packed in lane: pixels 0 1 2 3 in the low lane, 4 5 6 7 in the high one.
+    return _mm256_packus_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3));
+}
+
+/// Stores eight pixels from `color_pixels`: 32 bytes, or for RGB exactly 24.
+__attribute__((target("avx2"), always_inline))
+static inline void store_pixels(uint8_t *out, __m256i pixels, int pixel_bytes) {
+    if (pixel_bytes == 4) {
+        _mm256_storeu_si256((__m256i *)(void *)out, pixels);
+        return;
+    }
+    const __m256i rgb = _mm256_shuffle_epi8(pixels, _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                                                     0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1));
+    const __m128i low = _mm256_castsi256_si128(rgb), high = _mm256_extracti128_si256(rgb, 1);
+    _mm_storeu_si128((__m128i *)(void *)out, low);  // its last 4 bytes are overwritten next
+    _mm_storel_epi64((__m128i *)(void *)(out + 12), high);
+    const int32_t last = _mm_extract_epi32(high, 2);
+    memcpy(out + 20, &last, 4);
+}
+
+/// rgbd_sample3_direct_avx2 and rgbd_sample4_direct_avx2 (`pixel_bytes` 3 or 4).
+__attribute__((target("avx2"), always_inline))
+static inline ptrdiff_t sample_direct(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                      int width, int height, ptrdiff_t row_bytes, uint8_t *out, int pixel_bytes) {
+    // An 8-byte load at x reads pixels x and x + 1 (RGB: and two bytes more).
+    const __m256i limits = direct_limits(pixel_bytes == 4 ? width - 1 : width - 2, height);
+    // Byte offsets are one multiply-add of (x, y) with (pixel bytes, row_bytes).
+    const __m256i strides = _mm256_set1_epi32((int)((uint32_t)pixel_bytes | ((uint32_t)row_bytes << 16)));
     __m256i base = direct_base(x0, y);
     const __m256i step = _mm256_set1_epi32(8);  // +8 on x, +0 on y
     const __m256i zero = _mm256_setzero_si256();
@@ -62,14 +126,6 @@ ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, in
     const __m256i one16 = _mm256_set1_epi16(1);
     const __m256i low16 = _mm256_set1_epi32(0xFFFF);
     const __m256i w128 = _mm256_set1_epi32(128);
-    const __m256i round = _mm256_set1_epi32(1 << 13);
-    // An 8-byte load (left and right neighbor, 4 bytes each) as (left, right) 16-bit
-    // pairs per channel: of the lane's first pixel, then of its second.
-    const __m256i first = _mm256_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,
-                                           0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
-    const __m256i second = _mm256_setr_epi8(8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1,
-                                            8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1);
-    const uint8_t *below = src + row_bytes;
     const uint8_t *map = (const uint8_t *)words;
 
     ptrdiff_t i = 0;
@@ -79,16 +135,8 @@ ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, in
         const __m256i inside = _mm256_andnot_si256(_mm256_cmpgt_epi16(zero, p), _mm256_cmpgt_epi16(limits, p));
         if (_mm256_movemask_epi8(inside) != -1) break;
         base = _mm256_add_epi16(base, step);
-
-        // Each pixel's two neighbors in the top row (8 bytes at its offset) and in the
-        // bottom row; pixels 0, 1, 4, 5 in one vector and 2, 3, 6, 7 in another (the
-        // 128-bit lanes' pairs). Scalar loads: AVX2's gathers were slower here.
         int32_t o[8];
         _mm256_storeu_si256((__m256i *)(void *)o, _mm256_madd_epi16(p, strides));
-        const __m256i top0 = pair_lanes(src, o[0], o[1], o[4], o[5]);
-        const __m256i top1 = pair_lanes(src, o[2], o[3], o[6], o[7]);
-        const __m256i bottom0 = pair_lanes(below, o[0], o[1], o[4], o[5]);
-        const __m256i bottom1 = pair_lanes(below, o[2], o[3], o[6], o[7]);
 
         // Fractions ((d & 255) + 1) >> 1 (0...128) of dx and dy; weight pairs per pixel:
         // wt = (128 - fx, fx)·(128 - fy) for the top row, wb = (128 - fx, fx)·fy.
@@ -97,23 +145,33 @@ ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, in
         const __m256i horizontal = _mm256_or_si256(_mm256_sub_epi32(w128, fx), _mm256_slli_epi32(fx, 16));
         const __m256i wb = _mm256_mullo_epi16(horizontal, _mm256_or_si256(fy, _mm256_slli_epi32(fy, 16)));
         const __m256i wt = _mm256_sub_epi16(_mm256_slli_epi16(horizontal, 7), wb);
+        store_pixels(out + pixel_bytes * i, color_pixels(src, row_bytes, o, wt, wb, pixel_bytes), pixel_bytes);
+    }
+    return i;
+}
 
-        // Σ w·s per channel: pixels (0 | 4), (1 | 5), (2 | 6), (3 | 7) in the two lanes.
-        __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top0, first), _mm256_shuffle_epi32(wt, 0x00)),
-                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom0, first), _mm256_shuffle_epi32(wb, 0x00)));
-        __m256i s1 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top0, second), _mm256_shuffle_epi32(wt, 0x55)),
-                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom0, second), _mm256_shuffle_epi32(wb, 0x55)));
-        __m256i s2 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top1, first), _mm256_shuffle_epi32(wt, 0xAA)),
-                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom1, first), _mm256_shuffle_epi32(wb, 0xAA)));
-        __m256i s3 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(top1, second), _mm256_shuffle_epi32(wt, 0xFF)),
-                                      _mm256_madd_epi16(_mm256_shuffle_epi8(bottom1, second), _mm256_shuffle_epi32(wb, 0xFF)));
-        s0 = _mm256_srli_epi32(_mm256_add_epi32(s0, round), 14);
-        s1 = _mm256_srli_epi32(_mm256_add_epi32(s1, round), 14);
-        s2 = _mm256_srli_epi32(_mm256_add_epi32(s2, round), 14);
-        s3 = _mm256_srli_epi32(_mm256_add_epi32(s3, round), 14);
-        // Packed in lane: pixels 0 1 2 3 in the low lane, 4 5 6 7 in the high one.
-        const __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 4 * i), bytes);
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_sample3_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    return sample_direct(count, words, y, x0, src, width, height, row_bytes, out, 3);
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    return sample_direct(count, words, y, x0, src, width, height, row_bytes, out, 4);
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_sample3_prepared_avx2(ptrdiff_t count, const int32_t *offsets, const uint32_t *top,
+                                     const uint32_t *bottom, const uint8_t *fast, const uint8_t *src,
+                                     ptrdiff_t row_bytes, uint8_t *out) {
+    ptrdiff_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        if (!fast[i / 4] || !fast[i / 4 + 1]) break;
+        const __m256i wt = _mm256_loadu_si256((const __m256i *)(const void *)(top + i));
+        const __m256i wb = _mm256_loadu_si256((const __m256i *)(const void *)(bottom + i));
+        store_pixels(out + 3 * i, color_pixels(src, row_bytes, offsets + i, wt, wb, 3), 3);
     }
     return i;
 }
@@ -141,7 +199,7 @@ static inline __m256i lanes_16(__m256i first, __m256i second) {
 __attribute__((target("avx2")))
 ptrdiff_t rgbd_sample1_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
-    const __m256i limits = direct_limits(width, height);
+    const __m256i limits = direct_limits(width - 1, height);
     __m256i base = direct_base(x0, y);
     const __m256i step = _mm256_set1_epi32(8);
     const __m256i zero = _mm256_setzero_si256();
@@ -254,6 +312,19 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
 #else
 
 int rgbd_kernels_have_avx2(void) { return 0; }
+
+ptrdiff_t rgbd_sample3_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out) {
+    (void)count; (void)words; (void)y; (void)x0; (void)src; (void)width; (void)height; (void)row_bytes; (void)out;
+    return 0;
+}
+
+ptrdiff_t rgbd_sample3_prepared_avx2(ptrdiff_t count, const int32_t *offsets, const uint32_t *top,
+                                     const uint32_t *bottom, const uint8_t *fast, const uint8_t *src,
+                                     ptrdiff_t row_bytes, uint8_t *out) {
+    (void)count; (void)offsets; (void)top; (void)bottom; (void)fast; (void)src; (void)row_bytes; (void)out;
+    return 0;
+}
 
 ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out) {

@@ -7,12 +7,12 @@ import Testing
 /// skipped). The rest of the tests run whichever the machine uses.
 @Suite(.enabled(if: VectorKernels.cpuHasAVX2, "this CPU has no AVX2"))
 struct VectorKernelsTests {
-    /// Luminance and BGRA sampling from a map, row by row over whole rows and over odd
+    /// Luminance, RGB and BGRA sampling from a map, row by row over whole rows and over odd
     /// spans (starts and counts not multiples of eight or sixteen), on padded rows, with a
     /// lens whose corners sample outside the frame (groups at the borders go back to Swift)
     /// and with a steep one (neighbors up to four pixels apart in the source: luminance
     /// groups outside one 16-byte window go back to Swift too).
-    @Test(arguments: [(257, 131, 0.08), (64, 9, 0.08), (9, 4, 0.08), (120, 60, 1.2)], [1, 4])
+    @Test(arguments: [(257, 131, 0.08), (64, 9, 0.08), (9, 4, 0.08), (120, 60, 1.2)], [1, 3, 4])
     func samplingKernelEqualsSwiftLoop(shape: (Int, Int, Float), channels: Int) throws {
         let (width, height, strength) = shape
         let rowBytes = width * channels + 12
@@ -38,6 +38,12 @@ struct VectorKernelsTests {
                                     FrameRemap.sample1Direct(count: count, words: words, y: y, from: x0,
                                                              src: src.baseAddress!, width: width, height: height,
                                                              rowBytes: rowBytes, out: o.baseAddress!, avx2: avx2)
+                                } else if channels == 3 {
+                                    // Not spilling: the byte after the span must stay as it was.
+                                    FrameRemap.sampleColorDirect3(count: count, words: words, y: y, from: x0,
+                                                                  src: src.baseAddress!, width: width, height: height,
+                                                                  rowBytes: rowBytes, out: o.baseAddress!, spill: false,
+                                                                  avx2: avx2)
                                 } else {
                                     FrameRemap.sampleColorDirect4(count: count, words: words, y: y, from: x0,
                                                                   src: src.baseAddress!, width: width, height: height,
@@ -72,11 +78,82 @@ struct VectorKernelsTests {
         var scratch = [UInt8](repeating: 0, count: count * channels + 32)
         return scratch.withUnsafeMutableBufferPointer { o in
             let bytes = src.assumingMemoryBound(to: UInt8.self)
-            return channels == 1
-                ? rgbd_sample1_direct_avx2(count, words, Int32(y), Int32(x0), bytes, Int32(width), Int32(height),
-                                           rowBytes, o.baseAddress!)
-                : rgbd_sample4_direct_avx2(count, words, Int32(y), Int32(x0), bytes, Int32(width), Int32(height),
-                                           rowBytes, o.baseAddress!)
+            switch channels {
+            case 1:
+                return rgbd_sample1_direct_avx2(count, words, Int32(y), Int32(x0), bytes, Int32(width), Int32(height),
+                                                rowBytes, o.baseAddress!)
+            case 3:
+                return rgbd_sample3_direct_avx2(count, words, Int32(y), Int32(x0), bytes, Int32(width), Int32(height),
+                                                rowBytes, o.baseAddress!)
+            default:
+                return rgbd_sample4_direct_avx2(count, words, Int32(y), Int32(x0), bytes, Int32(width), Int32(height),
+                                                rowBytes, o.baseAddress!)
+            }
+        }
+    }
+
+    /// RGB sampling from prepared neighborhoods (`rgbd rectify`'s path: positions per
+    /// chunk, `ColorRemap.prepareRGB`, then `sampleSpan3`) with the AVX2 loop and with the
+    /// Swift one, over whole rows and odd spans, with and without spilling; groups at the
+    /// borders go back to Swift, and the AVX2 loop does the middle itself.
+    @Test(arguments: [(257, 131, 0.08), (40, 7, 0.08), (120, 60, 1.2)])
+    func preparedRGBKernelEqualsSwiftLoop(shape: (Int, Int, Float)) throws {
+        let (width, height, strength) = shape
+        let image = FrameRectifierTests.randomImage(width: width, height: height, channels: 3, seed: 31)
+        let distortion = LensDistortion(center: SIMD2(Double(width) * 0.46, Double(height) * 0.53),
+                                        table: (0..<42).map { strength * Float($0 * $0) / 1681 },
+                                        width: width, height: height)
+        let positions = SourcePositions(distortion)
+        let chunk = PositionChunk.allocate()
+        defer { chunk.deallocate() }
+        // Spans of at most a chunk (`rectifyChunk`'s limit).
+        let chunkPixels = PositionChunk.capacity
+        let spans = [(0, min(width, chunkPixels)), (3, min(width - 3, chunkPixels)), (5, min(width - 5, 21))]
+        var mismatches = 0, avx2Pixels = 0, middlePixels = 0
+        var firstMismatch: String?
+        image.samples.withUnsafeBytes { src in
+            for y in 0..<height {
+                for (x0, count) in spans {
+                    for spill in [false, true] {
+                        var outputs: [[UInt8]] = []
+                        for avx2 in [false, true] {
+                            positions.fixedPointSpan(y: y, from: x0, count: count, xs: chunk.xs, ys: chunk.ys)
+                            ColorRemap.prepareRGB(count: count, chunk: chunk, width: width, height: height, rowBytes: width * 3)
+                            var out = [UInt8](repeating: 0xA5, count: count * 3 + 16)
+                            out.withUnsafeMutableBufferPointer { o in
+                                ColorRemap.sampleSpan3(count: count, chunk: chunk, src: src.baseAddress!, width: width,
+                                                       height: height, rowBytes: width * 3, out: o.baseAddress!,
+                                                       spill: spill, avx2: avx2)
+                            }
+                            // Without spilling, nothing after the span is written.
+                            outputs.append(spill ? Array(out[0..<(count * 3)]) : out)
+                        }
+                        if outputs[0] != outputs[1] {
+                            mismatches += 1
+                            if firstMismatch == nil {
+                                let at = zip(outputs[0], outputs[1]).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                                firstMismatch = "row \(y), span \(x0)+\(count), spill \(spill), byte \(at ?? -1)"
+                            }
+                        }
+                    }
+                }
+                if (height / 3..<(2 * height / 3)).contains(y) {
+                    let x0 = width / 4, count = width / 2
+                    positions.fixedPointSpan(y: y, from: x0, count: count, xs: chunk.xs, ys: chunk.ys)
+                    ColorRemap.prepareRGB(count: count, chunk: chunk, width: width, height: height, rowBytes: width * 3)
+                    var out = [UInt8](repeating: 0, count: count * 3 + 16)
+                    middlePixels += count
+                    avx2Pixels += out.withUnsafeMutableBufferPointer { o in
+                        rgbd_sample3_prepared_avx2(count, chunk.offsets, chunk.top, chunk.bottom, chunk.fast,
+                                                   src.baseAddress!.assumingMemoryBound(to: UInt8.self), width * 3,
+                                                   o.baseAddress!)
+                    }
+                }
+            }
+        }
+        #expect(mismatches == 0, "first: \(firstMismatch ?? "none")")
+        if strength < 1 {
+            #expect(avx2Pixels >= middlePixels * 8 / 10, "the AVX2 loop did \(avx2Pixels) of \(middlePixels) pixels")
         }
     }
 

@@ -29,6 +29,23 @@ int rgbd_kernels_have_avx2(void);
 ptrdiff_t rgbd_sample4_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
                                    int width, int height, ptrdiff_t row_bytes, uint8_t *out);
 
+/// rgbd_sample4_direct_avx2 for 3-byte pixels (RGB), as `FrameRemap.sampleColorDirect3`:
+/// inside means 0 <= x < width - 2 (an 8-byte load at x reads two pixels and two bytes
+/// more). Writes exactly 3 bytes per pixel done.
+ptrdiff_t rgbd_sample3_direct_avx2(ptrdiff_t count, const void *words, int y, int x0, const uint8_t *src,
+                                   int width, int height, ptrdiff_t row_bytes, uint8_t *out);
+
+/// RGB sampling from prepared neighborhoods, as Swift's `ColorRemap.sampleSpan3`: pixel
+/// i's neighborhood starts at byte offsets[i] of `src`, its weight pairs are top[i]
+/// (w00 | w10 << 16) and bottom[i] (w01 | w11 << 16), and fast[i / 4] is nonzero when
+/// the group of four pixels from 4 (i / 4) may be read without checks (x < width - 2,
+/// y < height - 1). Works eight pixels at a time and stops at the first group of eight
+/// that is not whole or not all fast; returns its index (0 without AVX2). Writes
+/// exactly 3 bytes per pixel done.
+ptrdiff_t rgbd_sample3_prepared_avx2(ptrdiff_t count, const int32_t *offsets, const uint32_t *top,
+                                     const uint32_t *bottom, const uint8_t *fast, const uint8_t *src,
+                                     ptrdiff_t row_bytes, uint8_t *out);
+
 /// Bilinear sampling of one 8-bit channel (luminance) from a rectification map's words,
 /// as Swift's `FrameRemap.sample1Direct`; words and arguments as for
 /// rgbd_sample4_direct_avx2. Works sixteen pixels at a time while their neighborhoods

@@ -1,3 +1,5 @@
+import CKernels
+
 /// Bilinear resampling of 8-bit images at source positions given in 1/256 pixel, a span
 /// of an output row at a time (OpenCV `remap` vocabulary: a backward map, bilinear
 /// interpolation, constant black border, never in place).
@@ -155,12 +157,30 @@ enum ColorRemap {
         }
     }
 
-    /// `sampleRGBSpan` for 3-byte pixels.
+    /// `sampleRGBSpan` for 3-byte pixels: with AVX2 (`avx2`), eight pixels at a time by
+    /// `rgbd_sample3_prepared_avx2` (the same bytes), which leaves groups that are not
+    /// fast to the Swift loop.
     @inline(never)
     static func sampleSpan3(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
-                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
-        sampleColorSpan(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes, out: out,
-                        spill: spill, fourChannels: false)
+                            rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool,
+                            avx2: Bool = VectorKernels.avx2) {
+        guard avx2 else {
+            sampleColorSpan(count: count, chunk: chunk, src: src, width: width, height: height, rowBytes: rowBytes,
+                            out: out, spill: spill, fourChannels: false)
+            return
+        }
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        var i = 0   // a multiple of 4 until the last group
+        while i < count {
+            i &+= rgbd_sample3_prepared_avx2(count &- i, chunk.offsets + i, chunk.top + i, chunk.bottom + i,
+                                             chunk.fast + (i &>> 2), bytes, rowBytes, out + i &* 3)
+            guard i < count else { break }
+            let n = min(8, count &- i)
+            // A byte written past these pixels belongs to the next ones, written after.
+            sampleColorSpan(count: n, chunk: chunk.advanced(by: i), src: src, width: width, height: height,
+                            rowBytes: rowBytes, out: out + i &* 3, spill: spill || i &+ n < count, fourChannels: false)
+            i &+= n
+        }
     }
 
     /// `sampleRGBSpan` for 4-byte pixels.
@@ -348,6 +368,12 @@ struct PositionChunk {
                              top: (raw + 12 * capacity).assumingMemoryBound(to: UInt32.self),
                              bottom: (raw + 16 * capacity).assumingMemoryBound(to: UInt32.self),
                              fast: (raw + 20 * capacity).assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// The same storage from pixel `i` on (`i` a multiple of 4, so that the fast flags
+    /// stay per group of four).
+    func advanced(by i: Int) -> PositionChunk {
+        PositionChunk(xs: xs + i, ys: ys + i, offsets: offsets + i, top: top + i, bottom: bottom + i, fast: fast + (i &>> 2))
     }
 
     /// Frees the storage.

@@ -396,12 +396,28 @@ enum FrameRemap {
         }
     }
 
-    /// `sampleColorDirect` for 3-byte pixels.
+    /// `sampleColorDirect` for 3-byte pixels: with AVX2 (`avx2`), eight pixels at a time
+    /// by `rgbd_sample3_direct_avx2` (the same bytes), which leaves groups at the borders
+    /// to the Swift loop.
     @inline(never)
     static func sampleColorDirect3(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
-                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool) {
-        colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
-                    rowBytes: rowBytes, out: out, fourChannels: false, spill: spill)
+                                   width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool,
+                                   avx2: Bool = VectorKernels.avx2) {
+        guard avx2 else {
+            colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
+                        rowBytes: rowBytes, out: out, fourChannels: false, spill: spill)
+            return
+        }
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        let end = out + count &* 3
+        alternate(count: count, group: 8, words: words, from: x0, out: out, pixelBytes: 3) { n, words, x, out in
+            rgbd_sample3_direct_avx2(n, words, Int32(truncatingIfNeeded: y), Int32(truncatingIfNeeded: x), bytes,
+                                     Int32(truncatingIfNeeded: width), Int32(truncatingIfNeeded: height), rowBytes, out)
+        } loop: { n, words, x, out in
+            // A byte written past these pixels belongs to the next ones, written after.
+            colorDirect(count: n, words: words, y: y, from: x, src: src, width: width, height: height,
+                        rowBytes: rowBytes, out: out, fourChannels: false, spill: spill || out + n &* 3 < end)
+        }
     }
 
     /// `sampleColorDirect` for 4-byte pixels: with AVX2 (`avx2`), eight pixels at a time
