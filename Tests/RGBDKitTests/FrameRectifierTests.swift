@@ -18,6 +18,16 @@ import Testing
                            samples: (0..<(width * height * channels)).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
 
+    /// Where two outputs first differ ("equal" when they do not): compared so, a failure
+    /// is reported at once (an `#expect(a == b)` on megabyte arrays builds a difference of
+    /// the two collections, which took minutes).
+    static func difference(_ a: [UInt8], _ b: [UInt8]) -> String {
+        guard a.count == b.count else { return "\(a.count) bytes against \(b.count)" }
+        guard let i = a.indices.first(where: { a[$0] != b[$0] }) else { return "equal" }
+        let count = zip(a, b).reduce(0) { $0 + ($1.0 != $1.1 ? 1 : 0) }
+        return "\(count) bytes differ, the first at \(i): \(a[i]) against \(b[i])"
+    }
+
     /// `image` copied into rows `rowBytes` apart, the padding filled with `fill`.
     static func padded(_ image: ImageBuffer<UInt8>, rowBytes: Int, fill: UInt8) -> [UInt8] {
         let row = image.width * image.channels
@@ -69,9 +79,9 @@ import Testing
             let rectifier = try FrameRectifier(distortion: distortion, mapByteLimit: limit)
             #expect(rectifier.usesMaps == (limit > 0))
             let (samples, intact) = try Self.rectifyPadded(rectifier, image)
-            #expect(samples == reference, "channels \(channels), \(width)×\(height), map limit \(limit)")
+            #expect(Self.difference(samples, reference) == "equal", "channels \(channels), \(width)×\(height), map limit \(limit)")
             #expect(intact, "the bytes between rows were written")
-            #expect(try rectifier.rectify(image).samples == reference)
+            #expect(Self.difference(try rectifier.rectify(image).samples, reference) == "equal")
         }
     }
 
@@ -94,7 +104,7 @@ import Testing
         }
         let (samples, intact) = Self.unpadded(out, width: width, height: height, channels: channels, rowBytes: rowBytes,
                                               fill: 0xA5)
-        #expect(samples == reference)
+        #expect(Self.difference(samples, reference) == "equal")
         #expect(intact)
     }
 
@@ -103,7 +113,7 @@ import Testing
         let distortion = Self.lens(width: 301, height: 211)
         let reference = Rectifier(scheduler: .serial).rectify(image, distortion: distortion).samples
         let serial = try FrameRectifier(distortion: distortion, scheduler: .serial)
-        #expect(try serial.rectify(image).samples == reference)
+        #expect(Self.difference(try serial.rectify(image).samples, reference) == "equal")
         let shared = try FrameRectifier(distortion: distortion)
         let results = Lock()
         nonisolated(unsafe) var outputs: [[UInt8]] = []
@@ -183,8 +193,8 @@ import Testing
         }
         let y = Self.unpadded(yOut, width: width, height: height, channels: 1, rowBytes: yStride, fill: 0xEE)
         let c = Self.unpadded(cOut, width: cw, height: ch, channels: 2, rowBytes: cStride, fill: 0xEE)
-        #expect(y.samples == expectedLuma && y.paddingIntact)
-        #expect(c.samples == expectedChroma && c.paddingIntact)
+        #expect(Self.difference(y.samples, expectedLuma) == "equal" && y.paddingIntact)
+        #expect(Self.difference(c.samples, expectedChroma) == "equal" && c.paddingIntact)
         // The last row's padding too (the buffers are whole strides long).
         #expect(yOut[((height - 1) * yStride + width)...].allSatisfy { $0 == 0xEE })
         #expect(cOut[((ch - 1) * cStride + 2 * cw)...].allSatisfy { $0 == 0xEE })
