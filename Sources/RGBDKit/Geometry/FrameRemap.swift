@@ -256,33 +256,37 @@ enum FrameRemap {
     static func sample1Direct(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
                               width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
                               avx2: Bool = VectorKernels.avx2) {
-        guard avx2 else {
-            sample1DirectLoop(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
-                              rowBytes: rowBytes, out: out)
-            return
-        }
-        let bytes = src.assumingMemoryBound(to: UInt8.self)
-        alternate(count: count, group: 16, words: words, from: x0, out: out, pixelBytes: 1) { n, words, x, out in
-            rgbd_sample1_direct_avx2(n, words, Int32(truncatingIfNeeded: y), Int32(truncatingIfNeeded: x), bytes,
-                                     Int32(truncatingIfNeeded: width), Int32(truncatingIfNeeded: height), rowBytes, out)
-        } loop: { n, words, x, out in
+        direct(rgbd_sample1_direct_avx2, avx2: avx2, group: 16, pixelBytes: 1, count: count, words: words, y: y,
+               from: x0, src: src, width: width, height: height, rowBytes: rowBytes, out: out) { n, words, x, out in
             sample1DirectLoop(count: n, words: words, y: y, from: x, src: src, width: width, height: height,
                               rowBytes: rowBytes, out: out)
         }
     }
 
-    /// Pixels `0 ..< count` (map words from `words`, the first at `x0`, output from `out`,
-    /// `pixelBytes` each) by an AVX2 `kernel`, which returns how many it did; each group
-    /// of `group` pixels it stops at (or the last few) goes to the Swift `loop`, and the
-    /// kernel goes on after it.
+    /// The signature of the AVX2 direct kernels (`rgbd_kernels.h`): count, map words, y,
+    /// x0, source, width, height, row bytes, output; returns the pixels done.
+    typealias DirectKernel = @convention(c) (Int, UnsafeRawPointer?, Int32, Int32, UnsafePointer<UInt8>?, Int32, Int32,
+                                             Int, UnsafeMutablePointer<UInt8>?) -> Int
+
+    /// Pixels `0 ..< count` of row `y` from `x0` (map words from `words`, output from
+    /// `out`, `pixelBytes` each). Without AVX2 (`avx2` false) the Swift `loop` does them
+    /// all; with it the AVX2 `kernel` does, and each group of `group` pixels it stops at
+    /// (or the last few) goes to `loop`, the kernel going on after it.
     @inline(__always)
-    static func alternate(count: Int, group: Int, words: UnsafeRawPointer, from x0: Int, out: UnsafeMutablePointer<UInt8>,
-                          pixelBytes: Int,
-                          kernel: (_ count: Int, _ words: UnsafeRawPointer, _ x: Int, _ out: UnsafeMutablePointer<UInt8>) -> Int,
-                          loop: (_ count: Int, _ words: UnsafeRawPointer, _ x: Int, _ out: UnsafeMutablePointer<UInt8>) -> Void) {
+    static func direct(_ kernel: DirectKernel, avx2: Bool, group: Int, pixelBytes: Int, count: Int,
+                       words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer, width: Int, height: Int,
+                       rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
+                       loop: (_ count: Int, _ words: UnsafeRawPointer, _ x: Int, _ out: UnsafeMutablePointer<UInt8>) -> Void) {
+        guard avx2 else {
+            loop(count, words, x0, out)
+            return
+        }
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        let row = Int32(truncatingIfNeeded: y), w = Int32(truncatingIfNeeded: width), h = Int32(truncatingIfNeeded: height)
         var i = 0
         while i < count {
-            i &+= kernel(count &- i, words + i &* 4, x0 &+ i, out + i &* pixelBytes)
+            i &+= kernel(count &- i, words + i &* 4, row, Int32(truncatingIfNeeded: x0 &+ i), bytes, w, h, rowBytes,
+                         out + i &* pixelBytes)
             guard i < count else { break }
             let n = min(group, count &- i)
             loop(n, words + i &* 4, x0 &+ i, out + i &* pixelBytes)
@@ -403,17 +407,9 @@ enum FrameRemap {
     static func sampleColorDirect3(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
                                    width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool,
                                    avx2: Bool = VectorKernels.avx2) {
-        guard avx2 else {
-            colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
-                        rowBytes: rowBytes, out: out, fourChannels: false, spill: spill)
-            return
-        }
-        let bytes = src.assumingMemoryBound(to: UInt8.self)
         let end = out + count &* 3
-        alternate(count: count, group: 8, words: words, from: x0, out: out, pixelBytes: 3) { n, words, x, out in
-            rgbd_sample3_direct_avx2(n, words, Int32(truncatingIfNeeded: y), Int32(truncatingIfNeeded: x), bytes,
-                                     Int32(truncatingIfNeeded: width), Int32(truncatingIfNeeded: height), rowBytes, out)
-        } loop: { n, words, x, out in
+        direct(rgbd_sample3_direct_avx2, avx2: avx2, group: 8, pixelBytes: 3, count: count, words: words, y: y,
+               from: x0, src: src, width: width, height: height, rowBytes: rowBytes, out: out) { n, words, x, out in
             // A byte written past these pixels belongs to the next ones, written after.
             colorDirect(count: n, words: words, y: y, from: x, src: src, width: width, height: height,
                         rowBytes: rowBytes, out: out, fourChannels: false, spill: spill || out + n &* 3 < end)
@@ -427,16 +423,8 @@ enum FrameRemap {
     static func sampleColorDirect4(count: Int, words: UnsafeRawPointer, y: Int, from x0: Int, src: UnsafeRawPointer,
                                    width: Int, height: Int, rowBytes: Int, out: UnsafeMutablePointer<UInt8>,
                                    avx2: Bool = VectorKernels.avx2) {
-        guard avx2 else {
-            colorDirect(count: count, words: words, y: y, from: x0, src: src, width: width, height: height,
-                        rowBytes: rowBytes, out: out, fourChannels: true, spill: false)
-            return
-        }
-        let bytes = src.assumingMemoryBound(to: UInt8.self)
-        alternate(count: count, group: 8, words: words, from: x0, out: out, pixelBytes: 4) { n, words, x, out in
-            rgbd_sample4_direct_avx2(n, words, Int32(truncatingIfNeeded: y), Int32(truncatingIfNeeded: x), bytes,
-                                     Int32(truncatingIfNeeded: width), Int32(truncatingIfNeeded: height), rowBytes, out)
-        } loop: { n, words, x, out in
+        direct(rgbd_sample4_direct_avx2, avx2: avx2, group: 8, pixelBytes: 4, count: count, words: words, y: y,
+               from: x0, src: src, width: width, height: height, rowBytes: rowBytes, out: out) { n, words, x, out in
             colorDirect(count: n, words: words, y: y, from: x, src: src, width: width, height: height,
                         rowBytes: rowBytes, out: out, fourChannels: true, spill: false)
         }
