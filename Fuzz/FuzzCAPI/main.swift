@@ -4,13 +4,18 @@
 // follows, the rest is the JPEG. A finding is a crash, a sanitizer report, a failure
 // without a message, or results that disagree with the sizes the handle reports.
 // Fuzz/README.md; Scripts/fuzz.sh.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CFuzzDriver
 import CRGBD
 import RGBDKit
 
 // SwiftPM names this module's entry point FuzzCAPI_main and links it as `main`, so
 // libFuzzer's own main is not used: its driver is called from here.
-FileSystem.exitProcess(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
+exit(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
 
 /// Stops the fuzzer with a finding (a trap, which libFuzzer reports with the input).
 func fail(_ message: String) -> Never {

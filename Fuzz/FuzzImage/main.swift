@@ -4,12 +4,17 @@
 // computed serially and in parallel, which must agree bit for bit. A finding is a
 // crash, a sanitizer report, an error that is not an RGBDError, or a disagreement.
 // Fuzz/README.md; Scripts/fuzz.sh.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CFuzzDriver
 import RGBDKit
 
 // SwiftPM names this module's entry point FuzzImage_main and links it as `main`, so
 // libFuzzer's own main is not used: its driver is called from here.
-FileSystem.exitProcess(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
+exit(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
 
 /// Stops the fuzzer with a finding (a trap, which libFuzzer reports with the input).
 func fail(_ message: String) -> Never {

@@ -3,12 +3,17 @@
 // and parallel, colors averaged from a color image of another size, the point cloud).
 // A finding is a crash, a sanitizer report, an error that is not an RGBDError, or
 // serial != parallel. Fuzz/README.md; Scripts/fuzz.sh.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CFuzzDriver
 import RGBDKit
 
 // SwiftPM names this module's entry point FuzzJSON_main and links it as `main`, so
 // libFuzzer's own main is not used: its driver is called from here.
-FileSystem.exitProcess(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
+exit(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
 
 /// One input.
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

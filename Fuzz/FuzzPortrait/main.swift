@@ -4,10 +4,15 @@
 // rectification serially and in parallel, which must agree bit for bit. The same bytes
 // also go to the XMP reader alone. A finding is a crash, a sanitizer report, an error
 // that is not an RGBDError naming the file, or a broken invariant. Fuzz/README.md.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CFuzzDriver
 import RGBDKit
 
-FileSystem.exitProcess(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
+exit(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
 
 func fail(_ message: String) -> Never {
     fatalError("FuzzPortrait finding: \(message)")

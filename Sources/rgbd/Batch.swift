@@ -60,10 +60,10 @@ struct Batch {
         for item in items {
             progress.starting(item.json)
             let timings = showTimings ? StageTimings() : nil
-            let start = FileSystem.monotonicSeconds()
+            let start = Host.monotonicSeconds()
             do {
                 try operation(item, timings)
-                progress.finished(item.json, seconds: FileSystem.monotonicSeconds() - start)
+                progress.finished(item.json, seconds: Host.monotonicSeconds() - start)
             } catch {
                 // A failure caused by an interruption is not this capture's: the
                 // interruption ends the process (130 / 143).
@@ -76,7 +76,7 @@ struct Batch {
                     let ms = (stage.seconds * 1000 * 10).rounded() / 10
                     progress.report("timing \(stage.name.replacingOccurrences(" ", "_")) \(ms) ms")
                 }
-                let total = ((FileSystem.monotonicSeconds() - start) * 10000).rounded() / 10
+                let total = ((Host.monotonicSeconds() - start) * 10000).rounded() / 10
                 progress.report("timing capture_total \(total) ms")
             }
         }
@@ -153,15 +153,15 @@ extension String {
 /// Messages on stderr, one line each.
 enum Report {
     static func error(_ error: any Error) {
-        FileSystem.printError("rgbd: error: \(error)\n")
+        Terminal.printError("rgbd: error: \(error)\n")
     }
 
     static func error(_ text: String) {
-        FileSystem.printError("rgbd: error: \(text)\n")
+        Terminal.printError("rgbd: error: \(text)\n")
     }
 
     static func warning(_ text: any CustomStringConvertible) {
-        FileSystem.printError("rgbd: warning: \(text)\n")
+        Terminal.printError("rgbd: warning: \(text)\n")
     }
 }
 
@@ -176,8 +176,8 @@ final class Progress {
     let enabled: Bool
     /// Captures ended (done or failed), including inputs that failed to expand.
     var completed = 0
-    private let terminal = FileSystem.standardErrorIsTerminal
-    private let start = FileSystem.monotonicSeconds()
+    private let terminal = Terminal.standardErrorIsTerminal
+    private let start = Host.monotonicSeconds()
     /// Seconds spent on the captures processed so far (for the rate).
     private var processed = 0
     private var processingSeconds = 0.0
@@ -218,7 +218,7 @@ final class Progress {
     /// Prints a line, keeping the status line below it.
     func report(_ line: String) {
         clear()
-        FileSystem.printError(line + "\n")
+        Terminal.printError(line + "\n")
         if showsBar && completed < total { draw() }
     }
 
@@ -227,17 +227,17 @@ final class Progress {
         guard enabled || failures > 0, total > 1 || failures > 0 || skipped > 0 else { return }
         var line = "rgbd: \(total - failures) of \(total) captures done, \(failures) failed"
         if skipped > 0 { line += "; \(skipped) JSON file\(skipped == 1 ? "" : "s") without an image skipped" }
-        FileSystem.printError(line + "\n")
+        Terminal.printError(line + "\n")
     }
 
     private func clear() {
-        if drawn { FileSystem.printError("\r\u{1B}[K"); drawn = false }
+        if drawn { Terminal.printError("\r\u{1B}[K"); drawn = false }
     }
 
     /// `[#####-----] 3/10  2.1/s  0:04 left  NAME`, cut to the terminal's width.
     private func draw() {
-        let columns = FileSystem.standardErrorColumns ?? 80
-        FileSystem.printError("\r\u{1B}[K" + Self.statusLine(completed: completed, total: total,
+        let columns = Terminal.standardErrorColumns ?? 80
+        Terminal.printError("\r\u{1B}[K" + Self.statusLine(completed: completed, total: total,
                                                              processed: processed, seconds: processingSeconds,
                                                              name: Path.lastComponent(current), columns: columns))
         drawn = true

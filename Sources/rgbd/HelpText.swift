@@ -18,7 +18,7 @@ enum HelpText {
     /// (the parser's own rule).
     static var columns: Int {
         if let value = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), value > 0 { return value }
-        return FileSystem.terminalColumns(of: 1) ?? 80
+        return Terminal.terminalColumns(of: 1) ?? 80
     }
 
     /// Rows of `name  description`, descriptions wrapped with a hanging indent, every

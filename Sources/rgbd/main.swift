@@ -36,7 +36,7 @@ func runCommand() -> Int32 {
             if code == .success {
                 print(message)
             } else {
-                FileSystem.printError(message + "\n")
+                Terminal.printError(message + "\n")
             }
         }
         return code.rawValue

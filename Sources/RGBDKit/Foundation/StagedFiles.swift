@@ -21,7 +21,7 @@ public final class StagedFiles {
     /// Claims the end of the process for an interruption and removes the temporaries of
     /// every uncommitted set. Returns false, removing nothing, if the command has already
     /// claimed its own end (its outputs are all committed).
-    static func claimInterruption() -> Bool {
+    package static func claimInterruption() -> Bool {
         pendingLock.withLock {
             guard ending == .running else { return false }
             for path in pending { FileSystem.removeQuietly(path) }
@@ -33,7 +33,7 @@ public final class StagedFiles {
 
     /// Claims the end of the process for the command itself. Returns false if an
     /// interruption claimed it first.
-    static func claimFinish() -> Bool {
+    package static func claimFinish() -> Bool {
         pendingLock.withLock {
             guard ending != .interrupted else { return false }
             ending = .finishing
@@ -42,7 +42,7 @@ public final class StagedFiles {
     }
 
     /// Whether an interruption has claimed the end of the process.
-    static var isInterrupted: Bool { pendingLock.withLock { ending == .interrupted } }
+    package static var isInterrupted: Bool { pendingLock.withLock { ending == .interrupted } }
 
     /// An empty set.
     public init() {}

@@ -14,7 +14,7 @@ enum HEVCImageDecoder {
         let width = items.width, height = items.height
         let tables = ConversionTables(items.matrix)
         let tileCount = items.tiles.count
-        let workers = max(1, min(FileSystem.processorCount, tileCount))
+        let workers = max(1, min(Host.processorCount, tileCount))
         let slots = UnsafeMutableBufferPointer<(any Error)?>.allocate(capacity: tileCount)
         slots.initialize(repeating: nil)
         defer {
@@ -27,9 +27,9 @@ enum HEVCImageDecoder {
             nonisolated(unsafe) let out = base
             if tileCount == 1 {
                 do {
-                    try decode(items.tiles[0], threads: FileSystem.processorCount) { picture in
+                    try decode(items.tiles[0], threads: Host.processorCount) { picture in
                         picture.convert(into: out, rowBytes: width * 3, x: 0, y: 0, width: width, height: height,
-                                        tables: tables, threads: FileSystem.processorCount)
+                                        tables: tables, threads: Host.processorCount)
                     }
                 } catch {
                     errors[0] = error

@@ -17,7 +17,7 @@ public enum RowScheduler: Sendable {
         case .serial:
             body(0..<rows)
         case .parallel:
-            let bands = min(rows, max(1, FileSystem.processorCount * 8))
+            let bands = min(rows, max(1, Host.processorCount * 8))
             let perBand = (rows + bands - 1) / bands
             let count = (rows + perBand - 1) / perBand
             // Bands are disjoint and `concurrentPerform` returns only when all are done,

@@ -53,7 +53,7 @@ public enum HEIFCodec {
             self.context = context
             self.bytes = bytes
             self.file = file
-            heif_context_set_max_decoding_threads(context, Int32(max(1, FileSystem.processorCount)))
+            heif_context_set_max_decoding_threads(context, Int32(max(1, Host.processorCount)))
             let status = self.bytes.withUnsafeBytes { raw in
                 heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil)
             }

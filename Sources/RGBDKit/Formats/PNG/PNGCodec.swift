@@ -32,7 +32,7 @@ public enum PNGCodec {
     /// The same image and effort always give the same bytes. Throws if the image is
     /// empty or too large for PNG.
     public static func encodeRGB(_ image: ColorImage, effort: Effort = .fast) throws -> [UInt8] {
-        try encodeRGB(image, effort: effort, threads: FileSystem.processorCount)
+        try encodeRGB(image, effort: effort, threads: Host.processorCount)
     }
 
     /// `encodeRGB` on at most `threads` threads (the bytes are the same for any number).
@@ -52,7 +52,7 @@ public enum PNGCodec {
     /// empty or too large for PNG.
     public static func encodeGray16(width: Int, height: Int, samples: [UInt16], effort: Effort = .fast) throws -> [UInt8] {
         try encodeGray16(width: width, height: height, samples: samples, effort: effort,
-                         threads: FileSystem.processorCount)
+                         threads: Host.processorCount)
     }
 
     /// `encodeGray16` on at most `threads` threads (the bytes are the same for any number).

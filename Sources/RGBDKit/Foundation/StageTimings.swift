@@ -27,8 +27,8 @@ extension Optional where Wrapped == StageTimings {
     /// Runs `body`, recording its duration under `name` if there is a record.
     func measure<T>(_ name: String, _ body: () throws -> T) rethrows -> T {
         guard let timings = self else { return try body() }
-        let start = FileSystem.monotonicSeconds()
-        defer { timings.record(name, seconds: FileSystem.monotonicSeconds() - start) }
+        let start = Host.monotonicSeconds()
+        defer { timings.record(name, seconds: Host.monotonicSeconds() - start) }
         return try body()
     }
 }
