@@ -9,14 +9,6 @@ import CHEIF
 /// processors. Files in the common form (HEVC, 8-bit 4:2:0) are decoded by rgbd with
 /// libde265 (`HEIFItems`, `HEVCImageDecoder`), the rest by libheif.
 public enum HEIFCodec {
-    /// Whether `bytes` begin like an ISO base media file of a HEIF brand libheif reads
-    /// (`ftyp` with `heic`, `heix`, `mif1`, ...).
-    public static func isHEIF(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= 12 else { return false }
-        let result = bytes.withUnsafeBufferPointer { heif_check_filetype($0.baseAddress, Int32(min($0.count, 1 << 20))) }
-        return result == heif_filetype_yes_supported || result == heif_filetype_yes_unsupported
-    }
-
     /// The stored pixel size of the primary image (its `ispe`, before any
     /// transformation), read without decoding.
     public static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
