@@ -14,6 +14,17 @@ public enum PhotoDecoder {
         }
     }
 
+    /// Checks the photo as `decodeRGB` would, without decoding its full-size pixels: a JPEG
+    /// is refused here exactly when decoding it fails (`JPEGCodec.validate`); a HEIF when
+    /// its container or stated size is (`HEIFCodec.validate`), its HEVC stream only when
+    /// decoded.
+    public static func validate(_ bytes: [UInt8], file: String? = nil) throws {
+        switch try recognise(bytes, file: file) {
+        case .heif: try HEIFCodec.validate(bytes, file: file)
+        default: try JPEGCodec.validate(bytes, file: file)
+        }
+    }
+
     /// Decodes to 8-bit RGB, pixels as stored (no rotation applied).
     public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
         switch try recognise(bytes, file: file) {

@@ -207,13 +207,17 @@ public struct CaptureInfo: Sendable {
 
     /// Reads capture `json` and the header of its photo (`image`, default the photo beside
     /// the JSON as `Capture.imagePath(besideJSON:)` finds it), with the checks rectifying
-    /// makes: what would fail to rectify fails here with the same error.
+    /// makes: what would fail to rectify fails here with the same error (a JPEG's stream
+    /// is decoded at 1/8 scale for that; a HEIC's HEVC stream is not decoded).
     ///
     /// A Portrait photo given as `json` with no `image` is described from its depth
     /// image and depth metadata (`PortraitReader`); its depth image is decoded.
     public static func read(json: String, image: String? = nil) throws -> CaptureInfo {
         let opening = try CaptureOpening(json: json, image: image)
-        let side = try opening.readDepthSide()
+        // The photo checked as decoding it would (on the other processor while the depth
+        // side is read), so that info refuses what rectifying refuses.
+        let (side, _) = try opening.run(depthSide: { try opening.readDepthSide() },
+                                        colorSide: { try PhotoDecoder.validate(opening.photo, file: opening.imagePath) })
         let contents = side.contents
         var warnings = side.warnings
         let (isPortrait, imagePath, width, height, format) = (opening.isPortrait, opening.imagePath, opening.width,

@@ -15,6 +15,13 @@ public enum HEIFCodec {
         try File(bytes, file: file).primary().storedSize()
     }
 
+    /// Checks a HEIF as `decodeRGB` does before it decodes: libheif opens the file, its
+    /// primary image's stored size is within `JPEGCodec.maxPixels` and plausible for the
+    /// file's size. The HEVC stream itself is checked only by decoding it.
+    public static func validate(_ bytes: [UInt8], file: String? = nil) throws {
+        _ = try File(bytes, file: file).primary().plausibleSize()
+    }
+
     /// Decodes the primary image to 8-bit RGB, pixels as stored.
     ///
     /// - Throws: `RGBDError(.invalidImage)` for anything libheif rejects, and for sizes
@@ -106,17 +113,24 @@ public enum HEIFCodec {
             return (width, height)
         }
 
+        /// `storedSize`, refused when beyond any camera's size (`JPEGCodec.trialDecodePixels`)
+        /// with fewer than one byte per `JPEGCodec.maxPixelsPerByte` pixels in the file.
+        func plausibleSize() throws -> (width: Int, height: Int) {
+            let (width, height) = try storedSize()
+            if width * height > JPEGCodec.trialDecodePixels, owner.byteCount < width * height / JPEGCodec.maxPixelsPerByte {
+                throw RGBDError(.invalidImage, file: owner.file,
+                                "the HEIF image claims \(width)×\(height) pixels in \(owner.byteCount) bytes, less than a real photo of that size takes (at least \(width * height / JPEGCodec.maxPixelsPerByte)): its size is corrupt")
+            }
+            return (width, height)
+        }
+
         /// Decodes to 8-bit interleaved RGB, transformations not applied.
         ///
         /// An image beyond any camera's size (`JPEGCodec.trialDecodePixels`) whose file
         /// holds fewer than one byte per `JPEGCodec.maxPixelsPerByte` pixels is refused
         /// before libheif allocates its planes: its size is forged or corrupt.
         func decodeRGB() throws -> ColorImage {
-            let (width, height) = try storedSize()
-            if width * height > JPEGCodec.trialDecodePixels, owner.byteCount < width * height / JPEGCodec.maxPixelsPerByte {
-                throw RGBDError(.invalidImage, file: owner.file,
-                                "the HEIF image claims \(width)×\(height) pixels in \(owner.byteCount) bytes, less than a real photo of that size takes (at least \(width * height / JPEGCodec.maxPixelsPerByte)): its size is corrupt")
-            }
+            let (width, height) = try plausibleSize()
             guard let options = heif_decoding_options_alloc() else {
                 throw RGBDError(.invalidImage, file: owner.file, "cannot allocate libheif decoding options")
             }
