@@ -1,12 +1,8 @@
 // POSIX calls (on Linux and macOS only the module name differs).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #else
-#error("unsupported platform")
+import Darwin
 #endif
 
 /// Facts about the machine and the clock.

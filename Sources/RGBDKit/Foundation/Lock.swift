@@ -1,12 +1,8 @@
 // POSIX calls (on Linux and macOS only the module name differs).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #else
-#error("unsupported platform")
+import Darwin
 #endif
 
 /// A mutual-exclusion lock (pthread mutex), for the few shared records rgbd keeps.
