@@ -351,7 +351,9 @@ def main(argv: list[str]):
         "commit": new.commit, "against": builds[1].commit if len(builds) > 1 else None,
         "machine": machine(), "versions": versions(), "loadavg_start": loadavg(),
         "cases": {c.name: cases.raw["cases"][c.name] for c in selected},
-        "workloads": {w.name: {"what": w.what, "key": keys[w.name]} for w in workloads},
+        "workloads": {w.name: {"what": w.what, "key": keys[w.name], "files": {
+            f.relative_to(WORKLOADS / w.name).as_posix(): f.stat().st_size
+            for f in sorted((WORKLOADS / w.name).rglob("*")) if f.is_file() and f.name != ".key"}} for w in workloads},
     })
     say(f"results: {path.relative_to(REPO)}")
     start = time.monotonic()

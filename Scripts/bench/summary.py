@@ -191,8 +191,16 @@ def render_case(case: casefile.Case, records: list[dict], session: dict, against
         + (f", against {against}" if against else "") + f"; load average {load[0]} at the start, {load[1]} at the end.",
         f"{upper(case.what)}. {upper('; '.join(how))}.",
         f"Machine: {session['machine']}; " + ", ".join(f"{k} {v}" for k, v in session["versions"].items()) + ".",
-        "",
     ]
+    used = casefile.placeholders(a for s in case.steps.values() for a in s.run + list(s.env.values()))
+    inputs = []
+    for name, w in session.get("workloads", {}).items():
+        if name in used:
+            files = ", ".join(f"{f} {show(float(n), 'bytes')}" for f, n in w.get("files", {}).items())
+            inputs.append(f"`{name}` ({files})")
+    if inputs:
+        lines.append("Inputs (bench-out/workloads/): " + "; ".join(inputs) + ".")
+    lines.append("")
     if case.goals:
         header = ["goal", "rgbd", "baseline", "figure", "target", "result"]
         if against:
