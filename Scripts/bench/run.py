@@ -105,12 +105,16 @@ def head_commit() -> str:
     return head + (" with uncommitted changes" if dirty else "")
 
 
-def against_build(rev: str) -> Build:
-    """REV exported with `git archive` into .build-against/<commit>/src (once; no worktree
-    to register or remove) and built in .build-against/<commit>/build."""
+def resolve(rev: str) -> str:
     commit = command_output("git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     if not commit:
         fail(f"--against {rev}: not a commit of this repository")
+    return commit
+
+
+def against_build(rev: str, commit: str) -> Build:
+    """REV exported with `git archive` into .build-against/<commit>/src (once; no worktree
+    to register or remove) and built in .build-against/<commit>/build."""
     folder = AGAINST / commit[:12]
     source = folder / "src"
     if not (source / "Package.swift").exists():
@@ -326,11 +330,12 @@ def main(argv: list[str]):
     used = set().union(*(c.uses() for c in selected))
     workloads = cases.workloads_for(used)
     workload_uses = set().union(*(w.uses() for w in workloads)) if workloads else set()
+    against = resolve(args.against) if args.against else None
     new = Build("new", REPO, (REPO / args.scratch_path).resolve(), head_commit())
     new.make({casefile.PRODUCTS[p] for p in (used | workload_uses) if p in casefile.PRODUCTS})
     builds = [new]
     if args.against:
-        old = against_build(args.against)
+        old = against_build(args.against, against)
         per_build = set().union(*(s.uses() for c in selected for s in c.steps.values() if s.per_build))
         old.make({casefile.PRODUCTS[p] for p in per_build if p in casefile.PRODUCTS})
         builds.append(old)
