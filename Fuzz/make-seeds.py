@@ -150,10 +150,10 @@ def main():
     write(l, "nan-center", bytes([8, 8, 4, 1, 0x10, 0, 1, 0x10, 0, 0]) + struct.pack("<d", float("nan"))
           + bytes([0]) + struct.pack("<d", 1e300) + bytes([3, 0]) + struct.pack("<f", float("inf")) + rng.bytes(64))
 
-    # Portrait photos (Tests/python/portrait_files.py composes them), their XMP alone,
+    # Portrait photos (Scripts/fixtures/portrait_files.py composes them), their XMP alone,
     # one without XMP and one without depth.
     import sys
-    sys.path.insert(0, str(HERE.parent / "Tests" / "python"))
+    sys.path.insert(0, str(HERE.parent / "Scripts" / "fixtures"))
     import portrait_files as pf
     p = CORPUS / "FuzzPortrait"
     scene = pf.Scene(128, 96)
