@@ -234,6 +234,20 @@ public enum PNGCodec {
                                     prefix: [UInt8], reserve: Int) throws -> CodedStrip {
         let input = UnsafeBufferPointer(start: filtered, count: rows.count * (lines.rowBytes + 1))
         let last = rows.upperBound == lines.height
+        if let first = candidates.first, candidates.count > 1,
+           candidates.allSatisfy({ $0.filter == first.filter && $0.trial }) {
+            // One filter, coders chosen by trial: each codes the strip's first rows
+            // (`Candidate.trialShare` of them, at least one), and the smallest codes it all.
+            filterRows(lines, rows: rows, filter: first.filter, into: filtered)
+            let trialRows = max(1, (rows.count + Candidate.trialShare - 1) / Candidate.trialShare)
+            let head = UnsafeBufferPointer(rebasing: input[..<(trialRows * (lines.rowBytes + 1))])
+            var chosen = coders[0], smallest = Int.max
+            for coder in coders {
+                let count = try coder.code(head, last: false, prefix: [], reserve: 0).count
+                if count < smallest { (chosen, smallest) = (coder, count) }
+            }
+            return try chosen.code(input, last: last, prefix: prefix, reserve: reserve)
+        }
         var best: CodedStrip?
         var filteredWith: Candidate.Filter?
         for (candidate, coder) in zip(candidates, coders) {
@@ -339,6 +353,13 @@ private struct Candidate {
 
     let filter: Filter
     let coder: Coder
+    /// Whether this candidate is chosen per strip by trial on the strip's first rows
+    /// (with the others of its effort, which must share its filter) rather than by
+    /// coding the whole strip with each and keeping the smallest.
+    var trial = false
+
+    /// The share of a strip's rows (1 in this many) that a trial codes.
+    static let trialShare = 16
 
     /// A coder for this candidate, to be reused from strip to strip on one thread.
     func makeCoder() throws -> any StripCoder {
@@ -406,11 +427,15 @@ private struct Candidate {
     /// together 140.4 KB in 1.55 s.
     static func all(for effort: PNGCodec.Effort, rgb: Bool) -> [Candidate] {
         let fast = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: rgb ? 2 : 3))
+        let far = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: 15))
         switch effort {
+        case .fast where rgb:
+            return [Candidate(filter: fast.filter, coder: fast.coder, trial: true),
+                    Candidate(filter: far.filter, coder: far.coder, trial: true)]
         case .fast:
             return [fast]
         case .small where rgb:
-            return [fast, Candidate(filter: .fixed(.up), coder: .libdeflate(level: 10)),
+            return [fast, far, Candidate(filter: .fixed(.up), coder: .libdeflate(level: 10)),
                     Candidate(filter: .fixed(.average), coder: .libdeflate(level: 10))]
         case .small:
             return [fast,
