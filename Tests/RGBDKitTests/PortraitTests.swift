@@ -182,6 +182,7 @@ import Testing
         var width: Int, height: Int, depth_width: Int, depth_height: Int
         var fx: Double, fy: Double, cx: Double, cy: Double, center: [Double], pixel_size: Double
         var table: [Float], inverse_table: [Float]
+        var extrinsic_rotation: [[Double]], extrinsic_translation: [Double]
     }
 
     static func truth() throws -> Truth {
@@ -247,6 +248,29 @@ import Testing
         // Bytes that are not a photo.
         plain = Array("{\"a\": 1}".utf8)
         #expect(throws: RGBDError.self) { try Capture.load(photoBytes: plain, name: "x.heic") }
+    }
+
+    /// Apple lists `ExtrinsicMatrix` ([R | t], 3×4) column by column; read that way, the
+    /// fixtures' matrix is the truth's rotation (orthonormal, determinant +1) and
+    /// translation. Read row by row it would not be a rotation at all.
+    @Test(arguments: ["portrait.heic", "portrait.jpg"])
+    func extrinsicMatrixIsARotationAndTranslation(name: String) throws {
+        let truth = try Self.truth()
+        let info = try CaptureInfo.read(json: Self.path(name))
+        let m = try #require(info.portrait?.extrinsicMatrix)
+        #expect(m.count == 12)
+        let r = (0..<3).map { row in (0..<3).map { column in m[column * 3 + row] } }
+        for i in 0..<3 {
+            for j in 0..<3 {
+                let dot = (0..<3).reduce(0.0) { $0 + r[$1][i] * r[$1][j] }
+                #expect(abs(dot - (i == j ? 1 : 0)) < 1e-9, "columns \(i), \(j) of \(r)")
+                #expect(abs(r[i][j] - truth.extrinsic_rotation[i][j]) < 1e-9)
+            }
+        }
+        let det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0])
+            + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0])
+        #expect(abs(det - 1) < 1e-9)
+        #expect(Array(m[9..<12]) == truth.extrinsic_translation)
     }
 
     @Test func infoListsTablesAndAccuracy() throws {
