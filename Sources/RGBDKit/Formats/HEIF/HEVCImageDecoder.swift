@@ -186,14 +186,27 @@ struct ConversionTables: Sendable {
                 greenFromCb.withUnsafeBufferPointer { gCb in
                     greenFromCr.withUnsafeBufferPointer { gCr in
                         blueFromCb.withUnsafeBufferPointer { bCb in
+                            // Two pixels per chroma sample: its three contributions looked up once.
                             var o = out
-                            for i in 0..<count {
-                                let u = Int(cb[i >> 1]), v = Int(cr[i >> 1])
-                                let l = luma[Int(y[i])]
+                            let pairs = count >> 1
+                            for pair in 0..<pairs {
+                                let u = Int(cb[pair]), v = Int(cr[pair])
+                                let red = rCr[v], green = gCb[u] &+ gCr[v], blue = bCb[u]
+                                let l0 = luma[Int(y[2 * pair])], l1 = luma[Int(y[2 * pair + 1])]
+                                o[0] = Self.clamp(l0 &+ red)
+                                o[1] = Self.clamp(l0 &+ green)
+                                o[2] = Self.clamp(l0 &+ blue)
+                                o[3] = Self.clamp(l1 &+ red)
+                                o[4] = Self.clamp(l1 &+ green)
+                                o[5] = Self.clamp(l1 &+ blue)
+                                o += 6
+                            }
+                            if count & 1 == 1 {
+                                let u = Int(cb[pairs]), v = Int(cr[pairs])
+                                let l = luma[Int(y[count - 1])]
                                 o[0] = Self.clamp(l &+ rCr[v])
                                 o[1] = Self.clamp(l &+ gCb[u] &+ gCr[v])
                                 o[2] = Self.clamp(l &+ bCb[u])
-                                o += 3
                             }
                         }
                     }
