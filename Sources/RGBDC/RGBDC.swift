@@ -94,7 +94,7 @@ private func store(_ capture: Capture, _ out: UnsafeMutablePointer<OpaquePointer
 
 @c @implementation
 public func rgbd_version() -> UnsafePointer<CChar>! {
-    UnsafeRawPointer(("0.1.0" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+    UnsafeRawPointer(RGBDVersion.staticString.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 @c @implementation
