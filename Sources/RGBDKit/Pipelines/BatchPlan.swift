@@ -45,14 +45,6 @@ public struct BatchPlan {
         self.repeats = repeats
     }
 
-    /// The errors of the inputs that could not be expanded, one per input as given.
-    public var inputErrors: [any Error] {
-        inputs.compactMap { input -> (any Error)? in
-            guard case .failure(let error) = input.expansion else { return nil }
-            return error
-        }
-    }
-
     /// How many JSON files the inputs' directories hold without an image (skipped), per
     /// input as given.
     public var skippedCount: Int {
