@@ -10,9 +10,7 @@ for this platform (``py3-none-<platform>``): the Python code is pure (ctypes, an
 
 Editable installs (``pip install -e ./python``) build the library too but copy nothing:
 the package then finds it in the repository's build folders (``rgbd.find_library``).
-The package's version is the repository's top-level ``VERSION`` file, copied into the
-package beside the library (``rgbd.__version__`` reads it). Everything else is in
-``pyproject.toml``.
+Everything else is in ``pyproject.toml``.
 """
 
 import shutil
@@ -27,15 +25,6 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE.parent / "Scripts" / "build-library.sh"
 LIBRARY = "libRGBDKit.dylib" if sys.platform == "darwin" else "libRGBDKit.so"
-VERSION_FILE = HERE.parent / "VERSION"
-
-
-def read_version() -> str:
-    """The version in the repository's top-level VERSION file (the library's too)."""
-    if not VERSION_FILE.is_file():
-        sys.exit(f"rgbd: {VERSION_FILE} not found. The package is built from python/ inside a "
-                 "clone of the rgbd repository: pip install ./python, or pip wheel ./python")
-    return VERSION_FILE.read_text(encoding="utf-8").strip()
 
 
 def build_library() -> Path:
@@ -58,8 +47,7 @@ def build_library() -> Path:
 
 
 class BuildPyWithLibrary(build_py):
-    """build_py, plus the C library built and copied into the package, and the VERSION
-    file (an editable install reads the repository's own)."""
+    """build_py, plus the C library built and copied into the package."""
 
     def run(self):
         super().run()
@@ -68,7 +56,6 @@ class BuildPyWithLibrary(build_py):
             target = Path(self.build_lib) / "rgbd" / LIBRARY
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(library, target)
-            shutil.copy2(VERSION_FILE, target.parent / "VERSION")
 
 
 class DistributionWithLibrary(Distribution):
@@ -86,5 +73,5 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", platform
 
 
-setup(version=read_version(), distclass=DistributionWithLibrary,
+setup(distclass=DistributionWithLibrary,
       cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel})

@@ -2,7 +2,8 @@ import Testing
 import RGBDKit
 
 /// The version number has one source, the repository's top-level `VERSION` file (which
-/// the Python build reads); the library's constant must say the same.
+/// the Python package reads, through its link `python/rgbd/VERSION`); the library's
+/// constant must say the same.
 @Suite struct RGBDVersionTests {
     /// The repository's `VERSION` file, from this file's place in it.
     static let versionFile = Path.join(Path.directory(of: Path.directory(of: Path.directory(of: #filePath))), "VERSION")

@@ -26,7 +26,7 @@ the GIL during each call).
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path as _Path
 
 from . import _lib
 from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes, load_photo_bytes
@@ -35,22 +35,10 @@ from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
 
-
-
-def _read_version() -> str:
-    """The package's version: the ``VERSION`` file that the build (``setup.py``) copies
-    into the package, else the repository's top-level ``VERSION`` (``python/`` on
-    ``sys.path``, editable installs). That file is the one source of the number: the
-    library's ``rgbd_version()`` says the same (a test of the Swift package checks it)."""
-    package = Path(__file__).resolve().parent
-    for path in (package / "VERSION", package.parent.parent / "VERSION"):
-        if path.is_file():
-            return path.read_text(encoding="utf-8").strip()
-    raise ImportError(f"rgbd: no VERSION file in {package} or {package.parent.parent}: "
-                      "install the package with pip from a clone of the rgbd repository")
-
-
-__version__ = _read_version()
+# rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
+# of the version number (the library's rgbd_version() says the same); a file in the
+# installed package.
+__version__ = (_Path(__file__).resolve().parent / "VERSION").read_text(encoding="utf-8").strip()
 
 __all__ = [
     "__version__",

@@ -1,8 +1,9 @@
 /// The version of rgbd.
 ///
-/// The top-level `VERSION` file is the one source of the number: the Python build reads
-/// it, and `RGBDVersionTests` fails when this copy of it differs (Swift cannot read a
-/// file when it compiles). The CLI (`--version`), the C ABI (`rgbd_version()`, which
+/// The top-level `VERSION` file is the one source of the number: the Python package
+/// reads it (`python/rgbd/VERSION` links to it; its build ships it as a file), and
+/// `RGBDVersionTests` fails when this copy of it differs (Swift cannot read a file when
+/// it compiles). The CLI (`--version`), the C ABI (`rgbd_version()`, which
 /// Python's `library_version()` calls) and the files rgbd writes all take it from here.
 public enum RGBDVersion {
     /// Semantic version string.
