@@ -94,7 +94,7 @@ private func store(_ capture: Capture, _ out: UnsafeMutablePointer<OpaquePointer
 
 @c @implementation
 public func rgbd_version() -> UnsafePointer<CChar>! {
-    UnsafeRawPointer(("0.1.0" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+    UnsafeRawPointer(RGBDVersion.staticString.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 @c @implementation
@@ -280,17 +280,18 @@ private func cOptions(_ o: PointCloudOptions) -> rgbd_cloud_options {
 private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?) throws -> PointCloudOptions {
     var o = PointCloudOptions()
     guard let c = pointer?.pointee else { return o }
-    guard c.min_depth >= 0, c.max_depth > c.min_depth else { throw argument("need 0 <= min_depth < max_depth") }
-    guard c.stride >= 1 else { throw argument("stride must be at least 1") }
-    guard c.edge_threshold > 0, c.edge_threshold.isFinite else { throw argument("edge_threshold must be positive") }
-    guard c.axes == RGBD_AXES_OPENCV || c.axes == RGBD_AXES_OPENGL else { throw argument("axes must be RGBD_AXES_OPENCV or RGBD_AXES_OPENGL") }
     o.minDepth = c.min_depth
     o.maxDepth = c.max_depth
     o.stride = Int(c.stride)
     o.dropEdges = c.keep_edges == 0
     o.edgeThreshold = c.edge_threshold
     o.normals = c.normals != 0
-    o.axes = c.axes == RGBD_AXES_OPENGL ? .opengl : .opencv
+    try o.validate()
+    switch c.axes {
+    case RGBD_AXES_OPENCV: o.axes = .opencv
+    case RGBD_AXES_OPENGL: o.axes = .opengl
+    default: throw argument("axes must be RGBD_AXES_OPENCV or RGBD_AXES_OPENGL")
+    }
     return o
 }
 
@@ -379,17 +380,17 @@ private func lens(_ pointer: UnsafePointer<rgbd_lens>?, width: Int32, height: In
     guard let l = pointer?.pointee else { throw argument("lens is NULL") }
     guard let table = l.table else { throw argument("lens.table is NULL") }
     guard l.table_count >= 2, l.table_count <= 1 << 20 else { throw argument("lens.table_count must be at least 2") }
-    guard width > 0, height > 0, Int(width) * Int(height) <= 1 << 31 else {
-        throw argument("image size \(width)×\(height) is out of range")
-    }
-    // A frame whose size is the reference size transposed was rotated (docs/format.md).
-    if l.reference_width != l.reference_height && width == l.reference_height && height == l.reference_width {
-        throw argument("the image is \(width)×\(height), the reference size transposed (\(l.reference_width)×\(l.reference_height)): it was rotated; rectify frames in sensor orientation")
-    }
-    return try LensDistortion.validated(
+    return try LensDistortion.forFrame(
         center: SIMD2(l.center_x, l.center_y), referenceWidth: Int(l.reference_width),
         referenceHeight: Int(l.reference_height), table: Array(UnsafeBufferPointer(start: table, count: l.table_count)),
         width: Int(width), height: Int(height))
+}
+
+/// A caller's `max_relative_step`: 0 for the default.
+private func depthStep(_ value: Float) throws -> Float {
+    let step = value == 0 ? Rectifier.defaultMaxRelativeDepthStep : value
+    guard Rectifier.isValidDepthStep(step) else { throw argument("max_relative_step must be positive (or 0 for the default)") }
+    return step
 }
 
 @c @implementation
@@ -412,8 +413,7 @@ public func rgbd_rectify_f32(_ lensPointer: UnsafePointer<rgbd_lens>!, _ src: Un
     guarded {
         let distortion = try lens(lensPointer, width: width, height: height)
         guard let src, let dst else { throw argument("src and dst must not be NULL") }
-        let step = maxRelativeStep == 0 ? 0.05 : maxRelativeStep
-        guard step > 0, step.isFinite else { throw argument("max_relative_step must be positive (or 0 for the default)") }
+        let step = try depthStep(maxRelativeStep)
         let count = Int(width) * Int(height)
         guard UnsafePointer(dst) + count <= src || src + count <= UnsafePointer(dst) else { throw argument("src and dst overlap") }
         Rectifier(maxRelativeDepthStep: step).rectify(UnsafeBufferPointer(start: src, count: count), distortion: distortion,
@@ -454,8 +454,7 @@ public func rgbd_rectifier_create(_ lensPointer: UnsafePointer<rgbd_lens>!, _ wi
     guarded {
         guard let out else { throw argument("out is NULL") }
         let distortion = try lens(lensPointer, width: width, height: height)
-        let step = maxRelativeStep == 0 ? 0.05 : maxRelativeStep
-        guard step > 0, step.isFinite else { throw argument("max_relative_step must be positive (or 0 for the default)") }
+        let step = try depthStep(maxRelativeStep)
         // size_t beyond Int.max (SIZE_MAX: no bound) arrives negative.
         let limit = maxMapBytes < 0 ? Int.max : maxMapBytes
         let rectifier = try FrameRectifier(distortion: distortion, maxRelativeDepthStep: step, mapByteLimit: limit)

@@ -4,15 +4,23 @@ import RGBDKit
 /// Runs one operation over every capture of the inputs, isolating failures and
 /// reporting progress on stderr.
 ///
-/// Before anything is written the batch is planned: inputs are expanded (an input that
-/// cannot be is a failed item), a capture given twice is done once, and a batch in which
-/// two captures would write the same file, or a capture would write over an input, is
-/// refused as a whole, naming both.
+/// Before anything is written the batch is planned (`BatchPlan`: inputs expanded, a
+/// capture given twice done once, a batch in which two captures would write the same
+/// file, or a capture would write over an input, refused as a whole, naming both); this
+/// type reports the plan and runs it.
 struct Batch {
-    var inputs: [String]
+    /// The inputs expanded (once, when the batch is made).
+    let plan: BatchPlan
     var image: String?
     var quiet: Bool
     var showTimings: Bool
+
+    init(inputs: [String], image: String?, quiet: Bool, showTimings: Bool) {
+        plan = BatchPlan(inputs: inputs)
+        self.image = image
+        self.quiet = quiet
+        self.showTimings = showTimings
+    }
 
     /// Processes every capture; returns how many of the batch's items failed.
     ///
@@ -23,37 +31,36 @@ struct Batch {
     ///   a refused batch (after reporting why); nothing has been written then.
     func run(single: String? = nil, outputs: (CaptureDiscovery.Item) -> [String],
              _ operation: (CaptureDiscovery.Item, StageTimings?) throws -> Void) throws -> Int {
-        var items: [CaptureDiscovery.Item] = []
+        var plan = self.plan
         var failures = 0
-        var skipped = 0
-        for input in inputs {
-            do {
-                let expansion = try CaptureDiscovery.expand(input)
-                items += expansion.items
+        for input in plan.inputs {
+            switch input.expansion {
+            case .success(let expansion):
                 for note in expansion.skipped where !quiet { Report.warning(note) }
-                skipped += expansion.skipped.count
-            } catch {
+            case .failure(let error):
                 Report.error(error)
                 failures += 1
             }
         }
-        items = Self.withoutRepeats(items)
-        if let single, items.count > 1 {
-            throw ValidationError("\(single) (the inputs hold \(items.count) captures)")
+        let skipped = plan.skippedCount
+        for warning in plan.repeatWarnings { Report.warning(warning) }
+        if let single, plan.items.count > 1 {
+            throw ValidationError("\(single) (the inputs hold \(plan.items.count) captures)")
         }
         if let image {
-            guard items.count == 1 else {
-                throw ValidationError("--image applies to a single capture, but the inputs hold \(items.count)")
+            guard plan.items.count == 1 else {
+                throw ValidationError("--image applies to a single capture, but the inputs hold \(plan.items.count)")
             }
-            items[0].image = image
+            plan.items[0].image = image
         }
-        let conflicts = Self.conflicts(items, outputs: outputs)
+        let conflicts = plan.conflicts(outputs: outputs)
         if !conflicts.isEmpty {
             for conflict in conflicts { Report.error(conflict) }
-            Report.error("batch refused, nothing was written: outputs of one run never overwrite each other or an input; process those captures in separate runs or into separate output directories")
+            Report.error(BatchPlan.refusal)
             throw ExitCode(1)
         }
 
+        let items = plan.items
         let total = items.count + failures
         let progress = Progress(total: total, enabled: !quiet)
         progress.completed = failures
@@ -82,65 +89,6 @@ struct Batch {
         }
         progress.done(failures: failures, skipped: skipped)
         return failures
-    }
-
-    /// The items with any capture named twice (the same JSON file, however spelled)
-    /// kept once, in first-seen order; each repeat is reported.
-    static func withoutRepeats(_ items: [CaptureDiscovery.Item]) -> [CaptureDiscovery.Item] {
-        var seen: Set<String> = []
-        var kept: [CaptureDiscovery.Item] = []
-        for item in items {
-            let key = FileSystem.canonicalPath(item.json) ?? item.json
-            if seen.insert(key).inserted {
-                kept.append(item)
-            } else {
-                Report.warning("\(item.json): given more than once; processed once")
-            }
-        }
-        return kept
-    }
-
-    /// Every pair of captures whose outputs would land on the same file, and every
-    /// output that would replace an input, as messages naming both.
-    static func conflicts(_ items: [CaptureDiscovery.Item],
-                          outputs: (CaptureDiscovery.Item) -> [String]) -> [String] {
-        var inputs: [String: String] = [:]
-        for item in items {
-            // A depth image beside the JSON may be an input (read when the JSON holds no
-            // depth), and is named like rectify's depth output: never written over.
-            let depthImage = Capture.depthImagePath(besideJSON: item.json).map { [$0] } ?? []
-            for path in [item.json] + (item.image.map { [$0] } ?? []) + depthImage {
-                if let key = FileSystem.canonicalPath(path) { inputs[fileKey(key)] = path }
-            }
-        }
-        var writers: [String: String] = [:]
-        var messages: [String] = []
-        var reported: Set<[String]> = []
-        for item in items {
-            for output in outputs(item) {
-                let key = fileKey(FileSystem.canonicalPath(output) ?? output)
-                if let input = inputs[key] {
-                    messages.append("\(item.json): its output \(output) would overwrite the input \(input)")
-                } else if let other = writers[key] {
-                    if reported.insert([other, item.json]).inserted {
-                        messages.append("\(other) and \(item.json) would both write \(output)")
-                    }
-                } else {
-                    writers[key] = item.json
-                }
-            }
-        }
-        return messages
-    }
-
-    /// A path as the file system compares names: case-insensitively on macOS (APFS and
-    /// HFS+ as formatted by default), exactly elsewhere.
-    static func fileKey(_ path: String) -> String {
-        #if os(macOS) || os(iOS)
-        return path.lowercased()
-        #else
-        return path
-        #endif
     }
 }
 

@@ -35,7 +35,7 @@ SAMPLE = REPO / "Examples" / "sample" / "shot.json"
 TRUTH = json.loads((REPO / "Examples" / "sample" / "shot.truth.json").read_text())
 LINUX = sys.platform.startswith("linux")
 LIBRARY = "libRGBDKit.so" if LINUX else "libRGBDKit.dylib"
-VERSION = re.search(r'__version__ = "([^"]+)"', (REPO / "python" / "rgbd" / "__init__.py").read_text()).group(1)
+VERSION = (REPO / "VERSION").read_text().strip()
 
 
 def clean_env(**extra):

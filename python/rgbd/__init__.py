@@ -26,6 +26,8 @@ the GIL during each call).
 
 from __future__ import annotations
 
+from pathlib import Path as _Path
+
 from . import _lib
 from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes, load_photo_bytes
 from ._errors import RGBDError, Status
@@ -33,7 +35,10 @@ from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
 
-__version__ = "0.1.0"
+# rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
+# of the version number (the library's rgbd_version() says the same); a file in the
+# installed package.
+__version__ = (_Path(__file__).resolve().parent / "VERSION").read_text(encoding="utf-8").strip()
 
 __all__ = [
     "__version__",

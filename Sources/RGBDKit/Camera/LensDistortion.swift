@@ -67,6 +67,22 @@ public struct LensDistortion: Equatable, Sendable {
         return LensDistortion(center: SIMD2(center.x * sx, center.y * sy), table: table, width: width, height: height)
     }
 
+    /// `validated` for a frame to rectify (`FrameRectifier`, `Rectifier` on caller
+    /// buffers), after two checks of the frame: its size is 1 to 2³¹ pixels, and it is
+    /// not the reference size transposed (such a frame was rotated; frames are rectified
+    /// in sensor orientation, docs/format.md).
+    public static func forFrame(center: SIMD2<Double>, referenceWidth: Int, referenceHeight: Int, table: [Float],
+                                width: Int, height: Int) throws -> LensDistortion {
+        guard width > 0, height > 0, width * height <= 1 << 31 else {
+            throw RGBDError(.invalidArgument, "image size \(width)×\(height) is out of range")
+        }
+        if referenceWidth != referenceHeight && width == referenceHeight && height == referenceWidth {
+            throw RGBDError(.invalidArgument, "the image is \(width)×\(height), the reference size transposed (\(referenceWidth)×\(referenceHeight)): it was rotated; rectify frames in sensor orientation")
+        }
+        return try validated(center: center, referenceWidth: referenceWidth, referenceHeight: referenceHeight,
+                             table: table, width: width, height: height)
+    }
+
     /// Whether a distortion center is finite and within one image size of the image
     /// (real centers are near the middle; absurd ones would overflow the arithmetic).
     public static func isPlausibleCenter(_ center: SIMD2<Double>, width: Int, height: Int) -> Bool {

@@ -14,65 +14,24 @@ public enum IntrinsicsFile {
         let pairing = color == depth
             ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
             : "color and depth have different sizes: each file's intrinsics are under its key"
-        var accuracy = ""
+        typealias M = JSONValue.Member
+        func camera(_ k: Intrinsics) -> [M] {
+            [M("width", .int(k.width)), M("height", .int(k.height)),
+             M("intrinsic_matrix", .array(k.columnMajor.map { .number($0) }))]
+        }
+        var members = camera(depth) + [
+            M("depth_scale", .number(1000)),
+            M("depth", .object(camera(depth))),
+            M("color", .object(camera(color))),
+            M("note", .string("rectified pinhole intrinsics; top level = depth map (Open3D read_pinhole_camera_intrinsic); \(pairing); intrinsic_matrix is column-major [fx, 0, 0, 0, fy, 0, cx, cy, 1]; depth PNG is millimeters (depth_scale 1000), depth TIFF is meters")),
+            M("source", .string(source)),
+        ]
         if let depthAccuracy {
-            accuracy = ",\n  \"depth_accuracy\": \(JSONText.string(depthAccuracy))"
+            members.append(M("depth_accuracy", .string(depthAccuracy)))
             if depthAccuracy.lowercased() == "relative" {
-                accuracy += ",\n  \"depth_accuracy_note\": \(JSONText.string(PortraitDepth.relativeNote))"
+                members.append(M("depth_accuracy_note", .string(PortraitDepth.relativeNote)))
             }
         }
-        func camera(_ k: Intrinsics, indent: String) -> String {
-            let matrix = k.columnMajor.map(JSONText.number).joined(separator: ", ")
-            return """
-            \(indent)"width": \(k.width),
-            \(indent)"height": \(k.height),
-            \(indent)"intrinsic_matrix": [\(matrix)]
-            """
-        }
-        return """
-        {
-        \(camera(depth, indent: "  ")),
-          "depth_scale": 1000.0,
-          "depth": {
-        \(camera(depth, indent: "    "))
-          },
-          "color": {
-        \(camera(color, indent: "    "))
-          },
-          "note": "rectified pinhole intrinsics; top level = depth map (Open3D read_pinhole_camera_intrinsic); \(pairing); intrinsic_matrix is column-major [fx, 0, 0, 0, fy, 0, cx, cy, 1]; depth PNG is millimeters (depth_scale 1000), depth TIFF is meters",
-          "source": \(JSONText.string(source))\(accuracy)
-        }
-
-        """
-    }
-}
-
-/// Minimal JSON text formatting for the files rgbd writes.
-enum JSONText {
-    /// A finite number in the shortest form that reads back exactly (`2742.0`, `1e-05`).
-    static func number(_ v: Double) -> String {
-        v.isFinite ? "\(v)" : "null"
-    }
-
-    /// A quoted, escaped JSON string.
-    static func string(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        return JSONValue.object(members).text() + "\n"
     }
 }

@@ -133,13 +133,14 @@ public struct CaptureInfo: Sendable {
         public var measured: Int { columns * rows - beyondTable }
     }
 
-    /// Statistics of the depth map as captured.
+    /// Statistics of the depth map as captured (`CaptureInfo.depthStatistics`): its
+    /// `DepthCoverage`, and the exact extremes, mean and percentiles of its depths.
     public struct DepthStatistics: Equatable, Sendable {
-        /// Pixels with a depth.
+        /// Pixels with a depth (`DepthCoverage.validCount`).
         public var validCount: Int
         /// Pixels without (NaN: 0, negative, `null`, … in the file).
         public var holeCount: Int
-        /// `holeCount / (width · height)`.
+        /// `holeCount / (width · height)` (`DepthCoverage.holeFraction`).
         public var holeFraction: Double
         /// Smallest depth, meters, as the shortest decimal of its Float value (nil when
         /// there is no valid pixel, as for the rest).
@@ -319,13 +320,14 @@ public struct CaptureInfo: Sendable {
                                   meanError: measured > 0 ? total / Double(measured) : .nan, beyondTable: beyond)
     }
 
-    /// Counts, extremes, mean and percentiles 5, 50, 95 of the valid (finite) depths.
+    /// Counts, extremes, mean and percentiles 5, 50, 95 of the valid depths
+    /// (`DepthMap.isDepth`; the counts are `depth.coverage`).
     public static func depthStatistics(_ depth: DepthMap) -> DepthStatistics {
-        var values = depth.samples.filter { $0.isFinite }
+        let coverage = depth.coverage
+        var values = depth.samples.filter(DepthMap.isDepth)
         let n = values.count
-        let holes = depth.samples.count - n
-        var statistics = DepthStatistics(validCount: n, holeCount: holes,
-                                         holeFraction: depth.samples.isEmpty ? 0 : Double(holes) / Double(depth.samples.count),
+        var statistics = DepthStatistics(validCount: coverage.validCount, holeCount: coverage.holeCount,
+                                         holeFraction: coverage.holeFraction,
                                          min: nil, max: nil, mean: nil, percentiles: [])
         guard n > 0 else { return statistics }
         var sum = 0.0, lo = values[0], hi = values[0]

@@ -26,6 +26,18 @@ public struct PointCloudOptions: Equatable, Sendable {
 
     /// The defaults: every pixel, edges dropped, no normals, OpenCV frame.
     public init() {}
+
+    /// Checks the values: `0 <= minDepth < maxDepth`, `stride` at least 1, a positive
+    /// finite `edgeThreshold`. (The messages name the fields as rgbd.h and Python do.)
+    ///
+    /// - Throws: `RGBDError` (`.invalidArgument`) naming the first value out of range.
+    public func validate() throws {
+        guard minDepth >= 0, maxDepth > minDepth else { throw RGBDError(.invalidArgument, "need 0 <= min_depth < max_depth") }
+        guard stride >= 1 else { throw RGBDError(.invalidArgument, "stride must be at least 1") }
+        guard edgeThreshold > 0, edgeThreshold.isFinite else {
+            throw RGBDError(.invalidArgument, "edge_threshold must be positive")
+        }
+    }
 }
 
 /// Back-projection of a rectified depth map into camera-frame points (docs/outputs.md):

@@ -91,13 +91,13 @@ public final class FrameRectifier: Sendable {
     ///     for every frame.
     /// - Throws: `RGBDError` (`.invalidArgument`) for an empty size, a size beyond 2³¹
     ///   pixels, or a depth step that is not a positive number.
-    public init(distortion: LensDistortion, scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = 0.05,
+    public init(distortion: LensDistortion, scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = Rectifier.defaultMaxRelativeDepthStep,
                 mapByteLimit: Int = FrameRectifier.defaultMapByteLimit) throws {
         let width = distortion.width, height = distortion.height
         guard width > 0, height > 0, width <= 1 << 30, height <= 1 << 30, width * height <= 1 << 31 else {
             throw RGBDError(.invalidArgument, "frame size \(width)×\(height) is out of range (1 to 2³¹ pixels)")
         }
-        guard maxRelativeDepthStep > 0, maxRelativeDepthStep.isFinite else {
+        guard Rectifier.isValidDepthStep(maxRelativeDepthStep) else {
             throw RGBDError(.invalidArgument, "the maximum relative depth step must be a positive number, not \(maxRelativeDepthStep)")
         }
         let chromaDistortion = LensDistortion(

@@ -13,10 +13,16 @@ public struct Rectifier: Sendable {
     public var maxRelativeDepthStep: Float
 
     /// A rectifier; by default parallel, blending depths within 5 % of each other.
-    public init(scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = 0.05) {
+    public init(scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = Rectifier.defaultMaxRelativeDepthStep) {
         self.scheduler = scheduler
         self.maxRelativeDepthStep = maxRelativeDepthStep
     }
+
+    /// The depth step blended by default: 0.05 (5 %).
+    public static let defaultMaxRelativeDepthStep: Float = 0.05
+
+    /// Whether `step` can be a `maxRelativeDepthStep`: a positive finite number.
+    public static func isValidDepthStep(_ step: Float) -> Bool { step > 0 && step.isFinite }
 
     /// Rectifies an 8-bit image (any number of channels) whose size is the
     /// distortion's, computing source positions on the fly.

@@ -80,7 +80,7 @@ public enum PreviewSheet {
         let rectifiedDepth = timings.measure("rectify depth") {
             rectifier.rectify(depth, distortion: depthCalibration.distortion)
         }
-        let statistics = timings.measure("preview depth statistics") { DepthStatistics(rectifiedDepth) }
+        let statistics = timings.measure("preview depth statistics") { PreviewDepthRange(rectifiedDepth) }
         let scale = DepthScale(minimum: options.minDepth,
                                maximum: options.maxDepth ?? statistics.automaticMaximum(above: options.minDepth))
         let depthPanel = timings.measure("preview depth panel") {
@@ -297,11 +297,11 @@ public enum PreviewSheet {
         }
     }
 
-    static func drawTitles(_ canvas: Canvas, layout: PreviewLayout, capture: Capture, statistics: DepthStatistics,
+    static func drawTitles(_ canvas: Canvas, layout: PreviewLayout, capture: Capture, statistics: PreviewDepthRange,
                            lens: LensSummary, front: CloudRenderer.View, threeQuarter: CloudRenderer.View) {
         let t = layout.textScale
-        let percent = format(statistics.holeFraction * 100, decimals: 1)
-        let range = statistics.count > 0
+        let percent = format(statistics.coverage.holeFraction * 100, decimals: 1)
+        let range = statistics.coverage.validCount > 0
             ? "\(format(Double(statistics.minimum), decimals: 2))–\(format(Double(statistics.maximum), decimals: 2)) m · holes (gray) \(percent) %"
             : "no depth at all"
         let largest = format(lens.largestDisplacement, decimals: 1)
@@ -397,10 +397,11 @@ public struct DepthScale: Equatable, Sendable {
     public func position(_ z: Float) -> Float { (z - minimum) / (maximum - minimum) }
 }
 
-/// Range, median and holes of a depth map.
-struct DepthStatistics {
-    var count = 0
-    var holes = 0
+/// What the sheet's depth colors start from: a depth map's holes (`DepthCoverage`),
+/// range, and median and 99th percentile from a histogram (approximate, unlike `rgbd
+/// info`'s exact `CaptureInfo.DepthStatistics`).
+struct PreviewDepthRange {
+    let coverage: DepthCoverage
     var minimum: Float = .infinity
     var maximum: Float = -.infinity
     /// Median and 99th percentile (within a 1/1024 of the range).
@@ -408,20 +409,17 @@ struct DepthStatistics {
     var p99: Float = 1
 
     init(_ depth: DepthMap) {
-        for z in depth.samples {
-            if z.isFinite && z > 0 {
-                count += 1
-                minimum = min(minimum, z)
-                maximum = max(maximum, z)
-            } else {
-                holes += 1
-            }
+        coverage = depth.coverage
+        for z in depth.samples where DepthMap.isDepth(z) {
+            minimum = min(minimum, z)
+            maximum = max(maximum, z)
         }
+        let count = coverage.validCount
         guard count > 0 else { return }
         let bins = 1024
         var histogram = [Int](repeating: 0, count: bins)
         let span = max(maximum - minimum, 1e-6)
-        for z in depth.samples where z.isFinite && z > 0 {
+        for z in depth.samples where DepthMap.isDepth(z) {
             histogram[min(bins - 1, Int((z - minimum) / span * Float(bins)))] += 1
         }
         func percentile(_ q: Double) -> Float {
@@ -437,12 +435,10 @@ struct DepthStatistics {
         p99 = min(maximum, percentile(0.99))
     }
 
-    var holeFraction: Double { count + holes > 0 ? Double(holes) / Double(count + holes) : 0 }
-
     /// The top of the automatic color scale: the 99th percentile rounded up to a step of
     /// a tenth of it (at least `minimum` plus a step).
     func automaticMaximum(above minimum: Float) -> Float {
-        guard count > 0 else { return minimum + 1 }
+        guard coverage.validCount > 0 else { return minimum + 1 }
         let step = Float(PreviewSheet.niceStep(Double(max(p99, 1e-3)) / 10))
         let top = (p99 / step).rounded(.up) * step
         return max(top, minimum + step)

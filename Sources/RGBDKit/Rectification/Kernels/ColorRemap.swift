@@ -14,8 +14,8 @@ enum ColorRemap {
     /// Integer part and the four bilinear weights (sum 16384) of a fixed-point position.
     @inline(__always)
     static func split(_ X: Int, _ Y: Int) -> (x0: Int, y0: Int, w00: Int, w10: Int, w01: Int, w11: Int) {
-        let fx = ((X & 255) &+ 1) >> 1, fy = ((Y & 255) &+ 1) >> 1
-        return (X >> 8, Y >> 8, (128 &- fx) &* (128 &- fy), fx &* (128 &- fy), (128 &- fx) &* fy, fx &* fy)
+        let (w00, w10, w01, w11) = BilinearWeights.weights(fx: BilinearWeights.fraction(X), fy: BilinearWeights.fraction(Y))
+        return (X >> 8, Y >> 8, w00, w10, w01, w11)
     }
 
     /// Whether the fast paths may read the 2×2 neighborhood at `(x0, y0)` with 4-byte
@@ -108,28 +108,8 @@ enum ColorRemap {
     /// lane operations the optimizer keeps in vector registers.
     @inline(never)
     static func prepareRGB(count: Int, chunk: PositionChunk, width: Int, height: Int, rowBytes: Int) {
-        // Unsigned comparisons test 0 ≤ v < limit at once.
-        let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 2)))
-        let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
-        let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
-        var i = 0
-        while i < count {
-            let X = UnsafeRawPointer(chunk.xs + i).loadUnaligned(as: SIMD4<Int32>.self)
-            let Y = UnsafeRawPointer(chunk.ys + i).loadUnaligned(as: SIMD4<Int32>.self)
-            let x0 = X &>> 8, y0 = Y &>> 8
-            let inside = (unsafeBitCast(x0, to: SIMD4<UInt32>.self) .< limitX) .& (unsafeBitCast(y0, to: SIMD4<UInt32>.self) .< limitY)
-            chunk.fast[i &>> 2] = i &+ 4 <= count && all(inside) ? 1 : 0
-            // Weights in 16-bit lanes: (128 − fx, fx) times (128 − fy) and fy.
-            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
-            let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
-            let gy = 128 &- fy
-            let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
-            let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: y0 &* stride &+ x0 &* 3, as: SIMD4<Int32>.self)
-            i &+= 4
-        }
+        BilinearWeights.prepare(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes,
+                                margin: 2) { x0 in x0 &* 3 }
     }
 
     /// Samples RGB output pixels `0 ..< count` of a prepared chunk (`prepareRGB`) into
@@ -220,11 +200,8 @@ enum ColorRemap {
                 storeRGB(bytes, to: UnsafeMutableRawPointer(out + i &* 3), spill: spill || i &+ 4 < count)
             } else if fourChannels {
                 for j in i..<min(i &+ 4, count) {
-                    let (x0, y0, w00, w10, w01, w11) = split(Int(chunk.xs[j]), Int(chunk.ys[j]))
-                    sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
-                                                    UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
-                                  channels: 4, src: src.assumingMemoryBound(to: UInt8.self), width: width, height: height,
-                                  rowBytes: rowBytes, out: out + j &* 4)
+                    sample(Int(chunk.xs[j]), Int(chunk.ys[j]), channels: 4, src: src.assumingMemoryBound(to: UInt8.self),
+                           width: width, height: height, rowBytes: rowBytes, out: out + j &* 4)
                 }
             } else {
                 for j in i..<min(i &+ 4, count) {
@@ -261,10 +238,18 @@ enum ColorRemap {
     @inline(__always)
     static func sample(_ X: Int, _ Y: Int, channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
                        out: UnsafeMutablePointer<UInt8>) {
+        sample(X, Y, channels: channels, src: src, width: width, height: height, rowBytes: width * channels, out: out)
+    }
+
+    /// Samples any number of channels at fixed-point `(X, Y)` of an image whose rows lie
+    /// `rowBytes` apart, checking every neighbor.
+    @inline(__always)
+    static func sample(_ X: Int, _ Y: Int, channels: Int, src: UnsafePointer<UInt8>, width: Int, height: Int,
+                       rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
         let (x0, y0, w00, w10, w01, w11) = split(X, Y)
         sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
                                         UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
-                      channels: channels, src: src, width: width, height: height, rowBytes: width * channels, out: out)
+                      channels: channels, src: src, width: width, height: height, rowBytes: rowBytes, out: out)
     }
 
     /// Samples `channels` interleaved samples with the neighborhood at `(x0, y0)`, rows

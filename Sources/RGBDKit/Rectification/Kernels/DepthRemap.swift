@@ -6,6 +6,14 @@
 /// nearest one's, with their weights renormalized. Between a 1 m foreground and a 3 m
 /// background the result is therefore 1 m or 3 m, never 2 m.
 enum DepthRemap {
+    /// The bilinear weights `(w00, w10, w01, w11)` of the fractions `(ax, ay)` of a
+    /// source position. (Computed where each path of `sample` needs them: hoisted above
+    /// the branch, the depth stages ran 0.1-0.9 % more instructions.)
+    @inline(__always)
+    static func weights(_ ax: Float, _ ay: Float) -> (Float, Float, Float, Float) {
+        ((1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay, ax * ay)
+    }
+
     /// The depth at source position `(sx, sy)` of a map whose rows start `rowStride`
     /// samples apart.
     @inline(__always)
@@ -28,7 +36,7 @@ enum DepthRemap {
             // (the same neighbors, weights and order of additions).
             let top = src + (y0 &* rowStride &+ x0), bottom = top + rowStride
             let d00 = top[0], d10 = top[1], d01 = bottom[0], d11 = bottom[1]
-            let w00 = (1 - ax) * (1 - ay), w10 = ax * (1 - ay), w01 = (1 - ax) * ay, w11 = ax * ay
+            let (w00, w10, w01, w11) = weights(ax, ay)
             var sum: Float = 0, weightSum: Float = 0
             if d00.isFinite && abs(d00 - reference) <= tolerance && w00 > 0 { sum += w00 * d00; weightSum += w00 }
             if d10.isFinite && abs(d10 - reference) <= tolerance && w10 > 0 { sum += w10 * d10; weightSum += w10 }
@@ -45,10 +53,11 @@ enum DepthRemap {
                 weightSum += w
             }
         }
-        add(x0, y0, (1 - ax) * (1 - ay))
-        add(x0 + 1, y0, ax * (1 - ay))
-        add(x0, y0 + 1, (1 - ax) * ay)
-        add(x0 + 1, y0 + 1, ax * ay)
+        let (w00, w10, w01, w11) = weights(ax, ay)
+        add(x0, y0, w00)
+        add(x0 + 1, y0, w10)
+        add(x0, y0 + 1, w01)
+        add(x0 + 1, y0 + 1, w11)
         return weightSum > 0 ? sum / weightSum : reference
     }
 

@@ -21,27 +21,9 @@ enum FrameRemap {
     @inline(never)
     static func preparePairs(count: Int, chunk: PositionChunk, width: Int, height: Int, rowBytes: Int,
                              pixelShift: Int32) {
-        let limitX = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, width &- 1)))
-        let limitY = SIMD4<UInt32>(repeating: UInt32(truncatingIfNeeded: max(0, height &- 1)))
-        let stride = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: rowBytes))
         let shift = SIMD4<Int32>(repeating: pixelShift)
-        var i = 0
-        while i < count {
-            let X = UnsafeRawPointer(chunk.xs + i).loadUnaligned(as: SIMD4<Int32>.self)
-            let Y = UnsafeRawPointer(chunk.ys + i).loadUnaligned(as: SIMD4<Int32>.self)
-            let x0 = X &>> 8, y0 = Y &>> 8
-            let inside = (unsafeBitCast(x0, to: SIMD4<UInt32>.self) .< limitX) .& (unsafeBitCast(y0, to: SIMD4<UInt32>.self) .< limitY)
-            chunk.fast[i &>> 2] = i &+ 4 <= count && all(inside) ? 1 : 0
-            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
-            let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
-            let gy = 128 &- fy
-            let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
-            let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(chunk.offsets + i).storeBytes(of: y0 &* stride &+ (x0 &<< shift), as: SIMD4<Int32>.self)
-            i &+= 4
-        }
+        BilinearWeights.prepare(count: count, chunk: chunk, width: width, height: height, rowBytes: rowBytes,
+                                margin: 1) { x0 in x0 &<< shift }
     }
 
     /// `preparePairs` / `ColorRemap.prepareRGB` reading the positions straight from a
@@ -80,16 +62,13 @@ enum FrameRemap {
                 UnsafeMutableRawPointer(chunk.xs + i).storeBytes(of: X, as: SIMD4<Int32>.self)
                 UnsafeMutableRawPointer(chunk.ys + i).storeBytes(of: Y, as: SIMD4<Int32>.self)
             }
-            let fx = ((X & 255) &+ 1) &>> 1, fy = ((Y & 255) &+ 1) &>> 1
-            let gy = 128 &- fy
+            let fx = BilinearWeights.fraction(X), fy = BilinearWeights.fraction(Y)
             if separable {
                 // One channel (`sample1Mapped`): the 1-D weight pairs, (128 − fx, fx) and (128 − fy, fy).
-                UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: (128 &- fx) | (fx &<< 16), as: SIMD4<Int32>.self)
-                UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: gy | (fy &<< 16), as: SIMD4<Int32>.self)
+                UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: BilinearWeights.pairs(fx), as: SIMD4<Int32>.self)
+                UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: BilinearWeights.pairs(fy), as: SIMD4<Int32>.self)
             } else {
-                let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
-                let top = horizontal &* unsafeBitCast(gy | (gy &<< 16), to: SIMD8<Int16>.self)
-                let bottom = horizontal &* unsafeBitCast(fy | (fy &<< 16), to: SIMD8<Int16>.self)
+                let (top, bottom) = BilinearWeights.rowPairs(fx: fx, fy: fy)
                 UnsafeMutableRawPointer(chunk.top + i).storeBytes(of: top, as: SIMD8<Int16>.self)
                 UnsafeMutableRawPointer(chunk.bottom + i).storeBytes(of: bottom, as: SIMD8<Int16>.self)
             }
@@ -130,11 +109,8 @@ enum FrameRemap {
     @inline(__always)
     static func sampleChecked(_ X: Int32, _ Y: Int32, channels: Int, src: UnsafeRawPointer, width: Int, height: Int,
                               rowBytes: Int, out: UnsafeMutablePointer<UInt8>) {
-        let (x0, y0, w00, w10, w01, w11) = ColorRemap.split(Int(X), Int(Y))
-        ColorRemap.sampleChecked(x0, y0, weights: (UInt64(truncatingIfNeeded: w00), UInt64(truncatingIfNeeded: w10),
-                                                   UInt64(truncatingIfNeeded: w01), UInt64(truncatingIfNeeded: w11)),
-                                 channels: channels, src: src.assumingMemoryBound(to: UInt8.self), width: width,
-                                 height: height, rowBytes: rowBytes, out: out)
+        ColorRemap.sample(Int(X), Int(Y), channels: channels, src: src.assumingMemoryBound(to: UInt8.self), width: width,
+                          height: height, rowBytes: rowBytes, out: out)
     }
 
     /// The pixels of a group that is not fast, one at a time (out of line: rare, and the
@@ -373,9 +349,9 @@ enum FrameRemap {
     static func weightPairs(_ w: SIMD8<Int16>) -> (top: SIMD8<Int16>, bottom: SIMD8<Int16>) {
         // fx from the 32-bit words, fy from the 16-bit lanes: so written, both stay vector
         // operations (other forms were narrowed into per-lane scalar code).
-        let fx = ((unsafeBitCast(w, to: SIMD4<Int32>.self) & 255) &+ 1) &>> 1
-        let horizontal = unsafeBitCast((128 &- fx) | (fx &<< 16), to: SIMD8<Int16>.self)
-        let f16 = ((w & 255) &+ 1) &>> 1
+        let fx = BilinearWeights.fraction(unsafeBitCast(w, to: SIMD4<Int32>.self))
+        let horizontal = unsafeBitCast(BilinearWeights.pairs(fx), to: SIMD8<Int16>.self)
+        let f16 = BilinearWeights.fraction(w)
         let fy = SIMD8<Int16>(f16[1], f16[1], f16[3], f16[3], f16[5], f16[5], f16[7], f16[7])
         let bottom = horizontal &* fy
         return ((horizontal &<< 7) &- bottom, bottom)

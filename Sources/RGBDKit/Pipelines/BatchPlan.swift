@@ -1,0 +1,108 @@
+/// What a batch of captures will be, decided before anything is written: every input
+/// expanded (`CaptureDiscovery.expand`; an input that cannot be is a failed input), a
+/// capture given twice kept once, and the outputs checked for collisions (`conflicts`).
+public struct BatchPlan {
+    /// One input as given, and what it expanded to or why it could not be.
+    public struct Input {
+        /// The input (a capture JSON, a photo or a directory).
+        public var input: String
+        /// The captures it holds, or the error that kept it from being expanded.
+        public var expansion: Result<CaptureDiscovery.Expansion, any Error>
+    }
+
+    /// Every input in the order given, a repeated one as often as given (each is
+    /// expanded once).
+    public let inputs: [Input]
+    /// The captures to process: every input's, in input order, any capture named twice
+    /// (the same JSON file, however spelled) once, where it was first seen. The image of
+    /// a single capture may be set here before `conflicts` is asked.
+    public var items: [CaptureDiscovery.Item]
+    /// The captures left out of `items` because they had been named before.
+    public let repeats: [CaptureDiscovery.Item]
+
+    /// The plan of `inputs`.
+    public init(inputs: [String]) {
+        var expansions: [String: Result<CaptureDiscovery.Expansion, any Error>] = [:]
+        self.inputs = inputs.map { input in
+            if let known = expansions[input] { return Input(input: input, expansion: known) }
+            let expansion = Result { try CaptureDiscovery.expand(input) }
+            expansions[input] = expansion
+            return Input(input: input, expansion: expansion)
+        }
+        var seen: Set<String> = []
+        var kept: [CaptureDiscovery.Item] = []
+        var repeats: [CaptureDiscovery.Item] = []
+        for case .success(let expansion) in self.inputs.map(\.expansion) {
+            for item in expansion.items {
+                if seen.insert(FileSystem.canonicalPath(item.json) ?? item.json).inserted {
+                    kept.append(item)
+                } else {
+                    repeats.append(item)
+                }
+            }
+        }
+        self.items = kept
+        self.repeats = repeats
+    }
+
+    /// How many JSON files the inputs' directories hold without an image (skipped), per
+    /// input as given.
+    public var skippedCount: Int {
+        inputs.reduce(0) { count, input in
+            guard case .success(let expansion) = input.expansion else { return count }
+            return count + expansion.skipped.count
+        }
+    }
+
+    /// The warning for each of `repeats`.
+    public var repeatWarnings: [String] {
+        repeats.map { "\($0.json): given more than once; processed once" }
+    }
+
+    /// Every pair of captures whose outputs would land on the same file, and every
+    /// output that would replace an input, as messages naming both; `outputs` gives the
+    /// files a capture's operation writes. A batch with any is refused as a whole
+    /// (`refusal`).
+    public func conflicts(outputs: (CaptureDiscovery.Item) -> [String]) -> [String] {
+        var inputs: [String: String] = [:]
+        for item in items {
+            // A depth image beside the JSON may be an input (read when the JSON holds no
+            // depth), and is named like rectify's depth output: never written over.
+            let depthImage = Capture.depthImagePath(besideJSON: item.json).map { [$0] } ?? []
+            for path in [item.json] + (item.image.map { [$0] } ?? []) + depthImage {
+                if let key = FileSystem.canonicalPath(path) { inputs[Self.fileKey(key)] = path }
+            }
+        }
+        var writers: [String: String] = [:]
+        var messages: [String] = []
+        var reported: Set<[String]> = []
+        for item in items {
+            for output in outputs(item) {
+                let key = Self.fileKey(FileSystem.canonicalPath(output) ?? output)
+                if let input = inputs[key] {
+                    messages.append("\(item.json): its output \(output) would overwrite the input \(input)")
+                } else if let other = writers[key] {
+                    if reported.insert([other, item.json]).inserted {
+                        messages.append("\(other) and \(item.json) would both write \(output)")
+                    }
+                } else {
+                    writers[key] = item.json
+                }
+            }
+        }
+        return messages
+    }
+
+    /// Why a batch with `conflicts` is refused.
+    public static let refusal = "batch refused, nothing was written: outputs of one run never overwrite each other or an input; process those captures in separate runs or into separate output directories"
+
+    /// A path as the file system compares names: case-insensitively on macOS (APFS and
+    /// HFS+ as formatted by default), exactly elsewhere.
+    static func fileKey(_ path: String) -> String {
+        #if os(macOS) || os(iOS)
+        return path.lowercased()
+        #else
+        return path
+        #endif
+    }
+}
