@@ -11,6 +11,9 @@ source Scripts/common.sh
 echo "== building rgbd (release; the first build takes a minute or two)"
 "${swift_build[@]}" --product rgbd
 bin=$("${swift_build[@]}" --show-bin-path)/rgbd
+# That folder is .build/<platform triple>/release; SwiftPM links .build/release to it, so
+# the binary is .build/release/rgbd on every platform: name it so.
+[ .build/release/rgbd -ef "$bin" ] && bin=.build/release/rgbd
 
 out=${1:-demo-output}
 echo
@@ -39,5 +42,5 @@ The sample is synthetic: Examples/sample/shot.truth.json describes the scene
 (a checkerboard wall at 3 m, a floor, a box) so you can check the numbers.
 
 The rgbd binary is $bin
-(./Scripts/install.sh installs it, the C library and the shell completions).
+(./Scripts/install.sh installs rgbd, the C library and the shell completions).
 TXT

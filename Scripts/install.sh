@@ -33,7 +33,29 @@ fi
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 
-bin=$(./Scripts/build-library.sh --cli)
+# SwiftPM's output is shown as it comes and also kept, to explain the one warning it gives
+# (below); the folder build-library.sh prints on stdout goes to a file.
+build_log=$(mktemp "${TMPDIR:-/tmp}/rgbd-install.XXXXXX")
+build_out=$(mktemp "${TMPDIR:-/tmp}/rgbd-install.XXXXXX")
+trap 'rm -f "$build_log" "$build_out"' EXIT
+./Scripts/build-library.sh --cli 2>&1 >"$build_out" | tee "$build_log" >&2
+bin=$(cat "$build_out")
+# On Linux, linking the rgbd command with the Swift runtime built in (-static-stdlib) makes
+# the linker warn "the use of `mktemp' is dangerous". The call is in the Swift toolchain's
+# own libFoundationEssentials.a (Data+Writing.swift.o, createTemporaryFile: a deliberate
+# use, swiftlang/swift-foundation issue 1358), which swift-argument-parser brings in
+# through FoundationEssentials; rgbd's code neither imports Foundation nor calls it (its
+# temporary files come from mkstemp, Sources/RGBDKit/Foundation/FileSystem.swift), and the
+# library, built without the argument parser, links without the warning. It cannot be
+# removed from here without giving up the static runtime, so say what it is.
+if grep -q "use of \`mktemp' is dangerous" "$build_log"; then
+  cat >&2 <<'TXT'
+Note: the linker's warning about `mktemp' above comes from the Swift toolchain's static
+Foundation (libFoundationEssentials.a, Data+Writing.swift.o; swiftlang/swift-foundation
+issue 1358), linked into rgbd because swift-argument-parser uses it. rgbd never calls that
+code; nothing is wrong with the build.
+TXT
+fi
 library=libRGBDKit.so
 [ "$(uname -s)" = Darwin ] && library=libRGBDKit.dylib
 version=$("$bin/rgbd" --version)

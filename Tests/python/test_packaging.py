@@ -233,6 +233,48 @@ def test_editable_install_uses_the_repository_build(clone, tmp_path, reference):
     assert not list((clone / "python" / "rgbd").glob("*.so")), "an editable install copies no library"
 
 
+# Distributions that provide a module the examples import, by module name.
+PROVIDERS = {
+    "cv2": {"opencv-python", "opencv-python-headless", "opencv-contrib-python", "opencv-contrib-python-headless"},
+    "matplotlib": {"matplotlib"},
+    "open3d": {"open3d"},
+    "dask": {"dask"},
+}
+
+
+def test_examples_extra_covers_what_the_examples_import():
+    """`pip install "./python[examples]"` gives every module Examples/python/*.py import
+    (besides the standard library, numpy and rgbd): OpenCV's cv2 for rectify_video.py, ..."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    import ast
+    if not hasattr(sys, "stdlib_module_names"):  # Python < 3.10
+        pytest.skip("needs sys.stdlib_module_names (Python 3.10+)")
+    project = tomllib.loads((REPO / "python" / "pyproject.toml").read_text())["project"]
+    extra = {re.match(r"[A-Za-z0-9._-]+", requirement).group(0).lower()
+             for requirement in project["optional-dependencies"]["examples"]}
+    provided = {"numpy", "rgbd"} | {module for module, names in PROVIDERS.items() if names & extra}
+    scripts = sorted((REPO / "Examples" / "python").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        for node in ast.walk(ast.parse(script.read_text())):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules = [node.module]
+            else:
+                continue
+            for module in (m.split(".")[0] for m in modules):
+                if module in sys.stdlib_module_names or module == "__future__":
+                    continue
+                assert module in provided, (
+                    f"{script.name} imports {module}, which python/pyproject.toml's examples extra "
+                    f"does not provide (extra: {sorted(extra)}; known providers: {PROVIDERS.get(module)})")
+    assert "cv2" in provided
+
+
 # ---------------------------------------------------------------------------- install.sh
 
 @pytest.fixture(scope="module")
