@@ -64,14 +64,14 @@ public struct ImageCalibration: Equatable, Sendable {
 }
 
 /// Where a calibration's values were found in its file (JSON key paths), for messages.
-public struct CalibrationKeys: Equatable, Sendable {
+package struct CalibrationKeys: Equatable, Sendable {
     /// Key path of the intrinsic matrix.
-    public var intrinsicMatrix: String
+    package var intrinsicMatrix: String
     /// Key path of the reference dimensions.
-    public var referenceDimensions: String
+    package var referenceDimensions: String
 
     /// Key paths; the defaults are the canonical layout's.
-    public init(intrinsicMatrix: String = "intrinsic_matrix",
+    package init(intrinsicMatrix: String = "intrinsic_matrix",
                 referenceDimensions: String = "intrinsic_matrix_reference_dimensions") {
         self.intrinsicMatrix = intrinsicMatrix
         self.referenceDimensions = referenceDimensions

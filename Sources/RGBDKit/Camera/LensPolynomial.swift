@@ -13,9 +13,9 @@
 ///
 /// `LensDistortionCoefficients` give `lens_distortion_lookup_table` (rectified →
 /// distorted), `InverseLensDistortionCoefficients` the inverse table.
-public enum LensPolynomial {
+package enum LensPolynomial {
     /// The number of entries of the tables AVFoundation makes (and of captured tables).
-    public static let tableCount = 42
+    package static let tableCount = 42
 
     /// The lookup table of `coefficients` (at most 8; missing ones are 0) for a reference
     /// image of `width × height` pixels of `pixelSize` millimeters with its distortion
@@ -24,7 +24,7 @@ public enum LensPolynomial {
     /// - Throws: `RGBDError(.invalidArgument)` for a size that is not positive, a pixel
     ///   size that is not positive and finite, a center far outside the image, more than 8
     ///   coefficients, a coefficient that is not finite, or a table that leaves (−1, 10).
-    public static func lookupTable(coefficients: [Double], pixelSize: Double, center: SIMD2<Double>,
+    package static func lookupTable(coefficients: [Double], pixelSize: Double, center: SIMD2<Double>,
                                    width: Int, height: Int, count: Int = tableCount) throws -> [Float] {
         guard width > 0, height > 0 else {
             throw RGBDError(.invalidArgument, "the reference size \(width)×\(height) is not positive")
@@ -59,7 +59,7 @@ public enum LensPolynomial {
     }
 
     /// `1/s − 1` (0 where `s ≤ 0`) with `s = 1 + P(r²)/100` at radius `r` millimeters.
-    public static func magnification(coefficients: [Double], radius r: Double) -> Double {
+    package static func magnification(coefficients: [Double], radius r: Double) -> Double {
         let t = r * r
         var p = 0.0
         for c in coefficients.reversed() { p = p * t + c }

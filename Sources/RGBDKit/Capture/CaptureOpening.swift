@@ -4,7 +4,8 @@
 /// `CaptureInfo.read`, the rectify and cloud pipelines and the C ABI all open captures
 /// through it, so they accept and refuse the same inputs with the same messages.
 ///
-/// Opening reads the photo's header only. `readDepthSide` parses the JSON (or the Portrait
+/// Opening reads the photo's header only (one that cannot be read is reported after the
+/// depth side: the JSON's error comes first). `readDepthSide` parses the JSON (or the Portrait
 /// photo's depth image and metadata) and checks every size against the calibration;
 /// `decode` decodes the photo; `run` does both, at once on two threads, or, for a photo of
 /// more than `sequentialDecodePixels`, the depth side first, so that a capture refused for
@@ -56,8 +57,7 @@ package struct CaptureOpening: Sendable {
     /// content, or is named like one (`FileFormat.photoExtensions`), is a Portrait photo.
     ///
     /// - Throws: `RGBDError` naming the file: a photo given as the JSON together with an
-    ///   image, no photo beside the JSON, a photo that cannot be read or whose header is
-    ///   not a JPEG or HEIF one, an implausible size.
+    ///   image, no photo beside the JSON, a photo that cannot be read, an implausible size.
     package init(json: String, image: String?, timings: StageTimings? = nil) throws {
         if let image, FileFormat(path: json)?.isPhoto == true {
             throw RGBDError(.invalidJSON, file: json,
@@ -85,13 +85,24 @@ package struct CaptureOpening: Sendable {
         try self.init(jsonPath: jsonName, imagePath: imageName, source: .jsonBytes(jsonBytes), photo: photoBytes)
     }
 
+    /// Why the photo's header could not be read, if it could not: thrown by
+    /// `readDepthSide` once the depth side has been read, so that a capture whose JSON and
+    /// photo are both broken reports the JSON, as when both are read at once.
+    private var headerError: (any Error)?
+
     private init(jsonPath: String, imagePath: String, source: DepthSideSource, photo: [UInt8]) throws {
         self.jsonPath = jsonPath
         self.imagePath = imagePath
         self.source = source
         self.photo = photo
-        format = try PhotoDecoder.recognise(photo, file: imagePath)
-        (width, height) = try PhotoDecoder.size(of: photo, file: imagePath)
+        (format, width, height) = (.jpeg, 0, 0)
+        do {
+            format = try PhotoDecoder.recognise(photo, file: imagePath)
+            (width, height) = try PhotoDecoder.size(of: photo, file: imagePath)
+        } catch {
+            headerError = error
+            return
+        }
         if decodesAfterChecks, format == .jpeg {
             try JPEGCodec.checkPlausible(width: width, height: height, byteCount: photo.count, file: imagePath)
         }
@@ -126,6 +137,7 @@ package struct CaptureOpening: Sendable {
             case .portrait: try PortraitReader.read(photo, file: jsonPath, options: reading)
             }
         }
+        if let headerError { throw headerError }
         var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: jsonPath,
                                               depth: contents.depth, calibration: contents.calibration,
                                               keys: contents.keys, depthFile: contents.depthSource.path)

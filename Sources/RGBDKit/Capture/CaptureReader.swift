@@ -6,41 +6,41 @@
 /// json-c parses all of it, so its error message is the one reported. Keys mean what
 /// json-c reads (escapes decoded) in both, and a key repeated in an object, however it
 /// is spelled, is an error (`JSONTopLevelScanner`).
-public enum CaptureReader {
+package enum CaptureReader {
     /// What a capture JSON holds.
-    public struct Contents: Sendable {
+    package struct Contents: Sendable {
         /// The calibration at its reference dimensions.
-        public var calibration: Calibration
+        package var calibration: Calibration
         /// The depth map as captured (distorted), meters, NaN = no depth.
-        public var depth: DepthMap
+        package var depth: DepthMap
         /// The schema that matched.
-        public var schemaName: String
+        package var schemaName: String
         /// Where the calibration's keys were in the file, for messages.
-        public var keys = CalibrationKeys()
+        package var keys = CalibrationKeys()
         /// Where the depth map came from (a key of the JSON, or a depth image).
-        public var depthSource = DepthSource(kind: .rows)
+        package var depthSource = DepthSource(kind: .rows)
         /// The depth pixels read as no depth, by marker (they are NaN in `depth`).
-        public var discarded = DepthDiscards()
+        package var discarded = DepthDiscards()
         /// What only some sources carry (a Portrait photo's depth metadata and matte).
-        public var metadata = CaptureMetadata()
+        package var metadata = CaptureMetadata()
 
         /// The warning about unusual no-depth markers (negatives, depths beyond the
         /// maximum), naming the file they were in; nil if there were none.
-        public func discardWarning(json: String) -> String? {
+        package func discardWarning(json: String) -> String? {
             discarded.warning(file: depthSource.path ?? json)
         }
     }
 
     /// Reads and parses a capture JSON file; a JSON without a depth map takes its depth
     /// from the image it names or the one beside it (docs/format.md).
-    public static func read(path: String, options: CaptureReadingOptions = CaptureReadingOptions()) throws -> Contents {
+    package static func read(path: String, options: CaptureReadingOptions = CaptureReadingOptions()) throws -> Contents {
         let bytes = try FileSystem.readFile(path)
         return try parse(bytes, file: path, jsonPath: path, options: options)
     }
 
     /// Parses the bytes of a capture JSON; `file` names it in errors. The depth map must
     /// be in the JSON (no file is read).
-    public static func parse(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions()) throws -> Contents {
+    package static func parse(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions()) throws -> Contents {
         try parse(bytes, file: file, jsonPath: nil, options: options)
     }
 

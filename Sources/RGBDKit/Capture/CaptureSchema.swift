@@ -8,53 +8,53 @@
 /// `{"width", "height"}` or `{"Width", "Height"}`; points `[x, y]`, `{"x", "y"}` or
 /// `{"X", "Y"}`; lookup tables arrays of numbers or base64 little-endian float32
 /// (docs/format.md).
-public struct CaptureSchema: Sendable {
+package struct CaptureSchema: Sendable {
     /// Two keys that together give a pair (`…_width` and `…_height`).
-    public struct SplitKeys: Sendable {
+    package struct SplitKeys: Sendable {
         /// The key of the first number (width, x).
-        public var first: String
+        package var first: String
         /// The key of the second number (height, y).
-        public var second: String
+        package var second: String
 
         /// The two keys.
-        public init(_ first: String, _ second: String) {
+        package init(_ first: String, _ second: String) {
             self.first = first
             self.second = second
         }
     }
 
     /// Name used in messages.
-    public var name: String
+    package var name: String
     /// Objects that may hold the calibration keys; `""` is the top level.
-    public var calibrationContainers: [String]
+    package var calibrationContainers: [String]
     /// Keys of the 3×3 intrinsic matrix.
-    public var intrinsicMatrix: [String]
+    package var intrinsicMatrix: [String]
     /// Keys of the reference dimensions (one value holding both numbers).
-    public var referenceDimensions: [String]
+    package var referenceDimensions: [String]
     /// Keys of the reference dimensions given as two numbers, tried after `referenceDimensions`.
-    public var referenceDimensionsSplit: [SplitKeys] = []
+    package var referenceDimensionsSplit: [SplitKeys] = []
     /// Keys of the lens distortion center (one value holding both numbers).
-    public var distortionCenter: [String]
+    package var distortionCenter: [String]
     /// Keys of the distortion center given as two numbers, tried after `distortionCenter`.
-    public var distortionCenterSplit: [SplitKeys] = []
+    package var distortionCenterSplit: [SplitKeys] = []
     /// Keys of the forward lookup table (rectified → distorted).
-    public var lookupTable: [String]
+    package var lookupTable: [String]
     /// Keys of the inverse lookup table (distorted → rectified), optional.
-    public var inverseLookupTable: [String]
+    package var inverseLookupTable: [String]
     /// Keys of the pixel size in millimeters, optional.
-    public var pixelSize: [String]
+    package var pixelSize: [String]
     /// Top-level keys of the depth map: rows of meters, a flat array of meters or a base64
     /// string of little-endian float32 meters.
-    public var depth: [String]
+    package var depth: [String]
     /// Keys (top level, then the calibration's object) of the width and height of a flat
     /// or base64 depth map.
-    public var depthSize: [SplitKeys] = []
+    package var depthSize: [SplitKeys] = []
     /// Top-level keys naming a depth image (16-bit PNG in millimeters or float32 TIFF in
     /// meters), relative to the JSON's directory; used when the document has no depth map.
-    public var depthFile: [String] = []
+    package var depthFile: [String] = []
 
     /// The layout of the capture tutorial rgbd grew out of, and its variants in the wild.
-    public static let canonical = CaptureSchema(
+    package static let canonical = CaptureSchema(
         name: "canonical",
         calibrationContainers: ["calibration_data", ""],
         intrinsicMatrix: ["intrinsic_matrix"],
@@ -71,7 +71,7 @@ public struct CaptureSchema: Sendable {
     /// `intrinsic_matrix_reference_dimensions_width` / `_height`,
     /// `lens_distortion_center_x` / `_y`, `pixel_size_mm`. That object's own `width` and
     /// `height` (of the image it was exported with) are not read.
-    public static let snakeCaseFlat = CaptureSchema(
+    package static let snakeCaseFlat = CaptureSchema(
         name: "snake_case (camera_intrinsics)",
         calibrationContainers: ["camera_intrinsics", ""],
         intrinsicMatrix: ["intrinsic_matrix"],
@@ -88,7 +88,7 @@ public struct CaptureSchema: Sendable {
         depthFile: ["depth_file", "depth_image"])
 
     /// camelCase exporters (`intrinsicMatrix` as 9 numbers column-major, …).
-    public static let camelCase = CaptureSchema(
+    package static let camelCase = CaptureSchema(
         name: "camelCase",
         calibrationContainers: ["calibrationData", "calibration", ""],
         intrinsicMatrix: ["intrinsicMatrix"],
@@ -104,7 +104,7 @@ public struct CaptureSchema: Sendable {
     /// PascalCase, as face-capture apps write (`IntrinsicMatrix` as 9 numbers
     /// column-major, `IntrinsicMatrixReferenceDimensions` as `{Width, Height}`,
     /// `LensDistortionCenter` as `{X, Y}`, tables often base64 float32).
-    public static let pascalCase = CaptureSchema(
+    package static let pascalCase = CaptureSchema(
         name: "PascalCase",
         calibrationContainers: ["CalibrationData", "CameraCalibrationData", "Calibration", ""],
         intrinsicMatrix: ["IntrinsicMatrix"],
@@ -118,7 +118,7 @@ public struct CaptureSchema: Sendable {
         depthFile: ["DepthFile", "DepthImage"])
 
     /// The schemas `CaptureReader` tries, in order.
-    public static let all: [CaptureSchema] = [.canonical, .snakeCaseFlat, .camelCase, .pascalCase]
+    package static let all: [CaptureSchema] = [.canonical, .snakeCaseFlat, .camelCase, .pascalCase]
 
     /// Every top-level key any schema reads the depth map from.
     static let allDepthKeys: Set<String> = Set(all.flatMap(\.depth))

@@ -6,11 +6,11 @@
 /// depth PNG directly; `color` and `depth` hold both in the same layout. For a
 /// pixel-aligned pair (`rgbd rectify --align-to`) the two are equal, and the note says
 /// so.
-public enum IntrinsicsFile {
+package enum IntrinsicsFile {
     /// The file's text.
     /// `depthAccuracy` (a Portrait photo's `Accuracy`) is written as `depth_accuracy`, with
     /// a note when it is `relative` (the depth's scale is not guaranteed).
-    public static func json(color: Intrinsics, depth: Intrinsics, source: String, depthAccuracy: String? = nil) -> String {
+    package static func json(color: Intrinsics, depth: Intrinsics, source: String, depthAccuracy: String? = nil) -> String {
         let pairing = color == depth
             ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
             : "color and depth have different sizes: each file's intrinsics are under its key"

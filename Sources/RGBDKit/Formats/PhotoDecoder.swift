@@ -1,13 +1,13 @@
 /// Decodes a capture's photo, JPEG or HEIC/HEIF, recognised by its content (`FileFormat`,
 /// never its file name: a HEIC named `.jpg` decodes, and so does a JPEG named `.heic`).
-public enum PhotoDecoder {
+package enum PhotoDecoder {
     /// The photo format of `bytes` (JPEG or HEIF), or nil if it is neither.
-    public static func format(of bytes: [UInt8]) -> FileFormat? {
+    package static func format(of bytes: [UInt8]) -> FileFormat? {
         FileFormat(bytes: bytes).flatMap { $0.isPhoto ? $0 : nil }
     }
 
     /// The stored pixel size, from the header alone.
-    public static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
+    package static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
         switch try recognise(bytes, file: file) {
         case .heif: return try HEIFCodec.size(of: bytes, file: file)
         default: return try JPEGCodec.size(of: bytes, file: file)
@@ -18,7 +18,7 @@ public enum PhotoDecoder {
     /// is refused here exactly when decoding it fails (`JPEGCodec.validate`); a HEIF when
     /// its container or stated size is (`HEIFCodec.validate`), its HEVC stream only when
     /// decoded.
-    public static func validate(_ bytes: [UInt8], file: String? = nil) throws {
+    package static func validate(_ bytes: [UInt8], file: String? = nil) throws {
         switch try recognise(bytes, file: file) {
         case .heif: try HEIFCodec.validate(bytes, file: file)
         default: try JPEGCodec.validate(bytes, file: file)
@@ -26,7 +26,7 @@ public enum PhotoDecoder {
     }
 
     /// Decodes to 8-bit RGB, pixels as stored (no rotation applied).
-    public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
+    package static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
         switch try recognise(bytes, file: file) {
         case .heif: return try HEIFCodec.decodeRGB(bytes, file: file)
         default: return try JPEGCodec.decodeRGB(bytes, file: file)

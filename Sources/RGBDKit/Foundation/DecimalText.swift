@@ -1,8 +1,8 @@
 /// Numbers as short decimal text for messages and reports.
-public enum DecimalText {
+package enum DecimalText {
     /// `v` rounded to `decimals` places, trailing zeros dropped (`2900`, `1511.6`, `-0.04`);
     /// values too large for exact rounding, infinities and NaN as Swift prints them.
-    public static func fixed(_ v: Double, _ decimals: Int) -> String {
+    package static func fixed(_ v: Double, _ decimals: Int) -> String {
         guard v.isFinite else { return "\(v)" }
         var scale: Int64 = 1
         for _ in 0..<decimals { scale *= 10 }

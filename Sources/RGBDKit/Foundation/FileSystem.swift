@@ -8,11 +8,11 @@ import Darwin
 import Dispatch
 
 /// File-system operations rgbd needs, on top of POSIX.
-public enum FileSystem {
+package enum FileSystem {
     /// Reads a whole file into memory.
     ///
     /// - Throws: `RGBDError(.io)` naming the file and the system's reason.
-    public static func readFile(_ path: String) throws -> [UInt8] {
+    package static func readFile(_ path: String) throws -> [UInt8] {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw systemError(path, "cannot open") }
         defer { close(fd) }
@@ -47,7 +47,7 @@ public enum FileSystem {
     }
 
     /// The first `count` bytes of a file (fewer if it is shorter).
-    public static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+    package static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw systemError(path, "cannot open") }
         defer { close(fd) }
@@ -66,19 +66,19 @@ public enum FileSystem {
     }
 
     /// Whether `path` names an existing directory.
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Whether `path` names an existing file or directory.
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
     /// The size in bytes of the file at `path`, or nil if it cannot be read.
-    public static func fileSize(_ path: String) -> Int? {
+    package static func fileSize(_ path: String) -> Int? {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
@@ -86,7 +86,7 @@ public enum FileSystem {
     /// The absolute path of `path` with symbolic links, `.` and `..` resolved, or nil
     /// if it does not exist. For a file that does not exist yet, its directory is
     /// resolved (nil if that does not exist either).
-    public static func canonicalPath(_ path: String) -> String? {
+    package static func canonicalPath(_ path: String) -> String? {
         if let resolved = realpath(path, nil) {
             defer { free(resolved) }
             return String(cString: resolved)
@@ -98,7 +98,7 @@ public enum FileSystem {
     }
 
     /// The names in a directory (not `.` and `..`), sorted.
-    public static func contentsOfDirectory(_ path: String) throws -> [String] {
+    package static func contentsOfDirectory(_ path: String) throws -> [String] {
         guard let dir = opendir(path) else { throw systemError(path, "cannot list directory") }
         defer { closedir(dir) }
         var names: [String] = []
@@ -114,7 +114,7 @@ public enum FileSystem {
     }
 
     /// Creates a directory and its parents, like `mkdir -p`.
-    public static func createDirectory(_ path: String) throws {
+    package static func createDirectory(_ path: String) throws {
         if isDirectory(path) { return }
         let parent = Path.directory(of: path)
         if parent != path && !parent.isEmpty && parent != "." { try createDirectory(parent) }
@@ -171,7 +171,7 @@ public enum FileSystem {
     }
 
     /// Removes a file, ignoring errors (used to clean up temporaries).
-    public static func removeQuietly(_ path: String) { unlink(path) }
+    package static func removeQuietly(_ path: String) { unlink(path) }
 
 
     private static func systemError(_ path: String, _ what: String) -> RGBDError {
@@ -197,36 +197,36 @@ public enum FileSystem {
 }
 
 /// String helpers for file paths ('/'-separated).
-public enum Path {
+package enum Path {
     /// The directory part of a path (`.` when there is none).
-    public static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])
     }
 
     /// The last component of a path.
-    public static func lastComponent(_ path: String) -> String {
+    package static func lastComponent(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
 
     /// The last component without its extension (`a/b/shot.json` → `shot`).
-    public static func stem(_ path: String) -> String {
+    package static func stem(_ path: String) -> String {
         let name = lastComponent(path)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
         return String(name[..<dot])
     }
 
     /// The extension of the last component, lowercased, without the dot (`""` if none).
-    public static func pathExtension(_ path: String) -> String {
+    package static func pathExtension(_ path: String) -> String {
         let name = lastComponent(path)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return String(name[name.index(after: dot)...]).lowercased()
     }
 
     /// `a` + `/` + `b`, without doubling the slash.
-    public static func join(_ a: String, _ b: String) -> String {
+    package static func join(_ a: String, _ b: String) -> String {
         if a.isEmpty { return b }
         return a.hasSuffix("/") ? a + b : a + "/" + b
     }
@@ -234,5 +234,5 @@ public enum Path {
 
 extension FileSystem {
     /// Removes an empty directory, ignoring errors.
-    public static func removeDirectoryQuietly(_ path: String) { rmdir(path) }
+    package static func removeDirectoryQuietly(_ path: String) { rmdir(path) }
 }

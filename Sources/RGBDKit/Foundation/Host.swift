@@ -6,17 +6,17 @@ import Darwin
 #endif
 
 /// Facts about the machine and the clock.
-public enum Host {
+package enum Host {
 
     /// The current value of a monotonic clock, in seconds.
-    public static func monotonicSeconds() -> Double {
+    package static func monotonicSeconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 
     /// The number of processors available to this process.
-    public static var processorCount: Int {
+    package static var processorCount: Int {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         return n > 0 ? Int(n) : 1
     }

@@ -2,7 +2,7 @@
 /// writer. Everything rgbd writes as JSON (`rgbd info --json`, the `*.intrinsics.json`
 /// sidecar) is a `JSONValue` turned into text by `text(indent:)`, its numbers and
 /// strings formatted by `JSONText`.
-public indirect enum JSONValue: Equatable, Sendable {
+package indirect enum JSONValue: Equatable, Sendable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -19,14 +19,14 @@ public indirect enum JSONValue: Equatable, Sendable {
     case object([Member])
 
     /// One key and value of an object.
-    public struct Member: Equatable, Sendable {
+    package struct Member: Equatable, Sendable {
         /// The key.
-        public var key: String
+        package var key: String
         /// The value.
-        public var value: JSONValue
+        package var value: JSONValue
 
         /// A member.
-        public init(_ key: String, _ value: JSONValue) {
+        package init(_ key: String, _ value: JSONValue) {
             self.key = key
             self.value = value
         }
@@ -39,7 +39,7 @@ public indirect enum JSONValue: Equatable, Sendable {
     static func point(_ p: SIMD2<Double>) -> JSONValue { .array([.number(p.x), .number(p.y)]) }
 
     /// The text, indented by two spaces per level; arrays of scalars stay on one line.
-    public func text(indent: String = "") -> String {
+    package func text(indent: String = "") -> String {
         switch self {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"

@@ -6,13 +6,13 @@ import Darwin
 #endif
 
 /// Memory for large image buffers.
-public enum LargeBuffer {
+package enum LargeBuffer {
     /// An array of `count` elements whose storage `initialize` must fill completely.
     ///
     /// No zero-filling pass is made. On Linux, the storage is first advised to use
     /// transparent huge pages (`madvise(MADV_HUGEPAGE)`): touching a fresh 36 MB image
     /// then costs a few dozen page faults instead of nine thousand.
-    public static func make<T>(count: Int, _ initialize: (UnsafeMutableBufferPointer<T>) -> Void) -> [T] {
+    package static func make<T>(count: Int, _ initialize: (UnsafeMutableBufferPointer<T>) -> Void) -> [T] {
         [T](unsafeUninitializedCapacity: count) { buffer, initialized in
             adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
             initialize(buffer)

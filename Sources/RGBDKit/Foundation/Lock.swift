@@ -6,11 +6,11 @@ import Darwin
 #endif
 
 /// A mutual-exclusion lock (pthread mutex), for the few shared records rgbd keeps.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// A new, unlocked lock.
-    public init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
     }
@@ -21,7 +21,7 @@ public final class Lock: @unchecked Sendable {
     }
 
     /// Runs `body` holding the lock.
-    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

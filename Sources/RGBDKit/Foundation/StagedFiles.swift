@@ -3,7 +3,7 @@
 ///
 /// A run that fails or is interrupted before `commit()` leaves no file under a final
 /// name; the temporaries are removed when the set is released uncommitted.
-public final class StagedFiles {
+package final class StagedFiles {
     private var staged: [(temporary: String, destination: String)] = []
     private var committed = false
 
@@ -45,13 +45,13 @@ public final class StagedFiles {
     package static var isInterrupted: Bool { pendingLock.withLock { ending == .interrupted } }
 
     /// An empty set.
-    public init() {}
+    package init() {}
 
     /// The destinations staged so far, in order.
-    public var destinations: [String] { staged.map(\.destination) }
+    package var destinations: [String] { staged.map(\.destination) }
 
     /// Stages `bytes` as the future content of `destination`.
-    public func stage(_ destination: String, bytes: [UInt8]) throws {
+    package func stage(_ destination: String, bytes: [UInt8]) throws {
         try stage(destination) { fd, temporary in
             try bytes.withUnsafeBytes { try FileSystem.writeAll(fd, $0, path: temporary) }
             FileSystem.closeFile(fd)
@@ -60,7 +60,7 @@ public final class StagedFiles {
 
     /// Stages a file whose content `write` produces on an open descriptor of the
     /// temporary file. `write` owns the descriptor and must close it.
-    public func stage(_ destination: String, write: (_ fd: Int32, _ temporaryPath: String) throws -> Void) throws {
+    package func stage(_ destination: String, write: (_ fd: Int32, _ temporaryPath: String) throws -> Void) throws {
         // Created and registered under the lock: an interruption's cleanup either comes
         // first (and nothing is created) or finds the file registered.
         let created = try Self.pendingLock.withLock { () throws -> (String, Int32)? in
@@ -83,7 +83,7 @@ public final class StagedFiles {
     /// Renames every staged file to its destination, all under the lock an
     /// interruption's cleanup takes: an interrupted run ends with all of them renamed or
     /// none.
-    public func commit() throws {
+    package func commit() throws {
         try Self.pendingLock.withLock {
             if Self.ending != .running {
                 throw RGBDError(.io, file: staged.first?.destination ?? "", "not written: the run is being interrupted")

@@ -4,7 +4,7 @@ extension CaptureInfo {
     public static let jsonVersion = 1
 
     /// The capture as one entry of `rgbd info --json` (docs/info.md).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         typealias M = JSONValue.Member
         func intrinsics(_ k: Intrinsics) -> JSONValue {
             .object([M("fx", .number(k.fx)), M("fy", .number(k.fy)), M("cx", .number(k.cx)), M("cy", .number(k.cy))])
@@ -102,7 +102,7 @@ extension CaptureInfo {
 
     /// The `rgbd info --json` entry of an input that failed: `error` is the one-line
     /// message also printed on stderr.
-    public static func failureJSON(input: String, error: any Error) -> JSONValue {
+    package static func failureJSON(input: String, error: any Error) -> JSONValue {
         .object([
             JSONValue.Member("info_version", .int(jsonVersion)),
             JSONValue.Member("input", .string(input)),

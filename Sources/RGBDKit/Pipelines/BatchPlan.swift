@@ -1,27 +1,27 @@
 /// What a batch of captures will be, decided before anything is written: every input
 /// expanded (`CaptureDiscovery.expand`; an input that cannot be is a failed input), a
 /// capture given twice kept once, and the outputs checked for collisions (`conflicts`).
-public struct BatchPlan {
+package struct BatchPlan {
     /// One input as given, and what it expanded to or why it could not be.
-    public struct Input {
+    package struct Input {
         /// The input (a capture JSON, a photo or a directory).
-        public var input: String
+        package var input: String
         /// The captures it holds, or the error that kept it from being expanded.
-        public var expansion: Result<CaptureDiscovery.Expansion, any Error>
+        package var expansion: Result<CaptureDiscovery.Expansion, any Error>
     }
 
     /// Every input in the order given, a repeated one as often as given (each is
     /// expanded once).
-    public let inputs: [Input]
+    package let inputs: [Input]
     /// The captures to process: every input's, in input order, any capture named twice
     /// (the same JSON file, however spelled) once, where it was first seen. The image of
     /// a single capture may be set here before `conflicts` is asked.
-    public var items: [CaptureDiscovery.Item]
+    package var items: [CaptureDiscovery.Item]
     /// The captures left out of `items` because they had been named before.
-    public let repeats: [CaptureDiscovery.Item]
+    package let repeats: [CaptureDiscovery.Item]
 
     /// The plan of `inputs`.
-    public init(inputs: [String]) {
+    package init(inputs: [String]) {
         var expansions: [String: Result<CaptureDiscovery.Expansion, any Error>] = [:]
         self.inputs = inputs.map { input in
             if let known = expansions[input] { return Input(input: input, expansion: known) }
@@ -47,7 +47,7 @@ public struct BatchPlan {
 
     /// How many JSON files the inputs' directories hold without an image (skipped), per
     /// input as given.
-    public var skippedCount: Int {
+    package var skippedCount: Int {
         inputs.reduce(0) { count, input in
             guard case .success(let expansion) = input.expansion else { return count }
             return count + expansion.skipped.count
@@ -55,7 +55,7 @@ public struct BatchPlan {
     }
 
     /// The warning for each of `repeats`.
-    public var repeatWarnings: [String] {
+    package var repeatWarnings: [String] {
         repeats.map { "\($0.json): given more than once; processed once" }
     }
 
@@ -63,7 +63,7 @@ public struct BatchPlan {
     /// output that would replace an input, as messages naming both; `outputs` gives the
     /// files a capture's operation writes. A batch with any is refused as a whole
     /// (`refusal`).
-    public func conflicts(outputs: (CaptureDiscovery.Item) -> [String]) -> [String] {
+    package func conflicts(outputs: (CaptureDiscovery.Item) -> [String]) -> [String] {
         var inputs: [String: String] = [:]
         for item in items {
             // A depth image beside the JSON may be an input (read when the JSON holds no
@@ -94,7 +94,7 @@ public struct BatchPlan {
     }
 
     /// Why a batch with `conflicts` is refused.
-    public static let refusal = "batch refused, nothing was written: outputs of one run never overwrite each other or an input; process those captures in separate runs or into separate output directories"
+    package static let refusal = "batch refused, nothing was written: outputs of one run never overwrite each other or an input; process those captures in separate runs or into separate output directories"
 
     /// A path as the file system compares names: case-insensitively on macOS (APFS and
     /// HFS+ as formatted by default), exactly elsewhere.

@@ -1,28 +1,28 @@
 /// Turns command-line inputs (capture JSON files and directories) into the list of
 /// captures to process.
-public enum CaptureDiscovery {
+package enum CaptureDiscovery {
     /// One capture to process: its JSON and, if given explicitly, its image.
-    public struct Item: Equatable, Sendable {
+    package struct Item: Equatable, Sendable {
         /// The capture JSON, or a Portrait photo (a capture by itself).
-        public var json: String
+        package var json: String
         /// The image, or nil to use the JPEG beside the JSON.
-        public var image: String?
+        package var image: String?
 
         /// An item from its JSON path and, optionally, its image.
-        public init(json: String, image: String? = nil) {
+        package init(json: String, image: String? = nil) {
             self.json = json
             self.image = image
         }
     }
 
     /// What one input expands to.
-    public struct Expansion: Sendable {
+    package struct Expansion: Sendable {
         /// The captures found.
-        public var items: [Item] = []
+        package var items: [Item] = []
         /// JSON files of a directory that were not taken as captures, each with the
         /// reason (no image beside it). rgbd's own outputs (`*.intrinsics.json`) are
         /// not listed.
-        public var skipped: [RGBDError] = []
+        package var skipped: [RGBDError] = []
     }
 
     /// Expands one input: a file is taken as a capture JSON as given; a directory
@@ -34,7 +34,7 @@ public enum CaptureDiscovery {
     ///
     /// - Throws: `RGBDError(.io)` for an input that does not exist, or a directory with
     ///   no capture in it.
-    public static func expand(_ input: String) throws -> Expansion {
+    package static func expand(_ input: String) throws -> Expansion {
         guard FileSystem.isDirectory(input) else {
             guard FileSystem.exists(input) else { throw RGBDError(.io, file: input, "no such file or directory") }
             return Expansion(items: [Item(json: input)])

@@ -3,7 +3,7 @@
 ///
 /// Same formula as `LensDistortion.apply(to:)`, in `Float` as Apple's reference
 /// implementation computes it, with the table's per-segment slopes precomputed.
-public struct SourcePositions: Sendable {
+package struct SourcePositions: Sendable {
     let cx: Float
     let cy: Float
     /// `(n − 1) / r_max`: table index per pixel of radius.
@@ -19,7 +19,7 @@ public struct SourcePositions: Sendable {
     let bounded: Bool
 
     /// Prepares the evaluation of `distortion`.
-    public init(_ distortion: LensDistortion) {
+    package init(_ distortion: LensDistortion) {
         cx = Float(distortion.center.x)
         cy = Float(distortion.center.y)
         let n = distortion.table.count
@@ -58,7 +58,7 @@ public struct SourcePositions: Sendable {
     }
 
     /// The source position of rectified pixel `(x, y)`.
-    public func position(x: Int, y: Int) -> SIMD2<Float> {
+    package func position(x: Int, y: Int) -> SIMD2<Float> {
         withTables { table, slopes in
             let dx = Float(x) - cx, dy = Float(y) - cy
             let k = scale(radiusSquared: dx * dx + dy * dy, table: table, slopes: slopes)

@@ -58,13 +58,13 @@ public struct PortraitDepth: Equatable, Sendable {
 /// Reads a Portrait photo (a HEIC or JPEG that holds a depth image and Apple's depth
 /// metadata) as a capture: the photo is the color image, the depth image with its XMP
 /// gives the depth map and the calibration (docs/portrait.md).
-public enum PortraitReader {
+package enum PortraitReader {
     /// The Portrait Effects Matte's auxiliary type.
     static let matteType = "urn:com:apple:photo:2018:aux:portraiteffectsmatte"
 
     /// The depth side of a Portrait photo: calibration, depth map (meters, NaN = no
     /// depth; sanitized with `options`), where it came from, and the matte if present.
-    public static func read(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions())
+    package static func read(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions())
         throws -> CaptureReader.Contents {
         let (width, height) = try PhotoDecoder.size(of: bytes, file: file)
         let found: Found
@@ -159,7 +159,7 @@ public enum PortraitReader {
     /// `IntrinsicMatrixReferenceWidth × Height` (default: the photo's size), the
     /// distortion center `LensDistortionCenterOffsetX/Y`, `PixelSize`, and the tables of
     /// `LensDistortionCoefficients` / `InverseLensDistortionCoefficients`.
-    public static func calibration(_ xmp: PortraitXMP, imageWidth: Int, imageHeight: Int, file: String) throws -> Calibration {
+    package static func calibration(_ xmp: PortraitXMP, imageWidth: Int, imageHeight: Int, file: String) throws -> Calibration {
         func fail(_ field: String, _ message: String) -> RGBDError {
             RGBDError(.invalidCapture, file: file, location: field, message)
         }
@@ -209,7 +209,7 @@ public enum PortraitReader {
     /// The depth's kind and value mapping: `AuxiliaryImageType` (else `NativeFormat`:
     /// `hdis`/`fdis` disparity, `hdep`/`fdep` depth), `IntMinValue…IntMaxValue` (default
     /// the stored bits' range) onto `FloatMinValue…FloatMaxValue` (required).
-    public static func depthInfo(_ xmp: PortraitXMP, bits: Int, container: String, file: String) throws -> PortraitDepth {
+    package static func depthInfo(_ xmp: PortraitXMP, bits: Int, container: String, file: String) throws -> PortraitDepth {
         func fail(_ field: String, _ message: String) -> RGBDError {
             RGBDError(.invalidCapture, file: file, location: field, message)
         }

@@ -8,28 +8,28 @@
 /// whatever the packet declares, and a field is taken from either Apple namespace. Unknown
 /// fields and other namespaces are ignored. Malformed XML never crashes it: it reads what
 /// it can and the caller checks that the fields it needs are there.
-public struct PortraitXMP: Equatable, Sendable {
+package struct PortraitXMP: Equatable, Sendable {
     /// The fields found, by local name (the last value if a field appears twice).
-    public var fields: [String: String] = [:]
+    package var fields: [String: String] = [:]
 
     /// The Apple namespaces the fields are read from.
-    public static let namespaces: Set<String> = [
+    package static let namespaces: Set<String> = [
         "http://ns.apple.com/pixeldatainfo/1.0/", "http://ns.apple.com/depthData/1.0/",
     ]
 
     /// An empty packet (for tests and hand-made values).
-    public init(fields: [String: String] = [:]) {
+    package init(fields: [String: String] = [:]) {
         self.fields = fields
     }
 
     /// Reads the fields of an XMP packet (UTF-8 bytes; a leading BOM or padding is fine).
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         fields = XMPScanner(bytes).scan(namespaces: Self.namespaces)
     }
 
     /// The text of a field on one line: control characters and line breaks become
     /// spaces, runs of spaces one, ends trimmed; nil if absent or empty.
-    public func string(_ name: String) -> String? {
+    package func string(_ name: String) -> String? {
         guard let raw = fields[name] else { return nil }
         var line = ""
         var space = false
@@ -54,14 +54,14 @@ public struct PortraitXMP: Equatable, Sendable {
     }
 
     /// A field as one number; nil if absent or not a number.
-    public func number(_ name: String) -> Double? {
+    package func number(_ name: String) -> Double? {
         guard let text = string(name) else { return nil }
         let values = Self.numbers(text)
         return values?.count == 1 ? values?.first : nil
     }
 
     /// A field as a list of numbers; nil if absent or if an item is not a number.
-    public func numbers(_ name: String) -> [Double]? {
+    package func numbers(_ name: String) -> [Double]? {
         string(name).flatMap(Self.numbers)
     }
 
@@ -78,7 +78,7 @@ public struct PortraitXMP: Equatable, Sendable {
 
     /// A four-character code field (`hdis`, `L008`), written as the four characters or as
     /// their big-endian 32-bit number (`1751411059` for `hdis`); nil if neither.
-    public func fourCC(_ name: String) -> String? {
+    package func fourCC(_ name: String) -> String? {
         guard let text = string(name) else { return nil }
         if text.count == 4, text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 }) { return text }
         guard let value = UInt32(text) else { return nil }
@@ -90,13 +90,13 @@ public struct PortraitXMP: Equatable, Sendable {
     /// Whether the packet describes a matte (a Portrait Effects Matte or a semantic
     /// segmentation matte): an `AuxiliaryImageSubType`, or an `AuxiliaryImageType` that
     /// names a matte. (Apple marks mattes `AuxiliaryImageType` `depth` with a subtype.)
-    public var describesMatte: Bool {
+    package var describesMatte: Bool {
         if let subtype = string("AuxiliaryImageSubType"), !subtype.isEmpty { return true }
         return string("AuxiliaryImageType")?.lowercased().contains("matte") == true
     }
 
     /// Whether the packet holds Apple's depth fields and is not a matte's.
-    public var describesDepth: Bool {
+    package var describesDepth: Bool {
         guard !describesMatte else { return false }
         return ["IntrinsicMatrix", "LensDistortionCoefficients", "FloatMinValue", "Accuracy"].contains { fields[$0] != nil }
             || ["disparity", "depth"].contains(string("AuxiliaryImageType")?.lowercased() ?? "")

@@ -8,17 +8,17 @@ import CHEIF
 /// grid (tiled) images, as iPhones write them, are decoded whole, their tiles on all
 /// processors. Files in the common form (HEVC, 8-bit 4:2:0) are decoded by rgbd with
 /// libde265 (`HEIFItems`, `HEVCImageDecoder`), the rest by libheif.
-public enum HEIFCodec {
+package enum HEIFCodec {
     /// The stored pixel size of the primary image (its `ispe`, before any
     /// transformation), read without decoding.
-    public static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
+    package static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
         try File(bytes, file: file).primary().storedSize()
     }
 
     /// Checks a HEIF as `decodeRGB` does before it decodes: libheif opens the file, its
     /// primary image's stored size is within `JPEGCodec.maxPixels` and plausible for the
     /// file's size. The HEVC stream itself is checked only by decoding it.
-    public static func validate(_ bytes: [UInt8], file: String? = nil) throws {
+    package static func validate(_ bytes: [UInt8], file: String? = nil) throws {
         _ = try File(bytes, file: file).primary().plausibleSize()
     }
 
@@ -26,7 +26,7 @@ public enum HEIFCodec {
     ///
     /// - Throws: `RGBDError(.invalidImage)` for anything libheif rejects, and for sizes
     ///   over `JPEGCodec.maxPixels`.
-    public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
+    package static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
         // The common case (HEVC, 8-bit 4:2:0, a grid or one image) through libde265
         // directly, tiles in parallel; libheif for everything else, and for anything the
         // fast path fails on (libheif then says what is wrong).

@@ -1,26 +1,26 @@
 import CTurboJPEG
 
 /// JPEG decoding and encoding with TurboJPEG (2.x API).
-public enum JPEGCodec {
+package enum JPEGCodec {
     /// The largest image decoded (200 megapixels: 600 MB of RGB; iPhones take up to 48).
-    public static let maxPixels = 200_000_000
+    package static let maxPixels = 200_000_000
 
     /// A JPEG must hold at least one compressed byte per this many pixels. The flattest
     /// real photos stay far above: a black 4032×3024 frame takes one byte per 64 pixels
     /// with TurboJPEG's standard tables and one per 170 with optimized ones (4:2:0), one
     /// per 255 in grayscale; a camera's noise takes much more. A header that claims more
     /// pixels is corrupt or forged, and is refused before any pixel memory is allocated.
-    public static let maxPixelsPerByte = 1024
+    package static let maxPixelsPerByte = 1024
 
     /// Images of more pixels than this (more than any phone camera takes: 150 MB of RGB)
     /// are first decoded at 1/8 scale, which reads the whole compressed stream with 1/64
     /// of the memory: a corrupt one is refused before the full-size buffer exists.
-    public static let trialDecodePixels = 50_000_000
+    package static let trialDecodePixels = 50_000_000
 
     /// Refuses, from the header's numbers alone, a JPEG that cannot be a real photo:
     /// more than `maxPixels` pixels, or fewer than one compressed byte per
     /// `maxPixelsPerByte` pixels.
-    public static func checkPlausible(width: Int, height: Int, byteCount: Int, file: String? = nil) throws {
+    package static func checkPlausible(width: Int, height: Int, byteCount: Int, file: String? = nil) throws {
         let pixels = width * height
         guard pixels <= maxPixels else {
             throw RGBDError(.invalidImage, file: file,
@@ -33,7 +33,7 @@ public enum JPEGCodec {
     }
 
     /// The stored pixel size of a JPEG, read from its header (`tjDecompressHeader3`).
-    public static func size(of jpeg: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
+    package static func size(of jpeg: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
         let handle = try Handle(decompress: true, file: file)
         return try handle.header(jpeg)
     }
@@ -48,7 +48,7 @@ public enum JPEGCodec {
     ///
     /// - Throws: `RGBDError(.invalidImage)` for anything TurboJPEG rejects or warns about
     ///   (a truncated file is an error, not a gray bottom half).
-    public static func decodeRGB(_ jpeg: [UInt8], file: String? = nil) throws -> ColorImage {
+    package static func decodeRGB(_ jpeg: [UInt8], file: String? = nil) throws -> ColorImage {
         try decodeRGB(jpeg, file: file, trialDecodeAbove: trialDecodePixels)
     }
 
@@ -76,7 +76,7 @@ public enum JPEGCodec {
     /// plausibility, and the whole compressed stream decoded at 1/8 scale (TurboJPEG
     /// entropy-decodes every block at any scale, so a stream that fails to decode fails
     /// here with the same message). About a third of a full decode's time, 1/64 of its memory.
-    public static func validate(_ jpeg: [UInt8], file: String? = nil) throws {
+    package static func validate(_ jpeg: [UInt8], file: String? = nil) throws {
         let handle = try Handle(decompress: true, file: file)
         let (width, height) = try handle.header(jpeg)
         try checkPlausible(width: width, height: height, byteCount: jpeg.count, file: file)
@@ -100,7 +100,7 @@ public enum JPEGCodec {
     /// Decodes a JPEG to 8-bit gray (one sample per pixel; a color JPEG gives its
     /// luminance), pixels as stored: the depth image of a Portrait JPEG. The same
     /// plausibility checks as `decodeRGB`.
-    public static func decodeGray(_ jpeg: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt8> {
+    package static func decodeGray(_ jpeg: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt8> {
         let handle = try Handle(decompress: true, file: file)
         let (width, height) = try handle.header(jpeg)
         try checkPlausible(width: width, height: height, byteCount: jpeg.count, file: file)
@@ -120,7 +120,7 @@ public enum JPEGCodec {
 
     /// Encodes an 8-bit RGB image as a baseline JPEG (`tjCompress2`, 4:2:0 below
     /// quality 95, 4:4:4 from 95 on).
-    public static func encode(_ image: ColorImage, quality: Int = 92) throws -> [UInt8] {
+    package static func encode(_ image: ColorImage, quality: Int = 92) throws -> [UInt8] {
         precondition(image.channels == 3, "JPEG encoding takes RGB images")
         let handle = try Handle(decompress: false, file: nil)
         var output: UnsafeMutablePointer<UInt8>? = nil

@@ -1,11 +1,11 @@
 import CTIFF
 
 /// 32-bit float TIFF writing and reading with libtiff.
-public enum TIFFCodec {
+package enum TIFFCodec {
     /// Writes a single-channel float image as an uncompressed, strip-organized TIFF
     /// (`SAMPLEFORMAT_IEEEFP`, 32 bits, `PHOTOMETRIC_MINISBLACK`) to an open descriptor,
     /// which is closed afterwards (`TIFFFdOpen`, `TIFFWriteEncodedStrip`, `TIFFClose`).
-    public static func writeFloat(_ map: DepthMap, fd: Int32, path: String) throws {
+    package static func writeFloat(_ map: DepthMap, fd: Int32, path: String) throws {
         precondition(map.channels == 1, "TIFF writing takes single-channel images")
         rgbd_tiff_silence()
         guard let tif = TIFFFdOpen(fd, path, "w") else {
@@ -47,7 +47,7 @@ public enum TIFFCodec {
     }
 
     /// Reads a single-channel 32-bit float TIFF.
-    public static func readFloat(path: String) throws -> DepthMap {
+    package static func readFloat(path: String) throws -> DepthMap {
         rgbd_tiff_silence()
         guard let tif = TIFFOpen(path, "r") else { throw RGBDError(.invalidImage, file: path, "not a readable TIFF") }
         defer { TIFFClose(tif) }

@@ -1,8 +1,8 @@
 /// Perceptual colormaps for depth.
-public enum Colormap {
+package enum Colormap {
     /// Google's Turbo colormap (Apache License 2.0), 256 entries of 8-bit RGB, as
     /// matplotlib's `turbo` gives them (`round(255 · value)`).
-    public static let turbo: [UInt8] = [
+    package static let turbo: [UInt8] = [
         48, 18, 59, 50, 21, 67, 51, 24, 74, 52, 27, 81, 53, 30, 88, 54, 33, 95, 55, 36, 102, 56, 39, 109,
         57, 42, 115, 58, 45, 121, 59, 47, 128, 60, 50, 134, 61, 53, 139, 62, 56, 145, 63, 59, 151, 63, 62, 156,
         64, 64, 162, 65, 67, 167, 65, 70, 172, 66, 73, 177, 66, 75, 181, 67, 78, 186, 68, 81, 191, 68, 84, 195,
@@ -38,7 +38,7 @@ public enum Colormap {
 
     /// The Turbo color of `t` in [0, 1] (clamped): entry `round(255·t)`.
     @inline(__always)
-    public static func turbo(_ t: Float) -> (UInt8, UInt8, UInt8) {
+    package static func turbo(_ t: Float) -> (UInt8, UInt8, UInt8) {
         let clamped = t.isNaN ? 0 : min(max(t, 0), 1)
         let i = Int(clamped * 255 + 0.5) * 3
         return (turbo[i], turbo[i + 1], turbo[i + 2])

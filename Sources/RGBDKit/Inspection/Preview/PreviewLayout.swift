@@ -1,5 +1,5 @@
 /// The panels of a preview sheet, in reading order (two rows of three).
-public enum PreviewPanel: Int, CaseIterable, Sendable {
+package enum PreviewPanel: Int, CaseIterable, Sendable {
     /// The color image as captured, with the lens distortion drawn over it.
     case captured
     /// The rectified color image.
@@ -17,37 +17,37 @@ public enum PreviewPanel: Int, CaseIterable, Sendable {
 /// Where everything lies on a preview sheet of a given width, for a color image of a
 /// given aspect: a header, then two rows of three panels, each with a title band above
 /// and a caption band below (the depth panel's holds the colorbar).
-public struct PreviewLayout: Equatable, Sendable {
+package struct PreviewLayout: Equatable, Sendable {
     /// Sheet width in pixels.
-    public let width: Int
+    package let width: Int
     /// Sheet height in pixels.
-    public let height: Int
+    package let height: Int
     /// Scale of every length against the 1600-pixel default sheet.
-    public let scale: Double
+    package let scale: Double
     /// Margin around the sheet, pixels.
-    public let margin: Int
+    package let margin: Int
     /// Height of the header band (below the top margin).
-    public let headerHeight: Int
+    package let headerHeight: Int
     /// Space between panels.
-    public let gap: Int
+    package let gap: Int
     /// Height of the title band above each panel.
-    public let titleHeight: Int
+    package let titleHeight: Int
     /// Height of the caption band below each panel.
-    public let captionHeight: Int
+    package let captionHeight: Int
     /// Size of every panel's image.
-    public let panelWidth: Int
+    package let panelWidth: Int
     /// Size of every panel's image.
-    public let panelHeight: Int
+    package let panelHeight: Int
 
     /// The narrowest sheet.
-    public static let minimumWidth = 480
+    package static let minimumWidth = 480
     /// The widest sheet.
-    public static let maximumWidth = 8000
+    package static let maximumWidth = 8000
     /// The default width.
-    public static let defaultWidth = 1600
+    package static let defaultWidth = 1600
 
     /// The layout of a `width`-pixel sheet for a `colorWidth × colorHeight` color image.
-    public init(width: Int, colorWidth: Int, colorHeight: Int) throws {
+    package init(width: Int, colorWidth: Int, colorHeight: Int) throws {
         guard width >= Self.minimumWidth, width <= Self.maximumWidth else {
             throw RGBDError(.invalidArgument, "the sheet width must be between \(Self.minimumWidth) and \(Self.maximumWidth) pixels, not \(width)")
         }
@@ -76,10 +76,10 @@ public struct PreviewLayout: Equatable, Sendable {
     }
 
     /// Scale of text on this sheet.
-    public var textScale: Double { Self.textScale(scale) }
+    package var textScale: Double { Self.textScale(scale) }
 
     /// The top-left corner of a panel's image.
-    public func origin(of panel: PreviewPanel) -> (x: Int, y: Int) {
+    package func origin(of panel: PreviewPanel) -> (x: Int, y: Int) {
         let column = panel.rawValue % 3, row = panel.rawValue / 3
         let x = margin + column * (panelWidth + gap)
         let y = margin + headerHeight + titleHeight + row * (titleHeight + panelHeight + captionHeight + gap)
@@ -88,7 +88,7 @@ public struct PreviewLayout: Equatable, Sendable {
 
     /// The colorbar below the depth panel: top-left corner and size (its unit follows it
     /// on the right).
-    public var colorbar: (x: Int, y: Int, width: Int, height: Int) {
+    package var colorbar: (x: Int, y: Int, width: Int, height: Int) {
         let (x, y) = origin(of: .depth)
         let room = Int((26 * textScale).rounded())
         return (x, y + panelHeight + Int((7 * textScale).rounded()), max(1, panelWidth - room),

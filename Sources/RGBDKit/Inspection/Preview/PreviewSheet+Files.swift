@@ -3,7 +3,7 @@ extension PreviewSheet {
     /// renders its sheet and writes it as PNG to `path` (created atomically, its directory
     /// too). `reading` sets the physical maximum depth. Returns the capture's warnings.
     @discardableResult
-    public static func write(json: String, image: String?, to path: String, options: PreviewOptions = PreviewOptions(),
+    package static func write(json: String, image: String?, to path: String, options: PreviewOptions = PreviewOptions(),
                              reading: CaptureReadingOptions = CaptureReadingOptions(),
                              timings: StageTimings? = nil) throws -> [String] {
         try options.validate()

@@ -1,29 +1,29 @@
 /// What `PreviewSheet.render` draws.
-public struct PreviewOptions: Equatable, Sendable {
+package struct PreviewOptions: Equatable, Sendable {
     /// Sheet width in pixels (`PreviewLayout.minimumWidth ... maximumWidth`).
-    public var width: Int = PreviewLayout.defaultWidth
+    package var width: Int = PreviewLayout.defaultWidth
     /// Depth at the bottom of the color scale, meters.
-    public var minDepth: Float = 0
+    package var minDepth: Float = 0
     /// Depth at the top of the color scale, meters; nil: chosen from the depth map (its
     /// 99th percentile, rounded up to a round number).
-    public var maxDepth: Float?
+    package var maxDepth: Float?
     /// Relative depth jump to a 4-neighbor that marks a point as a flying-pixel candidate
     /// (as `rgbd cloud --flying-pixel-step`).
-    public var flyingPixelStep: Float = 0.05
+    package var flyingPixelStep: Float = 0.05
     /// Rectification settings.
-    public var rectifier = Rectifier()
+    package var rectifier = Rectifier()
 
     /// The defaults: 1600 pixels wide, automatic scale from 0 m.
-    public init() {}
+    package init() {}
 
-    public static func == (a: PreviewOptions, b: PreviewOptions) -> Bool {
+    package static func == (a: PreviewOptions, b: PreviewOptions) -> Bool {
         a.width == b.width && a.minDepth == b.minDepth && a.maxDepth == b.maxDepth
             && a.flyingPixelStep == b.flyingPixelStep
             && a.rectifier.maxRelativeDepthStep == b.rectifier.maxRelativeDepthStep
     }
 
     /// Checks the values.
-    public func validate() throws {
+    package func validate() throws {
         guard width >= PreviewLayout.minimumWidth, width <= PreviewLayout.maximumWidth else {
             throw RGBDError(.invalidArgument, "the sheet width must be between \(PreviewLayout.minimumWidth) and \(PreviewLayout.maximumWidth) pixels, not \(width)")
         }
@@ -40,20 +40,20 @@ public struct PreviewOptions: Equatable, Sendable {
 /// `rgbd preview`'s sheet: one picture of a capture, its lens, its depth and its point
 /// cloud (see `PreviewPanel`), with a header of file names, sizes, intrinsics and the
 /// lens table. Raster panels are rgbd's own; text, lines and the colorbar are cairo's.
-public enum PreviewSheet {
+package enum PreviewSheet {
     /// The color of depth pixels without depth (holes).
-    public static let holeColor: (UInt8, UInt8, UInt8) = (96, 96, 100)
+    package static let holeColor: (UInt8, UInt8, UInt8) = (96, 96, 100)
     /// The color of flying-pixel candidates in the cloud panels.
-    public static let flyingPixelColor: (UInt8, UInt8, UInt8) = (255, 0, 220)
+    package static let flyingPixelColor: (UInt8, UInt8, UInt8) = (255, 0, 220)
     /// The background of the sheet and of the cloud panels.
-    public static let background: (UInt8, UInt8, UInt8) = (22, 23, 27)
+    package static let background: (UInt8, UInt8, UInt8) = (22, 23, 27)
 
     static let textColor = Canvas.Color(bytes: 232, 232, 236)
     static let dimTextColor = Canvas.Color(bytes: 160, 162, 172)
     static let gridColor = Canvas.Color(bytes: 255, 212, 0)
 
     /// The sheet of `capture` (its size is `PreviewLayout(width:colorWidth:colorHeight:)`'s).
-    public static func render(_ capture: Capture, options: PreviewOptions = PreviewOptions(),
+    package static func render(_ capture: Capture, options: PreviewOptions = PreviewOptions(),
                               timings: StageTimings? = nil) throws -> ColorImage {
         try options.validate()
         let color = capture.color, depth = capture.depth
@@ -386,15 +386,15 @@ public enum PreviewSheet {
 }
 
 /// The color scale of depth: `minimum` at the bottom of the colormap, `maximum` at the top.
-public struct DepthScale: Equatable, Sendable {
+package struct DepthScale: Equatable, Sendable {
     /// Meters at colormap position 0.
-    public var minimum: Float
+    package var minimum: Float
     /// Meters at colormap position 1.
-    public var maximum: Float
+    package var maximum: Float
 
     /// The colormap position of `z` (not clamped).
     @inline(__always)
-    public func position(_ z: Float) -> Float { (z - minimum) / (maximum - minimum) }
+    package func position(_ z: Float) -> Float { (z - minimum) / (maximum - minimum) }
 }
 
 /// What the sheet's depth colors start from: a depth map's holes (`DepthCoverage`),
