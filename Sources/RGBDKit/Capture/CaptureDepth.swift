@@ -279,8 +279,7 @@ enum CaptureDepth {
         }
         if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
             || bytes.starts(with: [0x49, 0x49, 0x2B, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2B]) {
-            let map = try TIFFCodec.readFloat(path: path)
-            guard map.width > 0, map.height > 0 else { throw RGBDError(.invalidImage, file: path, "the depth image is empty") }
+            let map = try TIFFCodec.readFloat(bytes, file: path)
             return (map, DepthSource(kind: .tiffFloat32Meters, key: key, path: path))
         }
         throw RGBDError(.invalidImage, file: path,

@@ -1,9 +1,9 @@
 import CHEIF
 
 extension HEIFCodec {
-    /// The largest depth image or matte decoded: 16 megapixels (real ones have at most a
-    /// few: 768×576 depth, 2016×1512 mattes).
-    static let maxAuxiliaryPixels = 16_000_000
+    /// The largest depth image or matte decoded: `InputLimits.maxDepthPixels`, 16
+    /// megapixels (real ones have at most a few: 768×576 depth, 2016×1512 mattes).
+    static let maxAuxiliaryPixels = InputLimits.maxDepthPixels
 }
 
 /// The depth image, auxiliary images and metadata of a HEIF image (Portrait photos).
