@@ -50,6 +50,14 @@ public enum CalibrationPlausibility {
         return nil
     }
 
+    /// The first implausible value of a calibration, nil if it is plausible (what every
+    /// reader has checked of the calibrations it returns).
+    public static func problem(of calibration: Calibration) -> (value: Value, message: String)? {
+        let k = calibration.intrinsics
+        return problem(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: k.width, height: k.height,
+                       distortionCenter: calibration.distortionCenter, pixelSize: calibration.pixelSize)
+    }
+
     /// A value for messages (`2900`, `5e-324`, `nan`).
     static func show(_ value: Double) -> String {
         value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"

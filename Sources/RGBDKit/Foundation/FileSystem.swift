@@ -174,14 +174,20 @@ public enum FileSystem {
         return names.sorted()
     }
 
-    /// Creates a directory and its parents, like `mkdir -p`.
-    public static func createDirectory(_ path: String) throws {
-        if isDirectory(path) { return }
+    /// Creates a directory and its parents, like `mkdir -p`; returns the directories it
+    /// created, outermost first (empty if `path` existed).
+    @discardableResult
+    public static func createDirectory(_ path: String) throws -> [String] {
+        if isDirectory(path) { return [] }
+        var created: [String] = []
         let parent = Path.directory(of: path)
-        if parent != path && !parent.isEmpty && parent != "." { try createDirectory(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw systemError(path, "cannot create directory")
+        if parent != path && !parent.isEmpty && parent != "." { created = try createDirectory(parent) }
+        if mkdir(path, 0o755) != 0 {
+            if errno != EEXIST { throw systemError(path, "cannot create directory") }
+        } else {
+            created.append(path)
         }
+        return created
     }
 
     /// Creates an empty temporary file beside `path` and returns its name and an open

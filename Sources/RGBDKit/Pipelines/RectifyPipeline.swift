@@ -218,8 +218,9 @@ public enum RectifyPipeline {
     /// and the sidecar's intrinsics are that grid's. Returns the paths and the warnings.
     ///
     /// `directory` (and its parents) is created only once the capture has been read and
-    /// checked, just before the first file is staged: a capture that fails to load (a
-    /// photo without depth, a broken JSON) leaves no empty directory behind.
+    /// checked, just before the first file is staged, and removed again if the run then
+    /// fails (a photo that fails to decode): a capture that fails leaves no empty
+    /// directory behind.
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
                            alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
@@ -231,7 +232,7 @@ public enum RectifyPipeline {
         let (capture, warnings, side) = try rectifiedWithSide(
             json: json, image: image, rectifier: rectifier, alignment: alignment, reading: reading,
             timings: timings) { depth, colorIntrinsics, depthIntrinsics, portrait in
-            try FileSystem.createDirectory(directory)
+            try files.createDirectory(directory)
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
                 portrait: portrait, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
