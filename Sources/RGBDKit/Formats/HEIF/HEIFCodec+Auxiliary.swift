@@ -55,7 +55,8 @@ extension HEIFCodec.Image {
                       String(cString: actual) == contentType else { continue }
             }
             let size = heif_image_handle_get_metadata_size(handle, id)
-            guard size > 0, size <= 16 << 20 else { continue }
+            // A block cannot be larger than the file (nor than 16 MB): a claim beyond is a lie.
+            guard size > 0, size <= 16 << 20, size <= owner.byteCount else { continue }
             var bytes = [UInt8](repeating: 0, count: size)
             let error = bytes.withUnsafeMutableBytes { heif_image_handle_get_metadata(handle, id, $0.baseAddress) }
             if error.code == heif_error_Ok { blocks.append(bytes) }
