@@ -15,7 +15,7 @@ depth pixel with the intrinsics scaled to the depth map,
 drops holes and, like `rgbd cloud`'s default, points on depth discontinuities (depth differs
 from one of its 4 neighbors' by more than 5 % of its own; --keep-edges keeps them), and
 writes a binary little-endian PLY (float x y z, uchar red green blue) with plyfile.
-With --stages, prints `stage <name> <milliseconds>` per stage to stderr.
+With --stages, prints `timing <name> <milliseconds> ms` per stage to stderr (as rgbd's --timings).
 Requirements: Scripts/requirements-bench.txt.
 """
 
@@ -145,7 +145,7 @@ def main():
     if args.stages:
         times.append(("total", (time.perf_counter() - t_start) * 1e3))
         for name, ms in times:
-            print(f"stage {name} {ms:.3f}", file=sys.stderr)
+            print(f"timing {name} {ms:.3f} ms", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,10 @@ is not timed. Each run times, in numpy + OpenCV + plyfile:
                  (float x y z, uchar red green blue);
     write_ply    PlyData.write of a binary little-endian PLY to a new file beside the depth
                  TIFF (removed after each run, untimed).
-One untimed warm-up run precedes the timed ones. Prints on stdout
-    backproject_write_ms_median <ms>             colors + backproject + write_ply
-    backproject_write_ms_runs <ms> <ms> ...
-    backproject_ms_runs ..., write_ply_ms_runs ...   (the two parts of the same runs)
-    points <n>
+One untimed warm-up run precedes the timed ones. Prints on stdout, as rgbd-bench does,
+    bench backproject_write median_ms <ms> runs <ms> <ms> ...   colors + backproject + write_ply
+    bench backproject ..., bench write_ply ...                  (the two parts of the same runs)
+    # points <n>
 Requirements: Scripts/requirements-bench.txt.
 """
 
@@ -73,10 +72,8 @@ def write_ply(verts, path, comments):
     PlyData([PlyElement.describe(verts, "vertex")], byte_order="<", comments=comments).write(path)
 
 
-def report(name, runs_ms, with_median=False):
-    if with_median:
-        print(f"{name}_ms_median {statistics.median(runs_ms):.3f}")
-    print(f"{name}_ms_runs " + " ".join(f"{ms:.3f}" for ms in runs_ms))
+def report(name, runs_ms):
+    print(f"bench {name} median_ms {statistics.median(runs_ms):.3f} runs " + " ".join(f"{ms:.3f}" for ms in runs_ms))
 
 
 def main():
@@ -110,10 +107,10 @@ def main():
             parts.append((t1 - t0) * 1e3)
             writes.append((t2 - t1) * 1e3)
 
-    report("backproject_write", totals, with_median=True)
+    report("backproject_write", totals)
     report("backproject", parts)
     report("write_ply", writes)
-    print(f"points {points}")
+    print(f"# points {points}")
 
 
 if __name__ == "__main__":

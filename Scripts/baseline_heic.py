@@ -1,4 +1,4 @@
-"""HEIC decoding baseline for Scripts/bench-heic.sh: pillow-heif, file to an RGB numpy array.
+"""HEIC decoding baseline of the benchmark (case heic of Benchmarks/cases.toml): pillow-heif, file to an RGB numpy array.
 
     python Scripts/baseline_heic.py FILE.heic [--runs N]
 

@@ -10,7 +10,7 @@ file name without extension:
     <stem>.depth.png        uint16 millimetres, 0 = no depth (nearest sampling)
     <stem>.depth.tiff       float32 metres, NaN = no depth
     <stem>.intrinsics.json  {"color": {...}, "depth": {...}} in Open3D's pinhole layout
-With --stages, prints `stage <name> <milliseconds>` per stage to stderr.
+With --stages, prints `timing <name> <milliseconds> ms` per stage to stderr (as rgbd's --timings).
 Requirements: Scripts/requirements-bench.txt.
 """
 
@@ -182,7 +182,7 @@ def main():
     if args.stages:
         times.append(("total", (time.perf_counter() - t_start) * 1e3))
         for name, ms in times:
-            print(f"stage {name} {ms:.3f}", file=sys.stderr)
+            print(f"timing {name} {ms:.3f} ms", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ not timed; one untimed warm-up run precedes the timed ones. `remap` allocates it
 each call (fresh pages, as every call returning a new image does); `remap_into` writes
 into one preallocated array (dst=), the pure computation. With --json FILE, also times
 orjson.loads on FILE's bytes (read once, untimed).
-Prints `<name>_ms_median <ms>` and `<name>_ms_runs <ms> <ms> ...` lines on stdout.
+Prints `bench <name> median_ms <ms> runs <ms> <ms> ...` lines on stdout, as rgbd-bench does
+(names remap, remap_into, orjson).
 """
 
 import argparse
@@ -46,8 +47,7 @@ def time_runs(fn, runs, warmup):
 
 
 def report(name, runs_ms):
-    print(f"{name}_ms_median {statistics.median(runs_ms):.3f}")
-    print(f"{name}_ms_runs " + " ".join(f"{ms:.3f}" for ms in runs_ms))
+    print(f"bench {name} median_ms {statistics.median(runs_ms):.3f} runs " + " ".join(f"{ms:.3f}" for ms in runs_ms))
 
 
 def main():

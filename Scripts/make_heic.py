@@ -1,4 +1,5 @@
-"""Encodes a photo as HEIC the way an iPhone stores it, for Scripts/bench-heic.sh.
+"""Encodes a photo as HEIC the way an iPhone stores it, for the benchmark (workload heic of
+Benchmarks/cases.toml).
 
     python Scripts/make_heic.py SOURCE.jpg OUT.heic [--tile 512] [--quality 75]
 

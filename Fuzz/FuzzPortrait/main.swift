@@ -63,7 +63,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     check(c.lookupTable.count == LensPolynomial.tableCount, "table of \(c.lookupTable.count) entries")
     check(c.lookupTable.allSatisfy { $0 > -1 && $0 < 10 }, "table out of range")
     check(capture.depth.samples.allSatisfy { $0.isNaN || ($0 > 0 && $0.isFinite) }, "a depth that is not positive or NaN")
-    check(capture.portrait != nil, "a Portrait capture without its depth description")
+    check(capture.metadata.portrait != nil, "a Portrait capture without its depth description")
     guard capture.depth.width * capture.depth.height <= 1 << 16 else { return 0 }
     let serial = capture.rectified(with: Rectifier(scheduler: .serial))
     let parallel = capture.rectified(with: Rectifier(scheduler: .parallel))

@@ -1,12 +1,8 @@
 // The C interface's per-thread error message.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #else
-#error("unsupported platform")
+import Darwin
 #endif
 import Dispatch
 

@@ -15,14 +15,14 @@
 // the same Paeth-filtered rows as one zlib stream on one thread, filtering not timed),
 // encode_depth_png, write_depth_tiff. Encoders take the rectified images, as
 // `rgbd rectify` does; the PNG stages also print `bytes <name> <n>`, the size of what
-// they made. Scripts/bench-rectify.sh runs this beside the whole-process and Python
-// baselines, Scripts/bench-png.sh the PNG stages.
+// they made. Scripts/bench.sh runs this for the cases of Benchmarks/cases.toml (rectify
+// beside the whole-process and Python baselines, png-* the PNG stages).
 //
 // Cloud stages, on the capture rectified once (`Capture.load` + `rectified()`), default
 // `PointCloudOptions` as `rgbd cloud` uses them: cloud_points (`PointCloud` construction:
 // colors averaged over each depth pixel's footprint, points selected), cloud_write_ply
 // (that cloud's binary PLY, streamed to a staged file), cloud_backproject_and_write (both:
-// the back-projection plus PLY writing figure). Scripts/bench-cloud.sh runs these.
+// the back-projection plus PLY writing figure). Case cloud of Benchmarks/cases.toml runs these.
 //
 // Frame stages (`rgbd-bench --frames WIDTHxHEIGHT`, no capture): a `FrameRectifier` for
 // Scripts/baseline_remap.py's lens (center in the middle, 42-entry table −0.04·(k/41)²)

@@ -93,17 +93,17 @@ struct Cloud: ParsableCommand {
         let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
         var saidRelative = false
         let failures = try batch.run(single: single, outputs: { [path($0)] }) { item, stageTimings in
-            let (cloud, warnings, portrait) = try RectifyPipeline.pointCloudWithPortrait(
+            let result = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
                 reading: readingOptions, timings: stageTimings)
-            for warning in warnings { Report.warning(warning) }
-            let relative = portrait?.isRelative == true
+            for warning in result.warnings { Report.warning(warning) }
+            let relative = result.metadata.portrait?.isRelative == true
             // Said once per run on stderr (and in each such cloud's PLY header).
             if relative, !saidRelative {
                 Report.warning("\(item.json): \(PortraitDepth.relativeNote)")
                 saidRelative = true
             }
-            try cloud.write(to: path(item), source: item.json, encoding: encoding,
+            try result.output.write(to: path(item), source: item.json, encoding: encoding,
                             note: relative ? PortraitDepth.relativeNote : nil, timings: stageTimings)
         }
         if failures > 0 { throw ExitCode(1) }

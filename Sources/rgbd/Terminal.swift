@@ -1,12 +1,8 @@
 // The terminal and the process's exit, for the command-line front.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #else
-#error("unsupported platform")
+import Darwin
 #endif
 import Dispatch
 

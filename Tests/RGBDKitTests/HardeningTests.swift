@@ -56,7 +56,7 @@ import Glibc
         #expect(throws: RGBDError(.io, file: fifo, "is a FIFO (named pipe), not a regular file")) {
             try FileSystem.readPrefix(fifo, count: 64)
         }
-        #expect(!PortraitReader.isPhoto(path: fifo))
+        #expect(FileFormat(path: fifo) == nil)
         #expect(Date().timeIntervalSince(start) < 1)
         #expect(throws: RGBDError(.io, file: "/dev/zero", "is a character device, not a regular file")) {
             try FileSystem.readFile("/dev/zero")

@@ -170,7 +170,7 @@ import Testing
     }
 }
 
-/// Portrait photos made by Tests/python/portrait_files.py (`python Tests/python/portrait_files.py
+/// Portrait photos made by Scripts/fixtures/portrait_files.py (`python Scripts/fixtures/portrait_files.py
 /// Tests/RGBDKitTests/Fixtures/portrait --width 320 --height 240`): the scene's truth is in
 /// truth.json (tables computed there with numpy), portrait-equivalent.json is the same
 /// capture as a JSON.
@@ -207,9 +207,9 @@ import Testing
         #expect((capture.color.width, capture.color.height) == (truth.width, truth.height))
         // The depth image's coded size is padded to 80×64; its clap crops it to 80×60.
         #expect((capture.depth.width, capture.depth.height) == (truth.depth_width, truth.depth_height))
-        #expect(capture.portrait?.kind == .disparity && capture.portrait?.isRelative == true)
+        #expect(capture.metadata.portrait?.kind == .disparity && capture.metadata.portrait?.isRelative == true)
         #expect(capture.stem == "portrait")
-        let matte = try #require(capture.matte)
+        let matte = try #require(capture.metadata.matte)
         #expect((matte.width, matte.height) == (2 * truth.depth_width, 2 * truth.depth_height))
     }
 

@@ -11,8 +11,8 @@ import RGBDSynth
         let a = Path.join(directory.path, "a"), b = Path.join(directory.path, "b")
         let piped = try RectifyPipeline.run(json: capture.json, image: nil, directory: a)
         let stepped = try Capture.load(json: capture.json).rectified().write(to: b)
-        #expect(piped.paths.count == 4 && stepped.count == 4)
-        for (x, y) in zip(piped.paths, stepped) {
+        #expect(piped.output.count == 4 && stepped.count == 4)
+        for (x, y) in zip(piped.output, stepped) {
             #expect(try FileSystem.readFile(x) == FileSystem.readFile(y), "\(Path.lastComponent(x)) differs")
         }
         // Pixel-aligned pairs, both ways.
@@ -22,11 +22,11 @@ import RGBDSynth
             directories += [c, d]
             let piped = try RectifyPipeline.run(json: capture.json, image: nil, directory: c, alignment: alignment)
             let stepped = try Capture.load(json: capture.json).rectified(alignedTo: alignment).write(to: d)
-            for (x, y) in zip(piped.paths, stepped) {
+            for (x, y) in zip(piped.output, stepped) {
                 #expect(try FileSystem.readFile(x) == FileSystem.readFile(y), "\(alignment): \(Path.lastComponent(x)) differs")
             }
-            let color = try PNGCodec.decodeRGB(FileSystem.readFile(piped.paths[0]))
-            let depth = try PNGCodec.decodeGray16(FileSystem.readFile(piped.paths[1]))
+            let color = try PNGCodec.decodeRGB(FileSystem.readFile(piped.output[0]))
+            let depth = try PNGCodec.decodeGray16(FileSystem.readFile(piped.output[1]))
             let size = alignment == .depth ? (160, 120) : (640, 480)
             #expect(color.width == size.0 && color.height == size.1 && depth.width == size.0 && depth.height == size.1)
         }

@@ -1205,3 +1205,20 @@ def test_export_open3d_example(tmp_path):
         return
     v = vertices(ply)
     assert len(v) > 0 and {"nx", "ny", "nz"} <= set(v.dtype.names)
+
+
+@pytest.mark.parametrize("name, content", [
+    ("soi-then-garbage.jpg", b"\xff\xd8\xfe\x00AB"),  # starts like a JPEG (SOI), is not one
+    ("empty.heic", b""),
+])
+def test_broken_photos_are_refused_alike_by_python_and_the_cli(library, rgbd_bin, tmp_path, name, content):
+    """One sniffer and one way into a capture: Python's error for a broken photo is the CLI's line."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(rgbd.RGBDError) as info:
+        rgbd.load_capture(path)
+    proc = subprocess.run([str(rgbd_bin), "info", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    line = next(l for l in proc.stderr.splitlines() if l.startswith("rgbd: error:"))
+    assert line == f"rgbd: error: {info.value.message}", (line, info.value.message)
+    assert str(path) in info.value.message

@@ -13,10 +13,9 @@ public struct Capture: Sendable {
     public var color: ColorImage
     /// Things worth telling the user that did not stop the reading (aspect mismatches).
     public var warnings: [String]
-    /// For a Portrait photo (`jsonPath == imagePath`): what its depth metadata says.
-    public var portrait: PortraitDepth? = nil
-    /// For a Portrait photo: its Portrait Effects Matte as stored (8-bit), if present.
-    public var matte: ImageBuffer<UInt8>? = nil
+    /// What only some sources carry: for a Portrait photo (`jsonPath == imagePath`), its
+    /// depth metadata and matte.
+    public var metadata = CaptureMetadata()
 
     /// The name outputs are derived from: the JSON's file name without its extension.
     public var stem: String { Path.stem(jsonPath) }
@@ -31,17 +30,7 @@ public struct Capture: Sendable {
     /// given as `json` with no `image` is a capture by itself (`load(photo:)`).
     public static func load(json: String, image: String? = nil, reading: CaptureReadingOptions = CaptureReadingOptions(),
                             timings: StageTimings? = nil) throws -> Capture {
-        if image == nil, PortraitReader.isPhoto(path: json) {
-            return try load(photo: json, reading: reading, timings: timings)
-        }
-        try PortraitReader.refuseImage(image, json: json)
-        let imagePath = try image ?? Capture.imagePath(besideJSON: json)
-        let jpeg = try FileSystem.readFile(imagePath)
-        let (contents, color) = try parseAndDecode(
-            jpeg: jpeg, image: imagePath, json: json,
-            parse: { try timings.measure("parse") { try CaptureReader.read(path: json, options: reading) } },
-            decode: { try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) } })
-        return try Capture(json: json, image: imagePath, contents: contents, color: color)
+        try load(try CaptureOpening(json: json, image: image), reading: reading, timings: timings)
     }
 
     /// Loads a Portrait photo as a capture: its primary image is the color, its depth
@@ -59,70 +48,25 @@ public struct Capture: Sendable {
     /// in messages and gives `stem`.
     public static func load(photoBytes: [UInt8], name: String, reading: CaptureReadingOptions = CaptureReadingOptions(),
                             timings: StageTimings? = nil) throws -> Capture {
-        let (contents, color) = try parseAndDecode(
-            jpeg: photoBytes, image: name, json: name,
-            parse: { try timings.measure("parse") { try PortraitReader.read(photoBytes, file: name, options: reading) } },
-            decode: { try timings.measure("decode") { try PhotoDecoder.decodeRGB(photoBytes, file: name) } })
-        var capture = try Capture(json: name, image: name, contents: contents, color: color)
-        capture.portrait = contents.portrait
-        capture.matte = contents.matte
-        return capture
+        try load(try CaptureOpening(portraitBytes: photoBytes, name: name), reading: reading, timings: timings)
     }
 
     /// Makes a capture from the bytes of its JSON and photo, JPEG or HEIC (both parsed on two threads);
     /// `name` stands for the files in messages and gives `stem`.
     public static func load(jsonBytes: [UInt8], jpegBytes: [UInt8], name: String) throws -> Capture {
-        let jsonName = name.hasSuffix(".json") ? name : name + ".json"
-        let directory = Path.directory(of: jsonName)
-        let imageName = directory == "." && !jsonName.hasPrefix("./")
-            ? Path.stem(jsonName) + ".jpg" : Path.join(directory, Path.stem(jsonName) + ".jpg")
-        let (contents, color) = try parseAndDecode(
-            jpeg: jpegBytes, image: imageName, json: jsonName,
-            parse: { try CaptureReader.parse(jsonBytes, file: jsonName) },
-            decode: { try PhotoDecoder.decodeRGB(jpegBytes, file: imageName) })
-        return try Capture(json: jsonName, image: imageName, contents: contents, color: color)
+        try load(try CaptureOpening(jsonBytes: jsonBytes, photoBytes: jpegBytes, name: name),
+                 reading: CaptureReadingOptions(), timings: nil)
     }
 
-    /// Whether an image of `width × height` is decoded only after the JSON has been
-    /// read and the image's size checked against it: one of more than
-    /// `sequentialDecodePixels`, whose decoding (and the rectified copy prepared beside
-    /// it) would cost more memory than a rejected input may if the JSON then failed.
-    static func decodesAfterChecks(width: Int, height: Int) -> Bool {
-        width * height > sequentialDecodePixels
-    }
-
-    /// 24 megapixels: 72 MB of RGB, twice that with the rectified copy; a 12 MP iPhone
-    /// photo is still decoded while its JSON is parsed, a 48 MP one after.
-    static let sequentialDecodePixels = 24_000_000
-
-    /// `parse` and `decode` of `jpeg` at once on two threads (the JSON's error first if
-    /// both fail); for an image that `decodesAfterChecks`, one after the other with the
-    /// size from the JPEG's header checked against the calibration (and for
-    /// plausibility) in between, so a capture rejected for its size never allocates the
-    /// image's pixels.
-    static func parseAndDecode(jpeg: [UInt8], image: String, json: String,
-                               parse: () throws -> CaptureReader.Contents,
-                               decode: () throws -> ColorImage) throws -> (CaptureReader.Contents, ColorImage) {
-        guard let (width, height) = try? PhotoDecoder.size(of: jpeg), decodesAfterChecks(width: width, height: height) else {
-            return try Concurrently.run(parse, decode)
-        }
-        if PhotoDecoder.format(of: jpeg) == .jpeg {
-            try JPEGCodec.checkPlausible(width: width, height: height, byteCount: jpeg.count, file: image)
-        }
-        let contents = try parse()
-        _ = try checkSizes(image: image, width: width, height: height, json: json, depth: contents.depth,
-                           calibration: contents.calibration, keys: contents.keys, depthFile: contents.depthSource.path)
-        return (contents, try decode())
-    }
-
-    /// Assembles a capture, checking the images' sizes against the calibration.
-    private init(json: String, image: String, contents: CaptureReader.Contents, color: ColorImage) throws {
-        var warnings = try Self.checkSizes(image: image, width: color.width, height: color.height, json: json,
-                                           depth: contents.depth, calibration: contents.calibration,
-                                           keys: contents.keys, depthFile: contents.depthSource.path)
-        if let warning = contents.discardWarning(json: json) { warnings.append(warning) }
-        self.init(jsonPath: json, imagePath: image, calibration: contents.calibration, depth: contents.depth,
-                  color: color, warnings: warnings)
+    /// The capture `opening` leads to: its depth side read and checked while the photo decodes.
+    static func load(_ opening: CaptureOpening, reading: CaptureReadingOptions, timings: StageTimings?) throws -> Capture {
+        let (side, color) = try opening.run(depthSide: { try opening.readDepthSide(reading: reading, timings: timings) },
+                                            colorSide: { try opening.decode(timings: timings) })
+        let contents = side.contents
+        var capture = Capture(jsonPath: opening.jsonPath, imagePath: opening.imagePath, calibration: contents.calibration,
+                              depth: contents.depth, color: color, warnings: side.warnings)
+        capture.metadata = contents.metadata
+        return capture
     }
 
     /// A capture from its parts, as they are (no checks).
@@ -144,7 +88,7 @@ public struct Capture: Sendable {
         let stem = Path.stem(json)
         let names = (try? FileSystem.contentsOfDirectory(directory)) ?? []
         let candidates = names.filter { Path.stem($0) == stem }
-        let preferred = photoExtensions.lazy.compactMap { ext in
+        let preferred = FileFormat.photoExtensions.lazy.compactMap { ext in
             candidates.first { Path.pathExtension($0) == ext }
         }.first
         guard let name = preferred else {
@@ -152,10 +96,6 @@ public struct Capture: Sendable {
         }
         return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
     }
-
-    /// Extensions of the photo beside a capture JSON, in order of preference (compared
-    /// lowercased).
-    public static let photoExtensions = ["jpg", "jpeg", "heic", "heif"]
 
     /// Checks the sizes of the color image (`width × height`, from `image`) and of the
     /// depth map (from `json`, or the depth image `depthFile`) against the calibration;

@@ -264,7 +264,8 @@ enum CaptureDepth {
     /// float32 TIFF of meters. Values as stored (not yet sanitized).
     static func readImage(path: String, key: String?) throws -> (DepthMap, DepthSource) {
         let bytes = try FileSystem.readFile(path)
-        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+        let format = FileFormat(bytes: bytes)
+        if format == .png {
             guard bytes.count > 26 else { throw RGBDError(.invalidImage, file: path, "truncated PNG") }
             let (bitDepth, colorType) = (bytes[24], bytes[25])
             guard bitDepth == 16, colorType == 0 else {
@@ -277,8 +278,7 @@ enum CaptureDepth {
             return (DepthMap(width: millimeters.width, height: millimeters.height, channels: 1, samples: meters),
                     DepthSource(kind: .png16Millimeters, key: key, path: path))
         }
-        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
-            || bytes.starts(with: [0x49, 0x49, 0x2B, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2B]) {
+        if format == .tiff {
             let map = try TIFFCodec.readFloat(bytes, file: path)
             return (map, DepthSource(kind: .tiffFloat32Meters, key: key, path: path))
         }

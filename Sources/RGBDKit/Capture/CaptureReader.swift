@@ -21,10 +21,8 @@ public enum CaptureReader {
         public var depthSource = DepthSource(kind: .rows)
         /// The depth pixels read as no depth, by marker (they are NaN in `depth`).
         public var discarded = DepthDiscards()
-        /// For a Portrait photo: what its depth metadata says (kind, accuracy, value range).
-        public var portrait: PortraitDepth? = nil
-        /// For a Portrait photo: its Portrait Effects Matte, as stored, if it has one.
-        public var matte: ImageBuffer<UInt8>? = nil
+        /// What only some sources carry (a Portrait photo's depth metadata and matte).
+        public var metadata = CaptureMetadata()
 
         /// The warning about unusual no-depth markers (negatives, depths beyond the
         /// maximum), naming the file they were in; nil if there were none.

@@ -28,7 +28,7 @@ extension RectifiedCapture {
         (colorPNG, _) = try Concurrently.withBackground(
             {
                 try Self.stageDepthOutputs(depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics,
-                                           source: source, portrait: portrait, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+                                           source: source, metadata: metadata, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
             },
             foreground: { try timings.measure("encode color png") { try PNGCodec.encodeRGB(color, effort: pngEffort) } })
         try timings.measure("write color png") { try files.stage(paths[0], bytes: colorPNG) }
@@ -39,7 +39,7 @@ extension RectifiedCapture {
     /// Encodes and stages the depth PNG, the depth TIFF and the intrinsics sidecar
     /// (`paths[1...3]` of `outputPaths`).
     static func stageDepthOutputs(depth: DepthMap, colorIntrinsics: Intrinsics, depthIntrinsics: Intrinsics,
-                                  source: String, portrait: PortraitDepth? = nil, paths: [String], files: StagedFiles, pngEffort: PNGCodec.Effort,
+                                  source: String, metadata: CaptureMetadata = CaptureMetadata(), paths: [String], files: StagedFiles, pngEffort: PNGCodec.Effort,
                                   timings: StageTimings?) throws {
         let millimeters = DepthEncoding.millimeters(depth)
         let depthPNG = try timings.measure("encode depth png") {
@@ -51,7 +51,7 @@ extension RectifiedCapture {
         }
         try timings.measure("write intrinsics") {
             let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source,
-                                           depthAccuracy: portrait?.accuracy)
+                                           depthAccuracy: metadata.portrait?.accuracy)
             try files.stage(paths[3], bytes: Array(text.utf8))
         }
     }

@@ -2,12 +2,8 @@
 // Linux and macOS; only the module name differs).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #else
-#error("unsupported platform")
+import Darwin
 #endif
 import Dispatch
 

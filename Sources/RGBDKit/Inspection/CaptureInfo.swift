@@ -43,7 +43,7 @@ public struct CaptureInfo: Sendable {
         /// Its path.
         public var path: String
         /// Its format, recognised by content.
-        public var format: PhotoDecoder.Format
+        public var format: FileFormat
         /// File size in bytes.
         public var fileBytes: Int
     }
@@ -207,26 +207,22 @@ public struct CaptureInfo: Sendable {
 
     /// Reads capture `json` and the header of its photo (`image`, default the photo beside
     /// the JSON as `Capture.imagePath(besideJSON:)` finds it), with the checks rectifying
-    /// makes: what would fail to rectify fails here with the same error.
+    /// makes: what would fail to rectify fails here with the same error (a JPEG's stream
+    /// is decoded at 1/8 scale for that; a HEIC's HEVC stream is not decoded).
     ///
     /// A Portrait photo given as `json` with no `image` is described from its depth
     /// image and depth metadata (`PortraitReader`); its depth image is decoded.
     public static func read(json: String, image: String? = nil) throws -> CaptureInfo {
-        let isPortrait = image == nil && PortraitReader.isPhoto(path: json)
-        try PortraitReader.refuseImage(image, json: json)
-        let imagePath = isPortrait ? json : try image ?? Capture.imagePath(besideJSON: json)
-        let photoBytes = try FileSystem.readFile(imagePath)
-        let (width, height) = try PhotoDecoder.size(of: photoBytes, file: imagePath)
-        guard let format = PhotoDecoder.format(of: photoBytes) else {
-            throw RGBDError(.invalidImage, file: imagePath, "not a JPEG or HEIF image")
-        }
-        // `read(path:)`, as rectifying does: a reader that finds depth beside the JSON
-        // needs the path.
-        let contents = isPortrait ? try PortraitReader.read(photoBytes, file: json) : try CaptureReader.read(path: json)
-        var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: json,
-                                              depth: contents.depth, calibration: contents.calibration,
-                                              keys: contents.keys, depthFile: contents.depthSource.path)
-        if let warning = contents.discardWarning(json: json) { warnings.append(warning) }
+        let opening = try CaptureOpening(json: json, image: image)
+        // The photo checked as decoding it would (on the other processor while the depth
+        // side is read), so that info refuses what rectifying refuses.
+        let (side, _) = try opening.run(depthSide: { try opening.readDepthSide() },
+                                        colorSide: { try PhotoDecoder.validate(opening.photo, file: opening.imagePath) })
+        let contents = side.contents
+        var warnings = side.warnings
+        let (isPortrait, imagePath, width, height, format) = (opening.isPortrait, opening.imagePath, opening.width,
+                                                              opening.height, opening.format)
+        let photoBytes = opening.photo
         let calibration = contents.calibration
         let photo = Photo(path: imagePath, format: format, fileBytes: photoBytes.count)
         let color = ImageGeometry(width: width, height: height, calibration: calibration)
@@ -250,8 +246,8 @@ public struct CaptureInfo: Sendable {
             table: table, inverseTable: inverseTable, corners: cornerDisplacements(scaled.distortion),
             inverseConsistency: scaled.inverseDistortion.map { inverseConsistency(forward: scaled.distortion, inverse: $0) },
             depthStatistics: statistics, warnings: warnings)
-        info.portrait = contents.portrait
-        info.matteSize = contents.matte.map { ($0.width, $0.height) }
+        info.portrait = contents.metadata.portrait
+        info.matteSize = contents.metadata.matte.map { ($0.width, $0.height) }
         return info
     }
 

@@ -40,7 +40,7 @@ public enum CaptureDiscovery {
             return Expansion(items: [Item(json: input)])
         }
         let names = try FileSystem.contentsOfDirectory(input)
-        let photos = names.filter { Capture.photoExtensions.contains(Path.pathExtension($0)) }
+        let photos = names.filter(FileFormat.isNamedLikePhoto)
         let stemsWithImage = Set(photos.map(Path.stem))
         let stemsWithJSON = Set(names.filter { Path.pathExtension($0) == "json" }.map(Path.stem))
         var expansion = Expansion()

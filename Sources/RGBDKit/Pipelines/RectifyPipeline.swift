@@ -7,6 +7,17 @@
 /// caller's depth-side work (staging the depth files). Then the color image is rectified
 /// on every processor.
 public enum RectifyPipeline {
+    /// What a pipeline returns: its output, the warnings reading gave, and what only some
+    /// sources carry (a Portrait photo's depth metadata).
+    public struct Result<Output: Sendable>: Sendable {
+        /// The pipeline's product.
+        public var output: Output
+        /// Things worth telling the user that did not stop the work.
+        public var warnings: [String]
+        /// The capture's metadata (`CaptureMetadata`).
+        public var metadata: CaptureMetadata
+    }
+
     /// What the decoding thread produces: the image and, if asked, the touched memory
     /// for its rectified copy.
     struct ColorSide {
@@ -24,44 +35,29 @@ public enum RectifyPipeline {
         var depthCalibration: ImageCalibration
         /// Intrinsics of the depth output (the color image's with `.color` alignment).
         var depthIntrinsics: Intrinsics
-        /// For a Portrait photo: what its depth metadata says.
-        var portrait: PortraitDepth? = nil
-        /// For a Portrait photo: its Portrait Effects Matte as stored, if present.
-        var matte: ImageBuffer<UInt8>? = nil
+        /// The capture's metadata.
+        var metadata: CaptureMetadata
     }
 
     /// Decodes the photo (and, if asked, touches the color output memory) on one thread
-    /// while the other parses, checks, rectifies the depth map and runs `alongsideDepth`
-    /// with the depth map and the intrinsics of the color and depth outputs (for an image
-    /// of more than 24 megapixels, the depth side first: the image's size is checked before
-    /// its pixels are allocated).
-    ///
-    /// A Portrait photo given as `json` with no `image` (recognised by content) is the
-    /// capture by itself: its depth side is read by `PortraitReader`.
+    /// while the other reads the depth side (`CaptureOpening.readDepthSide`), rectifies the
+    /// depth map and runs `alongsideDepth` with the depth map, the intrinsics of the color
+    /// and depth outputs and the metadata (for an image of more than 24 megapixels, the
+    /// depth side first: the image's size is checked before its pixels are allocated).
     ///
     /// With `alignment` `.depth`, the color output's intrinsics are the depth map's (the
     /// caller averages the color down to it). With `.color`, the parsing thread leaves
     /// the depth map as captured and does not run `alongsideDepth`: rectifying it onto
     /// the color grid is many times the work of the native size, and is better done on
     /// every processor once the photo is decoded.
-    static func prepare(json: String, image: String?, rectifier: Rectifier,
+    static func prepare(_ opening: CaptureOpening, rectifier: Rectifier,
                         prefaultColorOutput: Bool, alignment: PixelAlignment? = nil,
                         reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings?,
-                        alongsideDepth: (DepthMap, Intrinsics, Intrinsics, PortraitDepth?) throws -> Void) throws
+                        alongsideDepth: (DepthMap, Intrinsics, Intrinsics, CaptureMetadata) throws -> Void) throws
         -> (color: ColorImage, colorOutput: [UInt8]?, side: DepthSide) {
-        let isPortrait = image == nil && PortraitReader.isPhoto(path: json)
-        try PortraitReader.refuseImage(image, json: json)
-        let imagePath = isPortrait ? json : try image ?? Capture.imagePath(besideJSON: json)
-        let jpeg = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
-        let (colorWidth, colorHeight) = try PhotoDecoder.size(of: jpeg, file: imagePath)
-        // A very large image is decoded only once the JSON has been read and the image's
-        // size checked against it (`Capture.decodesAfterChecks`).
-        let decodesAfterChecks = Capture.decodesAfterChecks(width: colorWidth, height: colorHeight)
-        if decodesAfterChecks, PhotoDecoder.format(of: jpeg) == .jpeg {
-            try JPEGCodec.checkPlausible(width: colorWidth, height: colorHeight, byteCount: jpeg.count, file: imagePath)
-        }
+        let (colorWidth, colorHeight) = (opening.width, opening.height)
         func colorSide() throws -> ColorSide {
-            let color = try timings.measure("decode") { try PhotoDecoder.decodeRGB(jpeg, file: imagePath) }
+            let color = try opening.decode(timings: timings)
             guard prefaultColorOutput else { return ColorSide(color: color, output: nil) }
             let output: [UInt8] = timings.measure("prepare color buffer") {
                 LargeBuffer.make(count: colorWidth * colorHeight * 3) { $0.initialize(repeating: 0) }
@@ -69,73 +65,60 @@ public enum RectifyPipeline {
             return ColorSide(color: color, output: output)
         }
         func depthSide() throws -> DepthSide {
-            let contents = try timings.measure("parse") {
-                isPortrait ? try PortraitReader.read(jpeg, file: json, options: reading)
-                    : try CaptureReader.read(path: json, options: reading)
-            }
+            let read = try opening.readDepthSide(reading: reading, timings: timings)
+            let contents = read.contents
             let calibration = contents.calibration
-            var warnings = try Capture.checkSizes(image: imagePath, width: colorWidth, height: colorHeight,
-                                                  json: json, depth: contents.depth, calibration: calibration,
-                                                  keys: contents.keys, depthFile: contents.depthSource.path)
-            if let warning = contents.discardWarning(json: json) { warnings.append(warning) }
             let colorCalibration = calibration.scaled(toWidth: colorWidth, height: colorHeight)
             let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
             if alignment == .color {
-                return DepthSide(warnings: warnings, depth: contents.depth, colorCalibration: colorCalibration,
+                return DepthSide(warnings: read.warnings, depth: contents.depth, colorCalibration: colorCalibration,
                                  depthCalibration: depthCalibration, depthIntrinsics: colorCalibration.intrinsics,
-                                 portrait: contents.portrait, matte: contents.matte)
+                                 metadata: contents.metadata)
             }
             if alignment == .depth {
                 try Capture.checkAlignable(colorWidth: colorWidth, colorHeight: colorHeight,
                                            depthWidth: contents.depth.width, depthHeight: contents.depth.height,
-                                           json: json)
+                                           json: opening.jsonPath)
             }
             // This thread's rows one after another when the other processor is decoding.
             var depthRectifier = rectifier
-            if !decodesAfterChecks { depthRectifier.scheduler = .serial }
+            if !opening.decodesAfterChecks { depthRectifier.scheduler = .serial }
             let depth = timings.measure("rectify depth") {
                 depthRectifier.rectify(contents.depth, distortion: depthCalibration.distortion)
             }
             let colorIntrinsics = alignment == .depth ? depthCalibration.intrinsics : colorCalibration.intrinsics
-            try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics, contents.portrait)
-            return DepthSide(warnings: warnings, depth: depth, colorCalibration: colorCalibration,
+            try alongsideDepth(depth, colorIntrinsics, depthCalibration.intrinsics, contents.metadata)
+            return DepthSide(warnings: read.warnings, depth: depth, colorCalibration: colorCalibration,
                              depthCalibration: depthCalibration, depthIntrinsics: depthCalibration.intrinsics,
-                             portrait: contents.portrait, matte: contents.matte)
+                             metadata: contents.metadata)
         }
-        let decoded: ColorSide, side: DepthSide
-        if decodesAfterChecks {
-            side = try depthSide()
-            decoded = try colorSide()
-        } else {
-            (decoded, side) = try Concurrently.run(colorSide, depthSide)
-        }
+        let (side, decoded) = try opening.run(depthSide: depthSide, colorSide: colorSide)
         return (decoded.color, decoded.output, side)
     }
 
-    /// The rectified capture `json` (with `image`, or the photo beside it) and the
-    /// warnings. `alongsideDepth` runs with the rectified capture's depth side (the
-    /// rectified depth map and the color and depth intrinsics) while the color is being
+    /// The rectified capture `json` (with `image`, or the photo beside it; a Portrait photo
+    /// given alone is the capture by itself), with the warnings and metadata.
+    /// `alongsideDepth` runs with the rectified capture's depth side (the rectified depth
+    /// map, the color and depth intrinsics and the metadata) while the color is being
     /// decoded or rectified. With `alignment`, the capture is the pixel-aligned pair
     /// `Capture.rectified(with:alignedTo:)` gives.
     public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                  alignment: PixelAlignment? = nil,
                                  reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil,
-                                 alongsideDepth: (DepthMap, Intrinsics, Intrinsics) throws -> Void = { _, _, _ in })
-        throws -> (capture: RectifiedCapture, warnings: [String]) {
-        let (capture, warnings, _) = try rectifiedWithSide(
-            json: json, image: image, rectifier: rectifier, alignment: alignment, reading: reading, timings: timings,
-            alongsideDepth: { depth, colorIntrinsics, depthIntrinsics, _ in
-                try alongsideDepth(depth, colorIntrinsics, depthIntrinsics)
-            })
-        return (capture, warnings)
+                                 alongsideDepth: (DepthMap, Intrinsics, Intrinsics, CaptureMetadata) throws -> Void
+                                     = { _, _, _, _ in })
+        throws -> Result<RectifiedCapture> {
+        try rectified(try CaptureOpening(json: json, image: image, timings: timings), rectifier: rectifier,
+                      alignment: alignment, reading: reading, timings: timings, alongsideDepth: alongsideDepth).result
     }
 
-    /// `rectified`, also returning the depth side (a Portrait photo's metadata and matte).
-    static func rectifiedWithSide(json: String, image: String?, rectifier: Rectifier, alignment: PixelAlignment?,
-                                  reading: CaptureReadingOptions, timings: StageTimings?,
-                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics, PortraitDepth?) throws -> Void)
-        throws -> (capture: RectifiedCapture, warnings: [String], side: DepthSide) {
-        let (color, colorOutput, side) = try prepare(json: json, image: image, rectifier: rectifier,
+    /// `rectified` of an opened capture, also returning the depth side (calibrations, the matte).
+    static func rectified(_ opening: CaptureOpening, rectifier: Rectifier, alignment: PixelAlignment?,
+                          reading: CaptureReadingOptions, timings: StageTimings?,
+                          alongsideDepth: (DepthMap, Intrinsics, Intrinsics, CaptureMetadata) throws -> Void)
+        throws -> (result: Result<RectifiedCapture>, side: DepthSide) {
+        let json = opening.jsonPath
+        let (color, colorOutput, side) = try prepare(opening, rectifier: rectifier,
                                                      prefaultColorOutput: alignment != .depth, alignment: alignment,
                                                      reading: reading, timings: timings, alongsideDepth: alongsideDepth)
         let distortion = side.colorCalibration.distortion
@@ -151,7 +134,7 @@ public enum RectifyPipeline {
                 return ColorImage(width: color.width, height: color.height, channels: 3, samples: output)
             }
         }
-        let capture: RectifiedCapture
+        var capture: RectifiedCapture
         switch alignment {
         case nil:
             capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifyColor(), depth: side.depth,
@@ -171,37 +154,25 @@ public enum RectifyPipeline {
                                   height: color.height)
             }
             let (rectifiedColor, _) = try Concurrently.withBackground(
-                { try alongsideDepth(depth, colorIntrinsics, colorIntrinsics, side.portrait) }, foreground: rectifyColor)
+                { try alongsideDepth(depth, colorIntrinsics, colorIntrinsics, side.metadata) }, foreground: rectifyColor)
             capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifiedColor, depth: depth,
                                        colorIntrinsics: colorIntrinsics, depthIntrinsics: colorIntrinsics)
         }
-        var result = capture
-        result.portrait = side.portrait
-        return (result, side.warnings, side)
+        capture.metadata = side.metadata
+        return (Result(output: capture, warnings: side.warnings, metadata: side.metadata), side)
     }
 
-    /// The point cloud of capture `json`, as `PointCloud(rectified(...).capture)` but
+    /// The point cloud of capture `json`, as `PointCloud(rectified(...).output)` but
     /// without the full-size rectified color image: the color is rectified and averaged
     /// over the depth pixels' footprints band by band (`Rectifier.rectifyAreaAveraged`),
-    /// the same values bit for bit. Returns the cloud, the depth map's source path and the
-    /// warnings.
+    /// the same values bit for bit. Returns the cloud with the warnings and metadata.
     public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                   options: PointCloudOptions = PointCloudOptions(),
                                   reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil)
-        throws -> (cloud: PointCloud, warnings: [String]) {
-        let (cloud, warnings, _) = try pointCloudWithPortrait(json: json, image: image, rectifier: rectifier,
-                                                              options: options, reading: reading, timings: timings)
-        return (cloud, warnings)
-    }
-
-    /// `pointCloud`, also returning what a Portrait photo's depth metadata says (nil for a JSON capture).
-    public static func pointCloudWithPortrait(json: String, image: String?, rectifier: Rectifier = Rectifier(),
-                                              options: PointCloudOptions = PointCloudOptions(),
-                                              reading: CaptureReadingOptions = CaptureReadingOptions(),
-                                              timings: StageTimings? = nil)
-        throws -> (cloud: PointCloud, warnings: [String], portrait: PortraitDepth?) {
-        let (color, _, side) = try prepare(json: json, image: image, rectifier: rectifier,
-                                           prefaultColorOutput: false, reading: reading, timings: timings) { _, _, _, _ in }
+        throws -> Result<PointCloud> {
+        let opening = try CaptureOpening(json: json, image: image, timings: timings)
+        let (color, _, side) = try prepare(opening, rectifier: rectifier, prefaultColorOutput: false, reading: reading,
+                                           timings: timings) { _, _, _, _ in }
         let colors = timings.measure("rectify and average colors") {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
                                           toWidth: side.depth.width, height: side.depth.height)
@@ -209,13 +180,14 @@ public enum RectifyPipeline {
         let cloud = timings.measure("select points") {
             PointCloud(depth: side.depth, intrinsics: side.depthIntrinsics, colors: colors, options: options)
         }
-        return (cloud, side.warnings, side.portrait)
+        return Result(output: cloud, warnings: side.warnings, metadata: side.metadata)
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side
     /// files staged while the photo decodes, all committed together. With `alignment`,
     /// color and depth files are a pixel-aligned pair at one size (see `PixelAlignment`)
-    /// and the sidecar's intrinsics are that grid's. Returns the paths and the warnings.
+    /// and the sidecar's intrinsics are that grid's. Returns the paths written with the
+    /// warnings and metadata.
     ///
     /// `directory` (and its parents) is created only once the capture has been read and
     /// checked, just before the first file is staged, and removed again if the run then
@@ -225,20 +197,22 @@ public enum RectifyPipeline {
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
                            alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
                            reading: CaptureReadingOptions = CaptureReadingOptions(),
-                           timings: StageTimings? = nil) throws -> (paths: [String], warnings: [String]) {
+                           timings: StageTimings? = nil) throws -> Result<[String]> {
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
+        let opening = try CaptureOpening(json: json, image: image, timings: timings)
         // `alongsideDepth` runs once, with every alignment, before anything else is staged.
-        let (capture, warnings, side) = try rectifiedWithSide(
-            json: json, image: image, rectifier: rectifier, alignment: alignment, reading: reading,
-            timings: timings) { depth, colorIntrinsics, depthIntrinsics, portrait in
+        let (result, side) = try rectified(
+            opening, rectifier: rectifier, alignment: alignment, reading: reading,
+            timings: timings) { depth, colorIntrinsics, depthIntrinsics, metadata in
             try files.createDirectory(directory)
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
-                portrait: portrait, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+                metadata: metadata, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
         }
+        let capture = result.output
         var written = paths
-        if let matte = side.matte {
+        if let matte = side.metadata.matte {
             let path = Path.join(directory, "\(Path.stem(json)).matte.png")
             let png = try timings.measure("matte") {
                 try RectifiedCapture.mattePNG(matte, calibration: side.depthCalibration, rectifier: rectifier,
@@ -250,6 +224,6 @@ public enum RectifyPipeline {
         let png = try timings.measure("encode color png") { try PNGCodec.encodeRGB(capture.color, effort: pngEffort) }
         try timings.measure("write color png") { try files.stage(paths[0], bytes: png) }
         try files.commit()
-        return (written, warnings)
+        return Result(output: written, warnings: result.warnings, metadata: result.metadata)
     }
 }

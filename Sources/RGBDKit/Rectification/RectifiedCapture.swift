@@ -13,8 +13,9 @@ public struct RectifiedCapture: Sendable {
     public var colorIntrinsics: Intrinsics
     /// Pinhole intrinsics of `depth`.
     public var depthIntrinsics: Intrinsics
-    /// For a Portrait photo: what its depth metadata says (the sidecar notes a relative accuracy).
-    public var portrait: PortraitDepth? = nil
+    /// What only some sources carry, as the capture carried it (a Portrait photo's depth
+    /// metadata: the sidecar notes a relative accuracy).
+    public var metadata = CaptureMetadata()
 }
 
 extension Capture {
@@ -31,6 +32,6 @@ extension Capture {
         }
         return RectifiedCapture(stem: stem, source: jsonPath, color: rectifiedColor, depth: rectifiedDepth,
                                 colorIntrinsics: colorCalibration.intrinsics, depthIntrinsics: depthCalibration.intrinsics,
-                                portrait: portrait)
+                                metadata: metadata)
     }
 }

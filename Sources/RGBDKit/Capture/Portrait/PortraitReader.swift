@@ -62,37 +62,15 @@ public enum PortraitReader {
     /// The Portrait Effects Matte's auxiliary type.
     static let matteType = "urn:com:apple:photo:2018:aux:portraiteffectsmatte"
 
-    /// Whether `path` is a photo (JPEG or HEIF by its first bytes), and so a Portrait
-    /// photo to read rather than a capture JSON.
-    public static func isPhoto(path: String) -> Bool {
-        guard let bytes = try? FileSystem.readPrefix(path, count: 64) else { return false }
-        return isPhoto(bytes)
-    }
-
-    /// Refuses a photo given as a capture's JSON together with another image (`--image`):
-    /// a Portrait photo is the whole capture.
-    static func refuseImage(_ image: String?, json: String) throws {
-        guard let image, isPhoto(path: json) else { return }
-        throw RGBDError(.invalidJSON, file: json,
-                        "is a photo, not a capture JSON: a Portrait photo is a capture by itself (no --image \(image))")
-    }
-
-    /// Whether `bytes` begin like a JPEG or a HEIF file.
-    public static func isPhoto(_ bytes: [UInt8]) -> Bool {
-        if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return true }
-        return bytes.count >= 12 && Array(bytes[4..<8]) == Array("ftyp".utf8)
-    }
-
     /// The depth side of a Portrait photo: calibration, depth map (meters, NaN = no
     /// depth; sanitized with `options`), where it came from, and the matte if present.
     public static func read(_ bytes: [UInt8], file: String, options: CaptureReadingOptions = CaptureReadingOptions())
         throws -> CaptureReader.Contents {
         let (width, height) = try PhotoDecoder.size(of: bytes, file: file)
         let found: Found
-        switch PhotoDecoder.format(of: bytes) {
-        case .heif?: found = try heif(bytes, file: file)
-        case .jpeg?: found = try jpeg(bytes, file: file)
-        case nil: throw RGBDError(.invalidImage, file: file, "not a JPEG or HEIF image")
+        switch try PhotoDecoder.recognise(bytes, file: file) {
+        case .heif: found = try heif(bytes, file: file)
+        default: found = try jpeg(bytes, file: file)
         }
         let xmp = found.xmp
         let calibration = try calibration(xmp, imageWidth: width, imageHeight: height, file: file)
@@ -106,8 +84,7 @@ public enum PortraitReader {
             depthSource: DepthSource(kind: found.container.hasPrefix("HEIC") ? .portraitHEIC : .portraitJPEG,
                                      key: found.container, path: nil),
             discarded: discarded)
-        contents.portrait = info
-        contents.matte = found.matte
+        contents.metadata = CaptureMetadata(portrait: info, matte: found.matte)
         return contents
     }
 

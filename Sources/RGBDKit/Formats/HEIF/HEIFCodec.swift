@@ -9,18 +9,17 @@ import CHEIF
 /// processors. Files in the common form (HEVC, 8-bit 4:2:0) are decoded by rgbd with
 /// libde265 (`HEIFItems`, `HEVCImageDecoder`), the rest by libheif.
 public enum HEIFCodec {
-    /// Whether `bytes` begin like an ISO base media file of a HEIF brand libheif reads
-    /// (`ftyp` with `heic`, `heix`, `mif1`, ...).
-    public static func isHEIF(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= 12 else { return false }
-        let result = bytes.withUnsafeBufferPointer { heif_check_filetype($0.baseAddress, Int32(min($0.count, 1 << 20))) }
-        return result == heif_filetype_yes_supported || result == heif_filetype_yes_unsupported
-    }
-
     /// The stored pixel size of the primary image (its `ispe`, before any
     /// transformation), read without decoding.
     public static func size(of bytes: [UInt8], file: String? = nil) throws -> (width: Int, height: Int) {
         try File(bytes, file: file).primary().storedSize()
+    }
+
+    /// Checks a HEIF as `decodeRGB` does before it decodes: libheif opens the file, its
+    /// primary image's stored size is within `JPEGCodec.maxPixels` and plausible for the
+    /// file's size. The HEVC stream itself is checked only by decoding it.
+    public static func validate(_ bytes: [UInt8], file: String? = nil) throws {
+        _ = try File(bytes, file: file).primary().plausibleSize()
     }
 
     /// Decodes the primary image to 8-bit RGB, pixels as stored.
@@ -114,17 +113,24 @@ public enum HEIFCodec {
             return (width, height)
         }
 
+        /// `storedSize`, refused when beyond any camera's size (`JPEGCodec.trialDecodePixels`)
+        /// with fewer than one byte per `JPEGCodec.maxPixelsPerByte` pixels in the file.
+        func plausibleSize() throws -> (width: Int, height: Int) {
+            let (width, height) = try storedSize()
+            if width * height > JPEGCodec.trialDecodePixels, owner.byteCount < width * height / JPEGCodec.maxPixelsPerByte {
+                throw RGBDError(.invalidImage, file: owner.file,
+                                "the HEIF image claims \(width)×\(height) pixels in \(owner.byteCount) bytes, less than a real photo of that size takes (at least \(width * height / JPEGCodec.maxPixelsPerByte)): its size is corrupt")
+            }
+            return (width, height)
+        }
+
         /// Decodes to 8-bit interleaved RGB, transformations not applied.
         ///
         /// An image beyond any camera's size (`JPEGCodec.trialDecodePixels`) whose file
         /// holds fewer than one byte per `JPEGCodec.maxPixelsPerByte` pixels is refused
         /// before libheif allocates its planes: its size is forged or corrupt.
         func decodeRGB() throws -> ColorImage {
-            let (width, height) = try storedSize()
-            if width * height > JPEGCodec.trialDecodePixels, owner.byteCount < width * height / JPEGCodec.maxPixelsPerByte {
-                throw RGBDError(.invalidImage, file: owner.file,
-                                "the HEIF image claims \(width)×\(height) pixels in \(owner.byteCount) bytes, less than a real photo of that size takes (at least \(width * height / JPEGCodec.maxPixelsPerByte)): its size is corrupt")
-            }
+            let (width, height) = try plausibleSize()
             guard let options = heif_decoding_options_alloc() else {
                 throw RGBDError(.invalidImage, file: owner.file, "cannot allocate libheif decoding options")
             }

@@ -676,6 +676,10 @@ final class ISALCoder: StripCoder {
         stream.initialize(to: isal_zstream())
         levelBuffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: max(1, Int(rgbd_isal_level_buffer_size(Int32(level)))), alignment: 64)
+        // ISA-L does not clear all of its level buffer when a stream starts: left as
+        // allocated, what the allocator happened to leave there now and then changed the
+        // coded bytes (never the decoded ones) of otherwise identical runs.
+        levelBuffer.initializeMemory(as: UInt8.self, repeating: 0)
     }
 
     deinit {

@@ -1,0 +1,152 @@
+/// The one way into a capture: from files (a capture JSON with its photo, or a Portrait
+/// photo) or from bytes, to the photo's bytes and stored size and the depth side (the
+/// calibration and depth map, checked against the photo). `Capture.load`,
+/// `CaptureInfo.read`, the rectify and cloud pipelines and the C ABI all open captures
+/// through it, so they accept and refuse the same inputs with the same messages.
+///
+/// Opening reads the photo's header only. `readDepthSide` parses the JSON (or the Portrait
+/// photo's depth image and metadata) and checks every size against the calibration;
+/// `decode` decodes the photo; `run` does both, at once on two threads, or, for a photo of
+/// more than `sequentialDecodePixels`, the depth side first, so that a capture refused for
+/// its sizes never allocates the photo's pixels.
+package struct CaptureOpening: Sendable {
+    /// Where the depth side comes from.
+    package enum DepthSideSource: Sendable {
+        /// The capture JSON at `jsonPath` (a depth image beside it may be read too).
+        case jsonFile
+        /// The bytes of a capture JSON, named `jsonPath` in messages (the depth map must
+        /// be in it).
+        case jsonBytes([UInt8])
+        /// The photo itself: a Portrait photo's depth image and depth metadata.
+        case portrait
+    }
+
+    /// The capture's JSON (for a Portrait photo, the photo), as messages name it and
+    /// output names derive from it.
+    package var jsonPath: String
+    /// The photo's path.
+    package var imagePath: String
+    /// Where the calibration and depth map are read from.
+    package var source: DepthSideSource
+    /// The photo's bytes.
+    package var photo: [UInt8]
+    /// The photo's format, by content.
+    package var format: FileFormat
+    /// The photo's stored width, from its header.
+    package var width: Int
+    /// The photo's stored height, from its header.
+    package var height: Int
+
+    /// What the depth side holds once read and checked.
+    package struct DepthSide: Sendable {
+        /// The calibration, depth map and metadata as read.
+        package var contents: CaptureReader.Contents
+        /// What reading found worth telling (aspect mismatches, discarded depth markers).
+        package var warnings: [String]
+    }
+
+    /// Whether the capture is a Portrait photo (the photo holds its own depth).
+    package var isPortrait: Bool {
+        if case .portrait = source { return true }
+        return false
+    }
+
+    /// Opens capture `json` with `image` (default: the photo beside the JSON,
+    /// `Capture.imagePath(besideJSON:)`). With no `image`, a `json` that is a photo by
+    /// content, or is named like one (`FileFormat.photoExtensions`), is a Portrait photo.
+    ///
+    /// - Throws: `RGBDError` naming the file: a photo given as the JSON together with an
+    ///   image, no photo beside the JSON, a photo that cannot be read or whose header is
+    ///   not a JPEG or HEIF one, an implausible size.
+    package init(json: String, image: String?, timings: StageTimings? = nil) throws {
+        if let image, FileFormat(path: json)?.isPhoto == true {
+            throw RGBDError(.invalidJSON, file: json,
+                            "is a photo, not a capture JSON: a Portrait photo is a capture by itself (no --image \(image))")
+        }
+        let portrait = image == nil && Self.isPortraitPhoto(path: json)
+        let imagePath = portrait ? json : try image ?? Capture.imagePath(besideJSON: json)
+        let photo = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
+        try self.init(jsonPath: json, imagePath: imagePath, source: portrait ? .portrait : .jsonFile, photo: photo)
+    }
+
+    /// Opens a Portrait photo from its bytes; `name` stands for the file in messages and
+    /// gives the stem of output names.
+    package init(portraitBytes: [UInt8], name: String) throws {
+        try self.init(jsonPath: name, imagePath: name, source: .portrait, photo: portraitBytes)
+    }
+
+    /// Opens a capture from the bytes of its JSON and photo; `name` stands for the files in
+    /// messages (`NAME.json` and `NAME.jpg`) and gives the stem of output names.
+    package init(jsonBytes: [UInt8], photoBytes: [UInt8], name: String) throws {
+        let jsonName = name.hasSuffix(".json") ? name : name + ".json"
+        let directory = Path.directory(of: jsonName)
+        let imageName = directory == "." && !jsonName.hasPrefix("./")
+            ? Path.stem(jsonName) + ".jpg" : Path.join(directory, Path.stem(jsonName) + ".jpg")
+        try self.init(jsonPath: jsonName, imagePath: imageName, source: .jsonBytes(jsonBytes), photo: photoBytes)
+    }
+
+    private init(jsonPath: String, imagePath: String, source: DepthSideSource, photo: [UInt8]) throws {
+        self.jsonPath = jsonPath
+        self.imagePath = imagePath
+        self.source = source
+        self.photo = photo
+        format = try PhotoDecoder.recognise(photo, file: imagePath)
+        (width, height) = try PhotoDecoder.size(of: photo, file: imagePath)
+        if decodesAfterChecks, format == .jpeg {
+            try JPEGCodec.checkPlausible(width: width, height: height, byteCount: photo.count, file: imagePath)
+        }
+    }
+
+    /// Whether `path`, given alone, is a Portrait photo rather than a capture JSON: a
+    /// photo by its first bytes, or named like a photo (so that an empty or broken photo is
+    /// reported as the photo it was meant to be, not parsed as a JSON).
+    package static func isPortraitPhoto(path: String) -> Bool {
+        if let format = FileFormat(path: path) { return format.isPhoto }
+        return FileFormat.isNamedLikePhoto(path)
+    }
+
+    /// 24 megapixels: 72 MB of RGB, twice that with the rectified copy; a 12 MP iPhone
+    /// photo is still decoded while its JSON is parsed, a 48 MP one after.
+    package static let sequentialDecodePixels = 24_000_000
+
+    /// Whether the photo is decoded only after the depth side has been read and the
+    /// photo's size checked against it: one of more than `sequentialDecodePixels`, whose
+    /// decoding (and the rectified copy prepared beside it) would cost more memory than a
+    /// rejected input may if the JSON then failed.
+    package var decodesAfterChecks: Bool { width * height > Self.sequentialDecodePixels }
+
+    /// Reads the calibration and depth map and checks the photo's and the depth map's
+    /// sizes against the calibration (`Capture.checkSizes`); `reading` sanitizes the depth.
+    package func readDepthSide(reading: CaptureReadingOptions = CaptureReadingOptions(),
+                               timings: StageTimings? = nil) throws -> DepthSide {
+        let contents = try timings.measure("parse") {
+            switch source {
+            case .jsonFile: try CaptureReader.read(path: jsonPath, options: reading)
+            case .jsonBytes(let bytes): try CaptureReader.parse(bytes, file: jsonPath, options: reading)
+            case .portrait: try PortraitReader.read(photo, file: jsonPath, options: reading)
+            }
+        }
+        var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: jsonPath,
+                                              depth: contents.depth, calibration: contents.calibration,
+                                              keys: contents.keys, depthFile: contents.depthSource.path)
+        if let warning = contents.discardWarning(json: jsonPath) { warnings.append(warning) }
+        return DepthSide(contents: contents, warnings: warnings)
+    }
+
+    /// Decodes the photo to 8-bit RGB, pixels as stored.
+    package func decode(timings: StageTimings? = nil) throws -> ColorImage {
+        try timings.measure("decode") { try PhotoDecoder.decodeRGB(photo, file: imagePath) }
+    }
+
+    /// Runs `depthSide` (which reads the depth side and whatever the caller does with it)
+    /// and `colorSide` (which decodes the photo and whatever the caller does with it): at
+    /// once on two threads, or the depth side first for a photo that `decodesAfterChecks`.
+    /// If both fail, the depth side's error is the one thrown.
+    package func run<D, C>(depthSide: () throws -> D, colorSide: () throws -> C) throws -> (D, C) {
+        if decodesAfterChecks {
+            let depth = try depthSide()
+            return (depth, try colorSide())
+        }
+        return try Concurrently.run(depthSide, colorSide)
+    }
+}

@@ -1,0 +1,37 @@
+// POSIX calls (on Linux and macOS only the module name differs).
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// Facts about the machine and the clock.
+public enum Host {
+
+    /// The current value of a monotonic clock, in seconds.
+    public static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+
+    /// The number of processors available to this process.
+    public static var processorCount: Int {
+        let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return n > 0 ? Int(n) : 1
+    }
+}
+
+/// The C library's sine and cosine (radians).
+enum Trigonometry {
+    static func sine(_ x: Double) -> Double { sin(x) }
+    static func cosine(_ x: Double) -> Double { cos(x) }
+}
+
+/// The process's environment.
+enum ProcessEnvironment {
+    /// Whether the environment variable `name` is set (to anything, even empty).
+    static func isSet(_ name: String) -> Bool {
+        getenv(name) != nil
+    }
+}
