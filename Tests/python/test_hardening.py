@@ -113,6 +113,25 @@ def _fifo(name):
     return make
 
 
+def _portrait(field, value):
+    """A Portrait HEIC whose depth XMP has `field` (an attribute) set to `value`."""
+    def make(directory):
+        import re
+        sys.path.insert(0, str(REPO / "Scripts" / "fixtures"))
+        import portrait_files as pf
+        scene = pf.Scene(128, 96)
+        xmp = scene.xmp(False, ("p", "q")).decode()
+        if field == "fx":
+            changed = re.sub(r'(IntrinsicMatrix=")[^ ]*', lambda m: m.group(1) + value, xmp, count=1)
+        else:
+            changed = re.sub(f'({field}=")[^"]*', lambda m: m.group(1) + value, xmp, count=1)
+        assert changed != xmp
+        path = directory / "bad.heic"
+        path.write_bytes(pf.compose_heic(scene.color(), scene.depth_stored(), changed.encode()))
+        return path
+    return make
+
+
 def _matrix(fx, cx=None):
     def change(calibration):
         calibration["intrinsic_matrix"][0][0] = fx
@@ -136,6 +155,10 @@ REPRODUCERS = {
     "pixel-size-1e309": (_pixel_size("1e309"), ["bad.json", "calibration_data.pixel_size", "1e309"]),
     "pixel-size-100000-digits": (_pixel_size("1" + "0" * 100_000),
                                  ["bad.json", "calibration_data.pixel_size", "beyond 64 bits"]),
+    "portrait-focal-5e-324": (_portrait("fx", "5e-324"), ["bad.heic", "IntrinsicMatrix", "5e-324"]),
+    "portrait-float-max-nan": (_portrait("FloatMaxValue", "NaN"), ["bad.heic", "FloatMaxValue", "NaN"]),
+    "portrait-reference-width-nan": (_portrait("IntrinsicMatrixReferenceWidth", "NaN"),
+                                     ["bad.heic", "IntrinsicMatrixReferenceWidth", "NaN"]),
     "fifo-photo": (_fifo("bad.jpg"), ["bad.jpg", "FIFO"]),
     "fifo-json": (_fifo("bad.json"), ["bad.json", "FIFO"]),
     "fifo-portrait": (_fifo("bad.heic"), ["bad.heic", "FIFO"]),
