@@ -16,9 +16,7 @@ import RGBDKit
 
 // SwiftPM names this module's entry point FuzzDepthImage_main and links it as `main`, so
 // libFuzzer's own main is not used: its driver is called from here.
-let status = rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) }
-removeDirectory()
-exit(status)
+exit(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
 
 /// Stops the fuzzer with a finding (a trap, which libFuzzer reports with the input).
 func fail(_ message: String) -> Never {
@@ -34,37 +32,39 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
 /// (A static, made on first use: top-level code after the driver's call never runs.)
 enum Scratch {
     static let directory: String = {
-    var template = Array("/tmp/rgbd-fuzz-depth-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { buffer -> UnsafeMutablePointer<CChar>? in
-        guard let base = buffer.baseAddress else { return nil }
-        return mkdtemp(base)
-    }
-    guard let made else {
-        fail("cannot create a temporary directory")
-    }
-    let path = String(cString: made)
-    let table = (0..<42).map { i -> String in
-        let s = Double(i) / 41
-        return "\(-0.028 * s * s - 0.012 * s * s * s * s)"
-    }.joined(separator: ",")
-    let json = """
-        {"calibration_data": {"intrinsic_matrix": [[2900, 0, 0], [0, 2900, 0], [2016.3, 1511.6, 1]],
-         "intrinsic_matrix_reference_dimensions": [4032, 3024], "lens_distortion_center": [2015.53, 1511.21],
-         "lens_distortion_lookup_table": [\(table)]}}
-        """
-    let pixels = (0..<64 * 48 * 3).map { UInt8(truncatingIfNeeded: $0 * 7) }
-    do {
-        let jpeg = try JPEGCodec.encode(ColorImage(width: 64, height: 48, channels: 3, samples: pixels))
-        try write(Array(json.utf8), to: path + "/shot.json")
-        try write(jpeg, to: path + "/shot.jpg")
-    } catch {
-        fail("cannot write the capture: \(error)")
-    }
-    return path
+        var template = Array("/tmp/rgbd-fuzz-depth-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> UnsafeMutablePointer<CChar>? in
+            guard let base = buffer.baseAddress else { return nil }
+            return mkdtemp(base)
+        }
+        guard let made else {
+            fail("cannot create a temporary directory")
+        }
+        let path = String(cString: made)
+        // Removed when the process exits (libFuzzer ends a run by calling exit).
+        atexit { removeDirectory() }
+        let table = (0..<42).map { i -> String in
+            let s = Double(i) / 41
+            return "\(-0.028 * s * s - 0.012 * s * s * s * s)"
+        }.joined(separator: ",")
+        let json = """
+            {"calibration_data": {"intrinsic_matrix": [[2900, 0, 0], [0, 2900, 0], [2016.3, 1511.6, 1]],
+             "intrinsic_matrix_reference_dimensions": [4032, 3024], "lens_distortion_center": [2015.53, 1511.21],
+             "lens_distortion_lookup_table": [\(table)]}}
+            """
+        let pixels = (0..<64 * 48 * 3).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        do {
+            let jpeg = try JPEGCodec.encode(ColorImage(width: 64, height: 48, channels: 3, samples: pixels))
+            try write(Array(json.utf8), to: path + "/shot.json")
+            try write(jpeg, to: path + "/shot.jpg")
+        } catch {
+            fail("cannot write the capture: \(error)")
+        }
+        return path
     }()
 }
 
-/// Removes the capture's directory when the process ends (replays and fuzzing runs).
+/// Removes the capture's directory (at exit: replays and fuzzing runs).
 func removeDirectory() {
     for name in ["shot.json", "shot.jpg", "shot.depth.png"] { unlink(Scratch.directory + "/" + name) }
     rmdir(Scratch.directory)
