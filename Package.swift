@@ -87,6 +87,7 @@ let package = Package(
         .executableTarget(name: "FuzzCAPI", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzCAPI"),
         .executableTarget(name: "FuzzLens", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLens"),
         .executableTarget(name: "FuzzPortrait", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzPortrait"),
+        .executableTarget(name: "FuzzDepthImage", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzDepthImage"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

@@ -7,6 +7,7 @@
 # .build-fuzz/findings/<target>/ (keep it in Fuzz/regressions/<target>/ once fixed).
 #
 #   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
+#                                                FuzzDepthImage
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -39,7 +40,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 max_len() {
     case "$1" in
         FuzzJSON) echo 4096 ;;
-        FuzzImage|FuzzCAPI) echo 8192 ;;
+        FuzzImage|FuzzCAPI|FuzzDepthImage) echo 8192 ;;
         FuzzPortrait) echo 16384 ;;
         *) echo 1024 ;;
     esac
@@ -52,12 +53,15 @@ for target in "${targets[@]}"; do
     mkdir -p "$work" "$findings" "$(dirname "$log")"
     dict=()
     case "$target" in FuzzJSON|FuzzCAPI) dict=(-dict=Fuzz/json.dict) ;; esac
+    # FuzzDepthImage: no input may make rgbd allocate 200 MB at once (docs/format.md, "Limits").
+    limits=()
+    case "$target" in FuzzDepthImage) limits=(-malloc_limit_mb=200) ;; esac
 
     # Every past finding, whole (the fuzzing run below truncates inputs to -max_len).
     regressions=(Fuzz/regressions/"$target"/*)
     if [ -e "${regressions[0]}" ]; then
         echo "== $target: replaying ${#regressions[@]} past findings" >&2
-        if ! "$bin/$target" -artifact_prefix="$findings/" "${regressions[@]}" > "$log.regressions" 2>&1; then
+        if ! "$bin/$target" -artifact_prefix="$findings/" "${limits[@]}" "${regressions[@]}" > "$log.regressions" 2>&1; then
             tail -40 "$log.regressions" >&2
             summary+=("$target: a past finding fails again (log: $log.regressions)")
             status=1
@@ -68,7 +72,7 @@ for target in "${targets[@]}"; do
     echo "== $target: fuzzing for $seconds s" >&2
     set +e
     "$bin/$target" "$work" "Fuzz/corpus/$target" "${dict[@]}" -max_len="$(max_len "$target")" \
-        -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+        -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 "${limits[@]}" -print_final_stats=1 \
         -artifact_prefix="$findings/" > "$log" 2>&1
     code=$?
     set -e

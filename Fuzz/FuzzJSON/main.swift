@@ -49,6 +49,9 @@ func exercise(_ contents: CaptureReader.Contents, seed: Int) {
     check(calibration.lookupTable.count >= 2, "lookup table of \(calibration.lookupTable.count) entries")
     let (W, H) = calibration.referenceSize
     check(W >= 1 && H >= 1, "reference size \(W)×\(H)")
+    if let problem = CalibrationPlausibility.problem(of: calibration) {
+        fail("an implausible calibration accepted: \(problem.message)")
+    }
     guard depth.width * depth.height <= 4096 else { return }
 
     let depthCalibration = calibration.scaled(toWidth: depth.width, height: depth.height)

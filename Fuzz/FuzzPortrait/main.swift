@@ -27,6 +27,25 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     // The XMP reader on anything: it only ever returns fields.
     let xmp = PortraitXMP(bytes)
     for (name, _) in xmp.fields { check(!name.contains("<"), "a field name with markup: \(name)") }
+    // The packet's calibration and depth description, as for a 128×96 photo: refused
+    // with one line naming the file, or plausible (finite, so no output holds a NaN).
+    do {
+        let calibration = try PortraitReader.calibration(xmp, imageWidth: 128, imageHeight: 96, file: "fuzz.xmp")
+        if let problem = CalibrationPlausibility.problem(of: calibration) {
+            fail("an implausible calibration accepted: \(problem.message)")
+        }
+        let info = try PortraitReader.depthInfo(xmp, bits: 8, container: "XMP", file: "fuzz.xmp")
+        for stored in [0.0, 1, 128, 255] {
+            let meters = info.meters(ofStored: stored)
+            // (Beyond a float's range is +infinity, which reading discards as beyond the maximum.)
+            check(meters.isNaN || meters > 0, "a depth of \(meters) m from stored \(stored)")
+        }
+    } catch let error as RGBDError {
+        check(error.description.hasPrefix("fuzz.xmp: "), "an error that does not name the file: \(error)")
+        check(!error.description.contains("\n"), "a message of more than one line: \(error)")
+    } catch {
+        fail("not an RGBDError: \(error)")
+    }
     // Big images are refused or decoded, not rectified (time).
     if let (width, height) = try? PhotoDecoder.size(of: bytes), width * height > 1 << 18 { return 0 }
     let capture: Capture
@@ -40,6 +59,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         fail("not an RGBDError: \(error)")
     }
     let c = capture.calibration
+    if let problem = CalibrationPlausibility.problem(of: c) { fail("an implausible calibration accepted: \(problem.message)") }
     check(c.lookupTable.count == LensPolynomial.tableCount, "table of \(c.lookupTable.count) entries")
     check(c.lookupTable.allSatisfy { $0 > -1 && $0 < 10 }, "table out of range")
     check(capture.depth.samples.allSatisfy { $0.isNaN || ($0 > 0 && $0.isFinite) }, "a depth that is not positive or NaN")

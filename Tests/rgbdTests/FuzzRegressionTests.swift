@@ -3,7 +3,9 @@ import Testing
 
 /// The fuzz targets (Fuzz/), built without libFuzzer as every build makes them, replay
 /// their seed corpora and every past finding (Fuzz/regressions/): each input must pass
-/// the target's checks (no crash, only RGBDErrors, serial == parallel, ...).
+/// the target's checks (no crash, only RGBDErrors, serial == parallel, ...), with at most
+/// 200 MB of private memory (RLIMIT_DATA; none under a sanitizer), so an input that
+/// makes rgbd allocate more (issue 28's headers claiming huge images) fails the replay.
 @Suite(.serialized) struct FuzzRegressionTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -12,7 +14,7 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }.count
     }
 
-    @Test(arguments: ["FuzzJSON", "FuzzImage", "FuzzCAPI", "FuzzLens", "FuzzPortrait"])
+    @Test(arguments: ["FuzzJSON", "FuzzImage", "FuzzCAPI", "FuzzLens", "FuzzPortrait", "FuzzDepthImage"])
     func corpusAndPastFindingsPass(target: String) throws {
         let binary = URL(fileURLWithPath: CLITests.binary).deletingLastPathComponent().appendingPathComponent(target)
         #expect(FileManager.default.isExecutableFile(atPath: binary.path), "no \(target) at \(binary.path)")
@@ -22,8 +24,9 @@ import Testing
         #expect(Self.inputs(corpus) >= 2, "\(target): no seed corpus in \(corpus.path)")
 
         let process = Process()
-        process.executableURL = binary
-        process.arguments = [corpus.path, regressions.path]
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        let limit = CLITests.sanitized ? "" : "ulimit -d 200000 && "
+        process.arguments = ["-c", limit + "exec \"$0\" \"$@\"", binary.path, corpus.path, regressions.path]
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment

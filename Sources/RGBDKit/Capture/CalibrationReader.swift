@@ -88,6 +88,16 @@ enum CalibrationReader {
             }
             pixelSize = value
         }
+        let pixelSizeNode = first(schema.pixelSize, in: container)
+        if let (value, message) = CalibrationPlausibility.problem(
+            fx: fx, fy: fy, cx: cx, cy: cy, width: Int(width), height: Int(height),
+            distortionCenter: SIMD2(ox, oy), pixelSize: pixelSize) {
+            switch value {
+            case .focalLengths, .principalPoint: throw fail(matrixNode, message)
+            case .distortionCenter: throw fail(centerNode, message)
+            case .pixelSize: throw fail(pixelSizeNode ?? matrixNode, message)
+            }
+        }
         let intrinsics = Intrinsics(fx: fx, fy: fy, cx: cx, cy: cy, width: Int(width), height: Int(height))
         let calibration = Calibration(intrinsics: intrinsics, pixelSize: pixelSize, distortionCenter: SIMD2(ox, oy),
                                       lookupTable: table, inverseLookupTable: inverse)
@@ -161,7 +171,7 @@ enum CalibrationReader {
     /// element by its path (`lens_distortion_center[0]`) and says what it is instead.
     static func finiteNumber(_ e: JSONNode, fail: (JSONNode, String) -> RGBDError) throws -> Double {
         guard let v = e.number else { throw fail(e, "expected a number, found \(e.typeName)") }
-        guard v.isFinite else { throw fail(e, "expected a finite number, found \(v)") }
+        guard v.isFinite else { throw fail(e, "expected a finite number, found \(e.typeName)") }
         return v
     }
 
@@ -185,7 +195,8 @@ enum CalibrationReader {
         guard let elements = node.elements else { throw fail(node, "expected an array of numbers, found \(node.typeName)") }
         return try elements.map { e in
             guard let v = e.number else { throw fail(e, "expected a number, found \(e.typeName)") }
-            guard v.isFinite, v > -1, v < 10 else { throw fail(e, "magnification \(v) is out of range (−1, 10)") }
+            guard v.isFinite else { throw fail(e, "expected a finite number, found \(e.typeName)") }
+            guard v > -1, v < 10 else { throw fail(e, "magnification \(v) is out of range (−1, 10)") }
             return Float(v)
         }
     }

@@ -279,8 +279,7 @@ enum CaptureDepth {
                     DepthSource(kind: .png16Millimeters, key: key, path: path))
         }
         if format == .tiff {
-            let map = try TIFFCodec.readFloat(path: path)
-            guard map.width > 0, map.height > 0 else { throw RGBDError(.invalidImage, file: path, "the depth image is empty") }
+            let map = try TIFFCodec.readFloat(bytes, file: path)
             return (map, DepthSource(kind: .tiffFloat32Meters, key: key, path: path))
         }
         throw RGBDError(.invalidImage, file: path,

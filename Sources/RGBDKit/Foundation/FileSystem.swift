@@ -9,19 +9,28 @@ import Dispatch
 
 /// File-system operations rgbd needs, on top of POSIX.
 package enum FileSystem {
-    /// Reads a whole file into memory.
+    /// The largest file rgbd reads: 512 MiB (docs/format.md, "Limits"). A 48-megapixel
+    /// photo is about 30 MB, an iPhone capture JSON with its depth map as text about 11 MB;
+    /// a larger file is refused from its size before any of it is read.
+    package static let maxFileBytes = 512 << 20
+
+    /// Reads a whole regular file into memory: the bounded reader every input goes
+    /// through.
     ///
-    /// - Throws: `RGBDError(.io)` naming the file and the system's reason.
-    package static func readFile(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw systemError(path, "cannot open") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw systemError(path, "cannot stat") }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            throw RGBDError(.io, file: path, "is a directory, not a file")
+    /// The file is opened without blocking (`O_NONBLOCK`, so a FIFO cannot stall the
+    /// call), its type checked (anything but a regular file is refused by type: a
+    /// directory, a FIFO, a device, a socket), and its size checked against `limit`
+    /// before any memory is allocated; at most that many bytes are read.
+    ///
+    /// - Throws: `RGBDError(.io)` naming the file and the system's reason, its type, or
+    ///   its size and the limit.
+    package static func readFile(_ path: String, limit: Int = maxFileBytes) throws -> [UInt8] {
+        let fd = try openRegularFile(path)
+        defer { close(fd.descriptor) }
+        guard fd.size <= limit else {
+            throw RGBDError(.io, file: path, "is \(fd.size) bytes, more than rgbd reads (\(describeBytes(limit)))")
         }
-        let size = Int(info.st_size)
+        let size = fd.size
         var done = 0
         var ok = true
         // Read straight into uninitialized (huge-page advised) storage: no zeroing pass.
@@ -29,7 +38,7 @@ package enum FileSystem {
             LargeBuffer.adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
             if let base = buffer.baseAddress {
                 while done < size {
-                    let n = read(fd, base + done, size - done)
+                    let n = read(fd.descriptor, base + done, size - done)
                     if n < 0 {
                         if errno == EINTR { continue }
                         ok = false
@@ -46,15 +55,16 @@ package enum FileSystem {
         return bytes
     }
 
-    /// The first `count` bytes of a file (fewer if it is shorter).
+    /// The first `count` bytes of a regular file (fewer if it is shorter); refused like
+    /// `readFile` if it is not a regular file.
     package static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw systemError(path, "cannot open") }
-        defer { close(fd) }
+        let fd = try openRegularFile(path)
+        defer { close(fd.descriptor) }
+        let count = max(0, min(count, fd.size))
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress.map { $0 + done }, count - done) }
+            let n = bytes.withUnsafeMutableBytes { read(fd.descriptor, $0.baseAddress.map { $0 + done }, count - done) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw systemError(path, "cannot read")
@@ -63,6 +73,53 @@ package enum FileSystem {
             done += n
         }
         return Array(bytes.prefix(done))
+    }
+
+    /// Opens a regular file for reading: its type is checked with `stat` before it is
+    /// opened (a FIFO or a device is never opened), and again with `fstat` once it is
+    /// (opened with `O_NONBLOCK`, in case it was replaced in between). Returns the
+    /// descriptor, which the caller closes, and the size.
+    static func openRegularFile(_ path: String) throws -> (descriptor: Int32, size: Int) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw systemError(path, "cannot open") }
+        try requireRegular(info, path)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw systemError(path, "cannot open") }
+        guard fstat(fd, &info) == 0 else {
+            let error = systemError(path, "cannot stat")
+            close(fd)
+            throw error
+        }
+        do {
+            try requireRegular(info, path)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return (fd, max(0, Int(info.st_size)))
+    }
+
+    /// Refuses anything but a regular file, naming what it is.
+    private static func requireRegular(_ info: stat, _ path: String) throws {
+        let type = info.st_mode & S_IFMT
+        guard type != S_IFREG else { return }
+        let what: String
+        switch type {
+        case S_IFDIR: what = "is a directory, not a file"
+        case S_IFIFO: what = "is a FIFO (named pipe), not a regular file"
+        case S_IFCHR: what = "is a character device, not a regular file"
+        case S_IFBLK: what = "is a block device, not a regular file"
+        case S_IFSOCK: what = "is a socket, not a regular file"
+        default: what = "is not a regular file"
+        }
+        throw RGBDError(.io, file: path, what)
+    }
+
+    /// A byte count for messages: `512 MiB`, `2 GiB`, else bytes.
+    static func describeBytes(_ count: Int) -> String {
+        if count >= 1 << 30, count % (1 << 30) == 0 { return "\(count >> 30) GiB" }
+        if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
+        return "\(count) bytes"
     }
 
     /// Whether `path` names an existing directory.
@@ -113,14 +170,20 @@ package enum FileSystem {
         return names.sorted()
     }
 
-    /// Creates a directory and its parents, like `mkdir -p`.
-    package static func createDirectory(_ path: String) throws {
-        if isDirectory(path) { return }
+    /// Creates a directory and its parents, like `mkdir -p`; returns the directories it
+    /// created, outermost first (empty if `path` existed).
+    @discardableResult
+    package static func createDirectory(_ path: String) throws -> [String] {
+        if isDirectory(path) { return [] }
+        var created: [String] = []
         let parent = Path.directory(of: path)
-        if parent != path && !parent.isEmpty && parent != "." { try createDirectory(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw systemError(path, "cannot create directory")
+        if parent != path && !parent.isEmpty && parent != "." { created = try createDirectory(parent) }
+        if mkdir(path, 0o755) != 0 {
+            if errno != EEXIST { throw systemError(path, "cannot create directory") }
+        } else {
+            created.append(path)
         }
+        return created
     }
 
     /// Creates an empty temporary file beside `path` and returns its name and an open

@@ -6,6 +6,7 @@
 package final class StagedFiles {
     private var staged: [(temporary: String, destination: String)] = []
     private var committed = false
+    private var createdDirectories: [String] = []
 
     /// Temporaries of every set in the process not yet committed or removed, for an
     /// interrupted run's cleanup (`claimInterruption`).
@@ -80,6 +81,13 @@ package final class StagedFiles {
         }
     }
 
+    /// Creates `directory` and its parents for the files to come (`FileSystem.createDirectory`);
+    /// if the set is released uncommitted, the directories it created are removed again
+    /// (those still empty), so a failed run leaves no empty output folder behind.
+    package func createDirectory(_ directory: String) throws {
+        createdDirectories += try FileSystem.createDirectory(directory)
+    }
+
     /// Renames every staged file to its destination, all under the lock an
     /// interruption's cleanup takes: an interrupted run ends with all of them renamed or
     /// none.
@@ -99,6 +107,7 @@ package final class StagedFiles {
     deinit {
         if !committed {
             for (temporary, _) in staged { FileSystem.removeQuietly(temporary) }
+            for directory in createdDirectories.reversed() { FileSystem.removeDirectoryQuietly(directory) }
         }
         Self.pendingLock.withLock {
             for (temporary, _) in staged { Self.pending.remove(temporary) }

@@ -190,8 +190,9 @@ public enum RectifyPipeline {
     /// warnings and metadata.
     ///
     /// `directory` (and its parents) is created only once the capture has been read and
-    /// checked, just before the first file is staged: a capture that fails to load (a
-    /// photo without depth, a broken JSON) leaves no empty directory behind.
+    /// checked, just before the first file is staged, and removed again if the run then
+    /// fails (a photo that fails to decode): a capture that fails leaves no empty
+    /// directory behind.
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
                            alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
@@ -204,7 +205,7 @@ public enum RectifyPipeline {
         let (result, side) = try rectified(
             opening, rectifier: rectifier, alignment: alignment, reading: reading,
             timings: timings) { depth, colorIntrinsics, depthIntrinsics, metadata in
-            try FileSystem.createDirectory(directory)
+            try files.createDirectory(directory)
             try RectifiedCapture.stageDepthOutputs(
                 depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
                 metadata: metadata, paths: paths, files: files, pngEffort: pngEffort, timings: timings)

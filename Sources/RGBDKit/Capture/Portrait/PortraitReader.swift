@@ -163,7 +163,9 @@ package enum PortraitReader {
         func fail(_ field: String, _ message: String) -> RGBDError {
             RGBDError(.invalidCapture, file: file, location: field, message)
         }
-        guard let m = xmp.numbers("IntrinsicMatrix") else { throw fail("IntrinsicMatrix", "missing from the depth metadata") }
+        guard let m = try xmp.checkedNumbers("IntrinsicMatrix", file: file) else {
+            throw fail("IntrinsicMatrix", "missing from the depth metadata")
+        }
         guard m.count == 9 else { throw fail("IntrinsicMatrix", "expected 9 numbers, found \(m.count)") }
         // Column-major [fx 0 0, s fy 0, cx cy 1]; a row-major matrix is accepted too.
         let (fx, fy, cx, cy): (Double, Double, Double, Double)
@@ -174,22 +176,44 @@ package enum PortraitReader {
         } else {
             throw fail("IntrinsicMatrix", "not a 3×3 intrinsic matrix (no 0, 0, 1 row or column)")
         }
-        guard fx > 0, fy > 0, cx.isFinite, cy.isFinite else {
+        guard fx > 0, fy > 0 else {
             throw fail("IntrinsicMatrix", "the focal lengths must be positive (fx \(fx), fy \(fy))")
         }
         var width = imageWidth, height = imageHeight
-        if let w = xmp.number("IntrinsicMatrixReferenceWidth"), let h = xmp.number("IntrinsicMatrixReferenceHeight") {
+        let referenceWidth = try xmp.checkedNumber("IntrinsicMatrixReferenceWidth", file: file)
+        let referenceHeight = try xmp.checkedNumber("IntrinsicMatrixReferenceHeight", file: file)
+        switch (referenceWidth, referenceHeight) {
+        case let (w?, h?):
             guard w >= 1, h >= 1, w <= 1_000_000, h <= 1_000_000, w == w.rounded(), h == h.rounded() else {
                 throw fail("IntrinsicMatrixReferenceWidth", "expected positive whole numbers, found \(w) × \(h)")
             }
             (width, height) = (Int(w), Int(h))
+        case (nil, nil):
+            break
+        case (nil, _?):
+            throw fail("IntrinsicMatrixReferenceWidth", "missing, but IntrinsicMatrixReferenceHeight is there")
+        case (_?, nil):
+            throw fail("IntrinsicMatrixReferenceHeight", "missing, but IntrinsicMatrixReferenceWidth is there")
         }
-        guard let ox = xmp.number("LensDistortionCenterOffsetX"), let oy = xmp.number("LensDistortionCenterOffsetY") else {
+        guard let ox = try xmp.checkedNumber("LensDistortionCenterOffsetX", file: file) else {
             throw fail("LensDistortionCenterOffsetX", "missing from the depth metadata (with …Y: the distortion center)")
         }
+        guard let oy = try xmp.checkedNumber("LensDistortionCenterOffsetY", file: file) else {
+            throw fail("LensDistortionCenterOffsetY", "missing from the depth metadata (with …X: the distortion center)")
+        }
         let center = SIMD2(ox, oy)
-        guard let pixelSize = xmp.number("PixelSize") else { throw fail("PixelSize", "missing from the depth metadata") }
-        guard let coefficients = xmp.numbers("LensDistortionCoefficients") else {
+        guard let pixelSize = try xmp.checkedNumber("PixelSize", file: file) else {
+            throw fail("PixelSize", "missing from the depth metadata")
+        }
+        if let (value, message) = CalibrationPlausibility.problem(fx: fx, fy: fy, cx: cx, cy: cy, width: width, height: height,
+                                                                 distortionCenter: center, pixelSize: pixelSize) {
+            switch value {
+            case .focalLengths, .principalPoint: throw fail("IntrinsicMatrix", message)
+            case .distortionCenter: throw fail("LensDistortionCenterOffsetX", "the distortion center " + message)
+            case .pixelSize: throw fail("PixelSize", message)
+            }
+        }
+        guard let coefficients = try xmp.checkedNumbers("LensDistortionCoefficients", file: file) else {
             throw fail("LensDistortionCoefficients", "missing from the depth metadata")
         }
         func table(_ field: String, _ c: [Double]) throws -> [Float] {
@@ -201,7 +225,9 @@ package enum PortraitReader {
             }
         }
         let forward = try table("LensDistortionCoefficients", coefficients)
-        let inverse = try xmp.numbers("InverseLensDistortionCoefficients").map { try table("InverseLensDistortionCoefficients", $0) } ?? []
+        let inverse = try xmp.checkedNumbers("InverseLensDistortionCoefficients", file: file).map {
+            try table("InverseLensDistortionCoefficients", $0)
+        } ?? []
         return Calibration(intrinsics: Intrinsics(fx: fx, fy: fy, cx: cx, cy: cy, width: width, height: height),
                            pixelSize: pixelSize, distortionCenter: center, lookupTable: forward, inverseLookupTable: inverse)
     }
@@ -224,10 +250,14 @@ package enum PortraitReader {
             throw fail("AuxiliaryImageType", "the depth metadata says neither disparity nor depth (AuxiliaryImageType \(xmp.shown("AuxiliaryImageType")), NativeFormat \(native ?? "missing"))")
         }
         let maxStored = Double((1 << max(1, min(bits, 16))) - 1)
-        let intMin = xmp.number("IntMinValue") ?? 0, intMax = xmp.number("IntMaxValue") ?? maxStored
+        let intMin = try xmp.checkedNumber("IntMinValue", file: file) ?? 0
+        let intMax = try xmp.checkedNumber("IntMaxValue", file: file) ?? maxStored
         guard intMin != intMax else { throw fail("IntMinValue", "IntMinValue and IntMaxValue are equal (\(intMin))") }
-        guard let floatMin = xmp.number("FloatMinValue"), let floatMax = xmp.number("FloatMaxValue") else {
+        guard let floatMin = try xmp.checkedNumber("FloatMinValue", file: file) else {
             throw fail("FloatMinValue", "missing from the depth metadata (with FloatMaxValue: the range of the stored values)")
+        }
+        guard let floatMax = try xmp.checkedNumber("FloatMaxValue", file: file) else {
+            throw fail("FloatMaxValue", "missing from the depth metadata (with FloatMinValue: the range of the stored values)")
         }
         let filtered = xmp.string("Filtered").map { ["true", "1", "yes"].contains($0.lowercased()) }
         return PortraitDepth(kind: kind, accuracy: xmp.string("Accuracy"), quality: xmp.string("Quality"),

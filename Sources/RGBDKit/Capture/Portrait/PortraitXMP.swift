@@ -76,6 +76,35 @@ package struct PortraitXMP: Equatable, Sendable {
         return values.isEmpty ? nil : values
     }
 
+    /// A field as numbers, telling an absent field (nil) from one that is there but is
+    /// not a list of finite numbers (an error naming the field and the offending item,
+    /// such as `NaN` or `abc`); `count` asks for exactly that many numbers.
+    func checkedNumbers(_ name: String, count: Int? = nil, file: String) throws -> [Double]? {
+        guard let text = string(name) else { return nil }
+        let items = text.split(whereSeparator: { $0 == " " || $0 == "," })
+        var values: [Double] = []
+        for item in items {
+            let shown = item.count > 40 ? String(item.prefix(40)) + "…" : String(item)
+            guard let value = Double(item) else {
+                throw RGBDError(.invalidCapture, file: file, location: name, "expected a number, found \"\(shown)\"")
+            }
+            guard value.isFinite else {
+                throw RGBDError(.invalidCapture, file: file, location: name, "expected a finite number, found \(shown)")
+            }
+            values.append(value)
+        }
+        if let count, values.count != count {
+            throw RGBDError(.invalidCapture, file: file, location: name,
+                            "expected \(count == 1 ? "one number" : "\(count) numbers"), found \(values.count)")
+        }
+        return values
+    }
+
+    /// `checkedNumbers` of a field that holds one number.
+    func checkedNumber(_ name: String, file: String) throws -> Double? {
+        try checkedNumbers(name, count: 1, file: file)?.first
+    }
+
     /// A four-character code field (`hdis`, `L008`), written as the four characters or as
     /// their big-endian 32-bit number (`1751411059` for `hdis`); nil if neither.
     package func fourCC(_ name: String) -> String? {

@@ -1,9 +1,9 @@
 import CHEIF
 
 extension HEIFCodec {
-    /// The largest depth image or matte decoded: 16 megapixels (real ones have at most a
-    /// few: 768×576 depth, 2016×1512 mattes).
-    static let maxAuxiliaryPixels = 16_000_000
+    /// The largest depth image or matte decoded: `InputLimits.maxDepthPixels`, 16
+    /// megapixels (real ones have at most a few: 768×576 depth, 2016×1512 mattes).
+    static let maxAuxiliaryPixels = InputLimits.maxDepthPixels
 }
 
 /// The depth image, auxiliary images and metadata of a HEIF image (Portrait photos).
@@ -55,7 +55,8 @@ extension HEIFCodec.Image {
                       String(cString: actual) == contentType else { continue }
             }
             let size = heif_image_handle_get_metadata_size(handle, id)
-            guard size > 0, size <= 16 << 20 else { continue }
+            // A block cannot be larger than the file (nor than 16 MB): a claim beyond is a lie.
+            guard size > 0, size <= 16 << 20, size <= owner.byteCount else { continue }
             var bytes = [UInt8](repeating: 0, count: size)
             let error = bytes.withUnsafeMutableBytes { heif_image_handle_get_metadata(handle, id, $0.baseAddress) }
             if error.code == heif_error_Ok { blocks.append(bytes) }

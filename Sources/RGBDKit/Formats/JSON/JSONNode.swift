@@ -108,12 +108,31 @@ struct JSONNode {
         return json_object_array_length(raw)
     }
 
-    /// The value as a number, nil if it is not a number.
+    /// The value as a number, nil if it is not a number. A number beyond a double's
+    /// range (`1e309`) is infinite, and so is an integer beyond 64 bits (json-c
+    /// saturates those to 2^64 − 1 or −2^63, which is not what the file says): callers
+    /// that need a finite value refuse both. `typeName` says which it was.
     var number: Double? {
         guard let raw else { return nil }
-        let t = type
-        guard t == json_type_double || t == json_type_int else { return nil }
-        return json_object_get_double(raw)
+        switch type {
+        case json_type_double:
+            return json_object_get_double(raw)
+        case json_type_int:
+            if json_object_get_int64(raw) == Int64.min { return -.infinity }
+            if json_object_get_uint64(raw) == UInt64.max { return .infinity }
+            return json_object_get_double(raw)
+        default:
+            return nil
+        }
+    }
+
+    /// A number as the file writes it (json-c keeps a double's text), at most 40
+    /// characters; nil if this is not a number.
+    var numberText: String? {
+        guard let raw, type == json_type_double || type == json_type_int,
+              let text = json_object_to_json_string(raw) else { return nil }
+        let string = String(cString: text)
+        return string.count > 40 ? String(string.prefix(40)) + "…" : string
     }
 
     /// The value as a string, nil if it is not a string.
@@ -130,7 +149,10 @@ struct JSONNode {
         switch type {
         case json_type_null: return "null"
         case json_type_boolean: return "a boolean"
-        case json_type_double, json_type_int: return "a number"
+        case json_type_double, json_type_int:
+            guard let value = number, !value.isFinite else { return "a number" }
+            if type == json_type_int { return "an integer beyond 64 bits" }
+            return "\(numberText ?? "a number"), beyond the range of a double"
         case json_type_object: return "an object"
         case json_type_array: return "an array"
         case json_type_string: return "a string"

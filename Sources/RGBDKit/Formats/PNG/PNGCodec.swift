@@ -262,27 +262,61 @@ public enum PNGCodec {
         return best
     }
 
-    /// Decodes a PNG file to 8-bit RGB.
+    /// Decodes a PNG file to 8-bit RGB (at most `JPEGCodec.maxPixels` pixels).
+    ///
+    /// - Throws: `RGBDError(.invalidImage)` naming `file` for anything libpng rejects, and,
+    ///   before any pixel memory is allocated, for a header claiming more pixels than the
+    ///   limit or than its compressed bytes could hold (`checkPlausible`).
     public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
-        let (w, h, samples): (Int, Int, [UInt8]) = try decode(bytes, format: rgbd_png_format_rgb(), channels: 3, file: file)
+        let (w, h, samples): (Int, Int, [UInt8]) = try decode(bytes, format: rgbd_png_format_rgb(), channels: 3,
+                                                               maxPixels: JPEGCodec.maxPixels, file: file)
         return ColorImage(width: w, height: h, channels: 3, samples: samples)
     }
 
-    /// Decodes a 16-bit (or 8-bit) grayscale PNG file to 16-bit values as stored.
+    /// Decodes a 16-bit (or 8-bit) grayscale PNG file to 16-bit values as stored: a
+    /// depth image, so at most `InputLimits.maxDepthPixels` pixels. The same checks as
+    /// `decodeRGB` before any pixel memory is allocated.
     public static func decodeGray16(_ bytes: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt16> {
-        let (w, h, samples): (Int, Int, [UInt16]) = try decode(bytes, format: rgbd_png_format_linear_y(), channels: 1, file: file)
+        let (w, h, samples): (Int, Int, [UInt16]) = try decode(bytes, format: rgbd_png_format_linear_y(), channels: 1,
+                                                                maxPixels: InputLimits.maxDepthPixels, file: file)
         return ImageBuffer(width: w, height: h, channels: 1, samples: samples)
     }
 
-    private static func decode<T: BitwiseCopyable>(_ bytes: [UInt8], format: UInt32, channels: Int,
+    /// Refuses, from the header's numbers alone, a PNG that cannot be what it claims:
+    /// more than `maxPixels` pixels, or more filtered bytes (each row its filter byte and
+    /// `width` pixels of `bitsPerPixel` bits) than deflate can make of the file's
+    /// `byteCount` bytes (`InputLimits.maxDeflateExpansion`).
+    static func checkPlausible(width: Int, height: Int, bitsPerPixel: Int, byteCount: Int, maxPixels: Int,
+                               file: String?) throws {
+        let pixels = Double(width) * Double(height)
+        guard width > 0, height > 0, pixels <= Double(maxPixels) else {
+            let limit = maxPixels == InputLimits.maxDepthPixels ? "rgbd's limit for a depth image" : "rgbd's limit"
+            throw RGBDError(.invalidImage, file: file,
+                            "the PNG claims \(width)×\(height) pixels, more than \(limit) (\(maxPixels / 1_000_000) megapixels)")
+        }
+        let filtered = Double(height) * (1 + (Double(width) * Double(bitsPerPixel) / 8).rounded(.up))
+        guard InputLimits.couldHold(fileBytes: byteCount, expansion: InputLimits.maxDeflateExpansion,
+                                    claimedBytes: filtered) else {
+            throw RGBDError(.invalidImage, file: file,
+                            "the PNG claims \(width)×\(height) pixels in \(byteCount) bytes, more than deflate can expand them to (at most \(InputLimits.maxDeflateExpansion) bytes per byte): its header is corrupt")
+        }
+    }
+
+    private static func decode<T: BitwiseCopyable>(_ bytes: [UInt8], format: UInt32, channels: Int, maxPixels: Int,
                                                    file: String?) throws -> (Int, Int, [T]) {
         var image = png_image()
         image.version = rgbd_png_image_version()
         let begun = bytes.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
         guard begun != 0 else { throw failure(&image, "not a readable PNG", file: file) }
         defer { png_image_free(&image) }
-        image.format = format
         let width = Int(image.width), height = Int(image.height)
+        // The file's own pixel format (IHDR: bit depth at byte 24, color type at 25) gives
+        // the filtered bytes its deflate stream must expand to.
+        let bitDepth = bytes.count > 25 ? Int(bytes[24]) : 16
+        let samplesPerPixel = bytes.count > 25 ? ([0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(bytes[25])] ?? 1) : 1
+        try checkPlausible(width: width, height: height, bitsPerPixel: max(1, bitDepth) * samplesPerPixel,
+                           byteCount: bytes.count, maxPixels: maxPixels, file: file)
+        image.format = format
         var samples = [T](unsafeUninitializedCapacity: width * height * channels) { _, count in
             count = width * height * channels
         }

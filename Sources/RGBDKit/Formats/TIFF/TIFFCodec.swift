@@ -46,31 +46,92 @@ package enum TIFFCodec {
         if !ok { throw RGBDError(.io, file: path, "cannot write TIFF (disk full or unwritable?)") }
     }
 
-    /// Reads a single-channel 32-bit float TIFF.
+    /// Reads a single-channel 32-bit float TIFF file (through `FileSystem.readFile`).
     package static func readFloat(path: String) throws -> DepthMap {
+        try readFloat(try FileSystem.readFile(path), file: path)
+    }
+
+    /// Decodes the bytes of a single-channel 32-bit float TIFF (a depth image: at most
+    /// `InputLimits.maxDepthPixels` pixels); `file` names it in errors.
+    ///
+    /// Before the pixels are allocated, the header's size is checked against the limit
+    /// and against what the file's bytes could hold (`checkPlausible`), and libtiff's own
+    /// allocations are bounded (libtiff 4.5 or later).
+    ///
+    /// - Throws: `RGBDError(.invalidImage)` naming `file`.
+    package static func readFloat(_ bytes: [UInt8], file: String) throws -> DepthMap {
         rgbd_tiff_silence()
-        guard let tif = TIFFOpen(path, "r") else { throw RGBDError(.invalidImage, file: path, "not a readable TIFF") }
-        defer { TIFFClose(tif) }
+        let state = UnsafeMutablePointer<rgbd_tiff_memory>.allocate(capacity: 1)
+        defer { state.deallocate() }
+        return try bytes.withUnsafeBufferPointer { buffer in
+            let maxAllocation = Int64(buffer.count) + Int64(InputLimits.maxDepthPixels) * 4
+            guard let tif = rgbd_tiff_open_memory(state, buffer.baseAddress, buffer.count, file, maxAllocation) else {
+                throw RGBDError(.invalidImage, file: file, "not a readable TIFF")
+            }
+            defer { TIFFClose(tif) }
+            return try read(tif, byteCount: buffer.count, file: file)
+        }
+    }
+
+    /// How many bytes a compressed byte can become, at most, by TIFF compression scheme;
+    /// nil for schemes without a known bound (the pixel limit still applies).
+    static func maxExpansion(compression: UInt16) -> Int? {
+        switch Int32(compression) {
+        case COMPRESSION_NONE: return 1
+        case COMPRESSION_ADOBE_DEFLATE, COMPRESSION_DEFLATE: return InputLimits.maxDeflateExpansion
+        case COMPRESSION_PACKBITS: return 64  // a 2-byte run stands for at most 128 bytes
+        case COMPRESSION_LZW: return 4096  // a code of 9 bits or more, a string of at most 4096 bytes
+        default: return nil
+        }
+    }
+
+    /// Refuses, from the header's numbers alone, a float TIFF that cannot be what it
+    /// claims: no pixels, more than `InputLimits.maxDepthPixels`, or more bytes of
+    /// samples than its `byteCount` bytes could hold with its compression.
+    static func checkPlausible(width: Int, height: Int, compression: UInt16, byteCount: Int, file: String) throws {
+        guard width > 0, height > 0 else {
+            throw RGBDError(.invalidImage, file: file, "the depth TIFF is empty (\(width)×\(height))")
+        }
+        // In floating point: a header's two 32-bit sizes multiplied may overflow an Int.
+        guard Double(width) * Double(height) <= Double(InputLimits.maxDepthPixels) else {
+            throw RGBDError(.invalidImage, file: file,
+                            "the depth TIFF claims \(width)×\(height) pixels, more than rgbd's limit for a depth image (\(InputLimits.maxDepthPixels / 1_000_000) megapixels)")
+        }
+        if let expansion = maxExpansion(compression: compression),
+           !InputLimits.couldHold(fileBytes: byteCount, expansion: expansion, claimedBytes: Double(width * height * 4)) {
+            throw RGBDError(.invalidImage, file: file,
+                            "the depth TIFF claims \(width)×\(height) float pixels (\(width * height * 4) bytes) in a file of \(byteCount) bytes, more than its compression (scheme \(compression)) can hold: its header is corrupt")
+        }
+    }
+
+    private static func read(_ tif: OpaquePointer, byteCount: Int, file: String) throws -> DepthMap {
         var width: UInt32 = 0, height: UInt32 = 0
-        var bits: UInt16 = 0, spp: UInt16 = 0, format: UInt16 = 0
+        var bits: UInt16 = 0, spp: UInt16 = 0, format: UInt16 = 0, compression: UInt16 = 0
         _ = rgbd_tiff_get_u32(tif, UInt32(TIFFTAG_IMAGEWIDTH), &width)
         _ = rgbd_tiff_get_u32(tif, UInt32(TIFFTAG_IMAGELENGTH), &height)
         _ = rgbd_tiff_get_u16(tif, UInt32(TIFFTAG_BITSPERSAMPLE), &bits)
         _ = rgbd_tiff_get_u16(tif, UInt32(TIFFTAG_SAMPLESPERPIXEL), &spp)
         _ = rgbd_tiff_get_u16(tif, UInt32(TIFFTAG_SAMPLEFORMAT), &format)
+        _ = rgbd_tiff_get_u16(tif, UInt32(TIFFTAG_COMPRESSION), &compression)
         guard bits == 32, spp == 1, format == UInt16(SAMPLEFORMAT_IEEEFP) else {
-            throw RGBDError(.invalidImage, file: path, "not a single-channel float32 TIFF (\(bits) bits, \(spp) samples, format \(format))")
+            throw RGBDError(.invalidImage, file: file, "not a single-channel float32 TIFF (\(bits) bits, \(spp) samples, format \(format))")
         }
-        var map = DepthMap(width: Int(width), height: Int(height), channels: 1, repeating: 0)
-        let w = Int(width)
+        let w = Int(width), h = Int(height)
+        try checkPlausible(width: w, height: h, compression: compression, byteCount: byteCount, file: file)
+        // A scanline is one row of floats (no padding for 32-bit samples); a TIFF whose
+        // libtiff says otherwise (tiled, say) is refused rather than overrun.
+        guard TIFFScanlineSize64(tif) == UInt64(w * 4) else {
+            throw RGBDError(.invalidImage, file: file, "cannot read TIFF rows (tiled or unusual layout)")
+        }
+        var map = DepthMap(width: w, height: h, channels: 1, repeating: 0)
         var failed = false
         map.samples.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
-            for y in 0..<Int(height) where !failed {
+            for y in 0..<h where !failed {
                 if TIFFReadScanline(tif, base + y * w * 4, UInt32(y), 0) < 0 { failed = true }
             }
         }
-        if failed { throw RGBDError(.invalidImage, file: path, "cannot read TIFF rows") }
+        if failed { throw RGBDError(.invalidImage, file: file, "cannot read TIFF rows") }
         return map
     }
 }
