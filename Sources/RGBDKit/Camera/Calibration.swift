@@ -25,6 +25,16 @@ public struct Calibration: Equatable, Sendable {
     /// Width and height of the pixel grid the intrinsics and distortion center refer to.
     public var referenceSize: (width: Int, height: Int) { (intrinsics.width, intrinsics.height) }
 
+    /// The largest image side rgbd accepts in a calibration or a stated image size.
+    package static let maxDimension = 1_000_000.0
+
+    /// Whether `value`, read as an image's width or height (a reference dimension, a
+    /// stated depth map size), is a whole number from 1 to `maxDimension`: the one rule
+    /// for sizes read from a JSON or a Portrait photo's metadata.
+    package static func isImageDimension(_ value: Double) -> Bool {
+        value >= 1 && value <= maxDimension && value == value.rounded()
+    }
+
     /// The calibration scaled to an image of `width × height` (docs/lens-model.md): distortion
     /// center and `fx, cx` scaled by `width / W`, `fy, cy` by `height / H`.
     public func scaled(toWidth width: Int, height: Int) -> ImageCalibration {

@@ -27,6 +27,32 @@ public struct Intrinsics: Equatable, Sendable {
         self.height = height
     }
 
+    /// The entries of a 3×3 intrinsic matrix, whichever way it was listed.
+    package struct MatrixEntries: Equatable, Sendable {
+        package var fx, fy, cx, cy: Double
+        /// The entry right of `fx` (row 0, column 1): the skew.
+        package var skew: Double
+        /// The entry below `fx` (row 1, column 0): 0 in an upper-triangular matrix.
+        package var lower: Double
+    }
+
+    /// Reads a 3×3 intrinsic matrix from its 9 numbers as listed (3 columns, or 3 rows,
+    /// one after another): column-major when the last number of each group of three is
+    /// 0, 0, 1 (the bottom row), else row-major when the last group is 0, 0, 1; nil when
+    /// neither (no 0, 0, 1 row or column). Column-major wins when both hold, as Apple
+    /// writes the matrix column by column. The one rule for the matrices of capture JSONs
+    /// and of Portrait photos' metadata.
+    package static func matrixEntries(_ m: [Double]) -> MatrixEntries? {
+        guard m.count == 9 else { return nil }
+        if m[2] == 0, m[5] == 0, m[8] == 1 {
+            return MatrixEntries(fx: m[0], fy: m[4], cx: m[6], cy: m[7], skew: m[3], lower: m[1])
+        }
+        if m[6] == 0, m[7] == 0, m[8] == 1 {
+            return MatrixEntries(fx: m[0], fy: m[4], cx: m[2], cy: m[5], skew: m[1], lower: m[3])
+        }
+        return nil
+    }
+
     /// The same camera on a `width × height` grid: `fx, cx` scale by `width / self.width`,
     /// `fy, cy` by `height / self.height` (docs/lens-model.md).
     public func scaled(toWidth width: Int, height: Int) -> Intrinsics {

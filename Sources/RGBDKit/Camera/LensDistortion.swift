@@ -26,7 +26,7 @@ public struct LensDistortion: Equatable, Sendable {
     ///
     /// - Precondition: `table.count >= 2` (calibration reading checks this).
     public init(center: SIMD2<Double>, table: [Float], width: Int, height: Int) {
-        precondition(table.count >= 2, "a lookup table needs at least two entries")
+        precondition(table.count >= Self.minimumTableCount, "a lookup table needs at least two entries")
         self.center = center
         self.table = table
         self.width = width
@@ -39,7 +39,7 @@ public struct LensDistortion: Equatable, Sendable {
     /// A model with a given `maxRadius` instead of the image's farthest corner: the same
     /// lens sampled on another grid (an NV12 frame's chroma plane, `FrameRectifier`).
     init(center: SIMD2<Double>, table: [Float], width: Int, height: Int, maxRadius: Double) {
-        precondition(table.count >= 2, "a lookup table needs at least two entries")
+        precondition(table.count >= Self.minimumTableCount, "a lookup table needs at least two entries")
         self.center = center
         self.table = table
         self.width = width
@@ -59,8 +59,10 @@ public struct LensDistortion: Equatable, Sendable {
         guard isPlausibleCenter(center, width: referenceWidth, height: referenceHeight) else {
             throw RGBDError(.invalidArgument, "the distortion center (\(center.x), \(center.y)) is far outside the \(referenceWidth)×\(referenceHeight) reference image")
         }
-        guard table.count >= 2 else { throw RGBDError(.invalidArgument, "the lookup table needs at least 2 entries, has \(table.count)") }
-        if let bad = table.firstIndex(where: { !($0 > -1 && $0 < 10) }) {
+        guard table.count >= minimumTableCount else {
+            throw RGBDError(.invalidArgument, "the lookup table needs at least 2 entries, has \(table.count)")
+        }
+        if let bad = table.firstIndex(where: { !isPlausibleMagnification(Double($0)) }) {
             throw RGBDError(.invalidArgument, "lookup table entry \(bad) (\(table[bad])) is out of range (−1, 10)")
         }
         let sx = Double(width) / Double(referenceWidth), sy = Double(height) / Double(referenceHeight)
@@ -81,6 +83,16 @@ public struct LensDistortion: Equatable, Sendable {
         }
         return try validated(center: center, referenceWidth: referenceWidth, referenceHeight: referenceHeight,
                              table: table, width: width, height: height)
+    }
+
+    /// The fewest entries a lookup table may have (its first sample is at the center, its
+    /// last at `maxRadius`).
+    package static let minimumTableCount = 2
+
+    /// Whether `value` is a plausible table entry (a relative magnification): finite and
+    /// in (−1, 10), the range every reader and generator of tables checks.
+    package static func isPlausibleMagnification(_ value: Double) -> Bool {
+        value > -1 && value < 10
     }
 
     /// Whether a distortion center is finite and within one image size of the image

@@ -41,7 +41,9 @@ package enum LensPolynomial {
         if let bad = coefficients.firstIndex(where: { !$0.isFinite }) {
             throw RGBDError(.invalidArgument, "lens coefficient \(bad) (\(coefficients[bad])) is not a finite number")
         }
-        guard count >= 2 else { throw RGBDError(.invalidArgument, "a table needs at least 2 entries, asked for \(count)") }
+        guard count >= LensDistortion.minimumTableCount else {
+            throw RGBDError(.invalidArgument, "a table needs at least 2 entries, asked for \(count)")
+        }
         let dx = max(center.x, Double(width) - center.x)
         let dy = max(center.y, Double(height) - center.y)
         let maxRadius = (dx * dx + dy * dy).squareRoot() * pixelSize
@@ -50,7 +52,7 @@ package enum LensPolynomial {
         for i in 0..<count {
             let r = maxRadius * Double(i) / Double(count - 1)
             let entry = Float(magnification(coefficients: coefficients, radius: r))
-            guard entry > -1 && entry < 10 else {
+            guard LensDistortion.isPlausibleMagnification(Double(entry)) else {
                 throw RGBDError(.invalidArgument, "the lens polynomial gives table entry \(i) = \(entry), out of range (−1, 10)")
             }
             table.append(entry)

@@ -64,8 +64,7 @@ enum CalibrationReader {
         let (fx, fy, cx, cy) = try matrix(matrixNode, fail: fail)
         let (sizeNode, width, height) = try pairValue(schema.referenceDimensions, schema.referenceDimensionsSplit,
                                                       names: ("width", "height"))
-        guard width >= 1, height >= 1, width == width.rounded(), height == height.rounded(),
-              width <= 1_000_000, height <= 1_000_000 else {
+        guard Calibration.isImageDimension(width), Calibration.isImageDimension(height) else {
             throw fail(sizeNode, "expected positive whole numbers [width, height], found [\(width), \(height)]")
         }
         let (centerNode, ox, oy) = try pairValue(schema.distortionCenter, schema.distortionCenterSplit,
@@ -75,7 +74,9 @@ enum CalibrationReader {
         }
         let tableNode = try required(schema.lookupTable)
         let table = try lookupTable(tableNode, fail: fail)
-        guard table.count >= 2 else { throw fail(tableNode, "needs at least 2 entries, found \(table.count)") }
+        guard table.count >= LensDistortion.minimumTableCount else {
+            throw fail(tableNode, "needs at least 2 entries, found \(table.count)")
+        }
         var inverse: [Float] = []
         if let inverseNode = first(schema.inverseLookupTable, in: container) {
             inverse = try lookupTable(inverseNode, fail: fail)
@@ -128,18 +129,10 @@ enum CalibrationReader {
         } else {
             throw fail(node, "expected a 3×3 matrix (3 arrays of 3, or 9 numbers), found \(elements.count == 1 ? "1 element" : "\(elements.count) elements")")
         }
-        // Column-major: m[i] is column i, so the bottom row is m[0][2], m[1][2], m[2][2].
-        let columnMajor = m[0][2] == 0 && m[1][2] == 0 && m[2][2] == 1
-        let rowMajor = m[2][0] == 0 && m[2][1] == 0 && m[2][2] == 1
-        let fx = m[0][0], fy = m[1][1]
-        let cx: Double, cy: Double, skew: Double, lower: Double
-        if columnMajor {
-            (cx, cy, skew, lower) = (m[2][0], m[2][1], m[1][0], m[0][1])
-        } else if rowMajor {
-            (cx, cy, skew, lower) = (m[0][2], m[1][2], m[0][1], m[1][0])
-        } else {
+        guard let entries = Intrinsics.matrixEntries(m.flatMap { $0 }) else {
             throw fail(node, "not an intrinsic matrix: no 0, 0, 1 row or column")
         }
+        let (fx, fy, cx, cy, skew, lower) = (entries.fx, entries.fy, entries.cx, entries.cy, entries.skew, entries.lower)
         guard fx > 0, fy > 0 else { throw fail(node, "focal lengths must be positive (fx = \(fx), fy = \(fy))") }
         guard lower == 0 else { throw fail(node, "not an upper-triangular intrinsic matrix") }
         guard skew == 0 else { throw fail(node, "skewed intrinsic matrices (skew = \(skew)) are not supported") }
@@ -187,7 +180,7 @@ enum CalibrationReader {
             } catch {
                 throw fail(node, "expected an array of numbers or base64 float32: \(error.message)")
             }
-            for (i, v) in values.enumerated() where !(v.isFinite && v > -1 && v < 10) {
+            for (i, v) in values.enumerated() where !LensDistortion.isPlausibleMagnification(Double(v)) {
                 throw fail(node, "magnification \(v) (float \(i) of the base64 data) is out of range (−1, 10)")
             }
             return values
@@ -196,7 +189,7 @@ enum CalibrationReader {
         return try elements.map { e in
             guard let v = e.number else { throw fail(e, "expected a number, found \(e.typeName)") }
             guard v.isFinite else { throw fail(e, "expected a finite number, found \(e.typeName)") }
-            guard v > -1, v < 10 else { throw fail(e, "magnification \(v) is out of range (−1, 10)") }
+            guard LensDistortion.isPlausibleMagnification(v) else { throw fail(e, "magnification \(v) is out of range (−1, 10)") }
             return Float(v)
         }
     }

@@ -209,8 +209,8 @@ enum CaptureDepth {
         for keys in schema.depthSize {
             for container in containers {
                 guard let wNode = container.member(keys.first), let hNode = container.member(keys.second) else { continue }
-                guard let w = wNode.number, let h = hNode.number, w >= 1, h >= 1, w == w.rounded(), h == h.rounded(),
-                      w <= 1_000_000, h <= 1_000_000 else {
+                guard let w = wNode.number, let h = hNode.number, Calibration.isImageDimension(w),
+                      Calibration.isImageDimension(h) else {
                     throw RGBDError(.invalidCapture, file: file, location: wNode.path,
                                     "expected positive whole numbers for \(keys.first) and \(keys.second)")
                 }

@@ -168,14 +168,10 @@ package enum PortraitReader {
         }
         guard m.count == 9 else { throw fail("IntrinsicMatrix", "expected 9 numbers, found \(m.count)") }
         // Column-major [fx 0 0, s fy 0, cx cy 1]; a row-major matrix is accepted too.
-        let (fx, fy, cx, cy): (Double, Double, Double, Double)
-        if m[2] == 0, m[5] == 0, m[8] == 1 {
-            (fx, fy, cx, cy) = (m[0], m[4], m[6], m[7])
-        } else if m[6] == 0, m[7] == 0, m[8] == 1 {
-            (fx, fy, cx, cy) = (m[0], m[4], m[2], m[5])
-        } else {
+        guard let entries = Intrinsics.matrixEntries(m) else {
             throw fail("IntrinsicMatrix", "not a 3×3 intrinsic matrix (no 0, 0, 1 row or column)")
         }
+        let (fx, fy, cx, cy) = (entries.fx, entries.fy, entries.cx, entries.cy)
         guard fx > 0, fy > 0 else {
             throw fail("IntrinsicMatrix", "the focal lengths must be positive (fx \(fx), fy \(fy))")
         }
@@ -184,7 +180,7 @@ package enum PortraitReader {
         let referenceHeight = try xmp.checkedNumber("IntrinsicMatrixReferenceHeight", file: file)
         switch (referenceWidth, referenceHeight) {
         case let (w?, h?):
-            guard w >= 1, h >= 1, w <= 1_000_000, h <= 1_000_000, w == w.rounded(), h == h.rounded() else {
+            guard Calibration.isImageDimension(w), Calibration.isImageDimension(h) else {
                 throw fail("IntrinsicMatrixReferenceWidth", "expected positive whole numbers, found \(w) × \(h)")
             }
             (width, height) = (Int(w), Int(h))
