@@ -133,7 +133,14 @@ def main():
     dcx, dcy = calib["lens_distortion_center"]
     lap("parse")
 
-    color = cv2.imread(args.image, cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
+    if Path(args.image).suffix.lower() in (".heic", ".heif"):
+        # OpenCV reads no HEIC: pillow-heif, as such a user would, pixels as stored
+        # (no rotation, like rgbd), RGB to OpenCV's BGR.
+        import pillow_heif
+        heif = pillow_heif.open_heif(args.image, convert_hdr_to_8bit=True)
+        color = cv2.cvtColor(np.asarray(heif), cv2.COLOR_RGB2BGR)
+    else:
+        color = cv2.imread(args.image, cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
     if color is None:
         raise SystemExit(f"baseline_rectify: cannot decode {args.image}")
     lap("decode")
