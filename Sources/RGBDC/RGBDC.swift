@@ -13,7 +13,12 @@ private func fail(_ error: any Error) -> Int32 {
         ThreadMessage.set("\(error)")
         return RGBD_ERROR_INVALID_ARGUMENT
     }
-    ThreadMessage.set(error.description)
+    // Arguments as rgbd.h (and Python) name them.
+    ThreadMessage.set(error.description { argument in
+        switch argument {
+        case .image: "image_path"
+        }
+    })
     switch error.kind {
     case .io: return RGBD_ERROR_IO
     case .invalidJSON: return RGBD_ERROR_INVALID_JSON

@@ -101,7 +101,18 @@ extension String {
 /// Messages on stderr, one line each.
 enum Report {
     static func error(_ error: any Error) {
-        Terminal.printError("rgbd: error: \(error)\n")
+        Terminal.printError("rgbd: error: \(describe(error))\n")
+    }
+
+    /// An error's line, a library error's caller argument named as the command line
+    /// spells it.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? RGBDError else { return "\(error)" }
+        return error.description { argument in
+            switch argument {
+            case .image: "--image"
+            }
+        }
     }
 
     static func error(_ text: String) {

@@ -1222,3 +1222,15 @@ def test_broken_photos_are_refused_alike_by_python_and_the_cli(library, rgbd_bin
     line = next(l for l in proc.stderr.splitlines() if l.startswith("rgbd: error:"))
     assert line == f"rgbd: error: {info.value.message}", (line, info.value.message)
     assert str(path) in info.value.message
+
+
+def test_library_messages_name_python_arguments(library, tmp_path):
+    """A message that points at an argument names it as Python does (image_path), never a CLI flag."""
+    doc = sample_json()
+    path = tmp_path / "alone.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(rgbd.RGBDError) as info:
+        rgbd.load_capture(path)
+    message = info.value.message
+    assert "no image beside it" in message and message.endswith("(image_path)"), message
+    assert "--" not in message, message

@@ -115,4 +115,23 @@ import RGBDKit
             #expect("rgbd: error: \(error)" == Self.errorLine(info), "library: \(error)")
         }
     }
+
+    /// The library names the argument an error points at; the command line spells it as
+    /// its option, the library's own text spells no front's option.
+    @Test func theMissingPhotoIsNamedInTheCallersWords() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try CLI.writeCapture(in: directory, stem: "alone")
+        try FileManager.default.removeItem(atPath: capture.image)
+        let run = try CLI.run(["rectify", capture.json, "-o", Path.join(directory, "out"), "-q"])
+        #expect(run.status != 0)
+        #expect(Self.errorLine(run).hasSuffix("give the image explicitly (--image)"), "\(run.stderr)")
+        do {
+            _ = try Capture.load(json: capture.json)
+            Issue.record("a capture without its photo loaded")
+        } catch let error as RGBDError {
+            #expect(error.argument == .image)
+            #expect(!error.description.contains("--"), "\(error)")
+        }
+    }
 }

@@ -92,7 +92,8 @@ public struct Capture: Sendable {
             candidates.first { Path.pathExtension($0) == ext }
         }.first
         guard let name = preferred else {
-            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg, .jpeg, .heic or .heif in \(directory)); give the image explicitly (--image)")
+            throw RGBDError(.io, file: json, "no image beside it (looked for \(stem).jpg, .jpeg, .heic or .heif in \(directory)); give the image explicitly",
+                            argument: .image)
         }
         return directory == "." && !json.hasPrefix("./") ? name : Path.join(directory, name)
     }

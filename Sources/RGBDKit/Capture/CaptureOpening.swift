@@ -61,7 +61,8 @@ package struct CaptureOpening: Sendable {
     package init(json: String, image: String?, timings: StageTimings? = nil) throws {
         if let image, FileFormat(path: json)?.isPhoto == true {
             throw RGBDError(.invalidJSON, file: json,
-                            "is a photo, not a capture JSON: a Portrait photo is a capture by itself (no --image \(image))")
+                            "is a photo, not a capture JSON: a Portrait photo is a capture by itself and takes no other image, but \(image) was given",
+                            argument: .image)
         }
         let portrait = image == nil && Self.isPortraitPhoto(path: json)
         let imagePath = portrait ? json : try image ?? Capture.imagePath(besideJSON: json)

@@ -26,13 +26,32 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
     public var location: String?
     /// What is wrong, in words.
     public var message: String
+    /// The caller's argument the message points at, if it does ("give the image
+    /// explicitly"): each front names it in its own words (the CLI `--image`, Python and C
+    /// `image_path`), so the library's messages never spell one front's options.
+    public var argument: Argument? = nil
+
+    /// A caller's argument an error can point at.
+    public enum Argument: String, Sendable {
+        /// The capture's photo, when it is not the one beside the JSON.
+        case image
+    }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.
-    public init(_ kind: Kind, file: String? = nil, location: String? = nil, _ message: String) {
+    public init(_ kind: Kind, file: String? = nil, location: String? = nil, _ message: String,
+                argument: Argument? = nil) {
         self.kind = kind
         self.file = file
         self.location = location
         self.message = message
+        self.argument = argument
+    }
+
+    /// `description` followed by the caller's spelling of `argument` in parentheses, when
+    /// the error points at one: `spell` gives a front's name for it.
+    public func description(naming spell: (Argument) -> String) -> String {
+        guard let argument else { return description }
+        return "\(description) (\(spell(argument)))"
     }
 
     /// `file: location: message`, leaving out the parts that are absent.
