@@ -17,6 +17,9 @@ private func fail(_ error: any Error) -> Int32 {
     ThreadMessage.set(error.description { argument in
         switch argument {
         case .image: "image_path"
+        case .depthRange: "min_depth, max_depth"
+        case .stride: "stride"
+        case .edgeThreshold: "edge_threshold"
         }
     })
     switch error.kind {

@@ -111,6 +111,9 @@ enum Report {
         return error.description { argument in
             switch argument {
             case .image: "--image"
+            case .depthRange: "--min-depth, --max-depth"
+            case .stride: "--stride"
+            case .edgeThreshold: "--flying-pixel-step"
             }
         }
     }

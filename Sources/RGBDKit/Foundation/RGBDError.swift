@@ -35,6 +35,12 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
     public enum Argument: String, Sendable {
         /// The capture's photo, when it is not the one beside the JSON.
         case image
+        /// A point cloud's depth range (`PointCloudOptions.minDepth`, `maxDepth`).
+        case depthRange
+        /// A point cloud's pixel stride (`PointCloudOptions.stride`).
+        case stride
+        /// A point cloud's flying-pixel threshold (`PointCloudOptions.edgeThreshold`).
+        case edgeThreshold
     }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.

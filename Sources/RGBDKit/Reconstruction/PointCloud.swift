@@ -28,14 +28,21 @@ public struct PointCloudOptions: Equatable, Sendable {
     public init() {}
 
     /// Checks the values: `0 <= minDepth < maxDepth`, `stride` at least 1, a positive
-    /// finite `edgeThreshold`. (The messages name the fields as rgbd.h and Python do.)
+    /// finite `edgeThreshold`. The error's `argument` says which value is out of range,
+    /// for each front to name in its own words.
     ///
     /// - Throws: `RGBDError` (`.invalidArgument`) naming the first value out of range.
     public func validate() throws {
-        guard minDepth >= 0, maxDepth > minDepth else { throw RGBDError(.invalidArgument, "need 0 <= min_depth < max_depth") }
-        guard stride >= 1 else { throw RGBDError(.invalidArgument, "stride must be at least 1") }
+        guard minDepth >= 0, maxDepth > minDepth else {
+            throw RGBDError(.invalidArgument, "the depth range needs 0 <= minimum < maximum (\(minDepth), \(maxDepth))",
+                            argument: .depthRange)
+        }
+        guard stride >= 1 else {
+            throw RGBDError(.invalidArgument, "the stride must be at least 1 (\(stride))", argument: .stride)
+        }
         guard edgeThreshold > 0, edgeThreshold.isFinite else {
-            throw RGBDError(.invalidArgument, "edge_threshold must be positive")
+            throw RGBDError(.invalidArgument, "the flying-pixel threshold must be positive and finite (\(edgeThreshold))",
+                            argument: .edgeThreshold)
         }
     }
 }
