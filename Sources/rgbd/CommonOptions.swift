@@ -17,10 +17,10 @@ struct CaptureInputs: ParsableArguments {
 
 /// How captures are read and rectified (every command that rectifies takes these).
 struct ReadingOptions: ParsableArguments {
-    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
+    @Option(parsing: .unconditional, help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
     var maxBlendStep: Float = 0.05
 
-    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
                                valueName: "meters"))
     var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
 

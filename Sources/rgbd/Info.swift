@@ -47,7 +47,7 @@ struct Info: ParsableCommand {
         }
         var entries: [String: JSONValue] = [:]
         var printed = 0
-        let failures = try batch.run(outputs: { _ in [] }) { item, _ in
+        let failures = try batch.run(directory: nil, outputs: { _ in [] }) { item, _ in
             do {
                 let info = try CaptureInfo.read(json: item.json, image: item.image)
                 if json {
@@ -60,6 +60,7 @@ struct Info: ParsableCommand {
                 entries[item.json] = CaptureInfo.failureJSON(input: item.json, error: error)
                 throw error
             }
+            return .done
         }
         if json {
             // Input order; a capture reached twice is listed once, as Batch does it once.

@@ -33,16 +33,16 @@ struct Preview: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
     var output: String
 
-    @Option(help: "Width of the sheet in pixels (\(PreviewLayout.minimumWidth) to \(PreviewLayout.maximumWidth)).")
+    @Option(parsing: .unconditional, help: "Width of the sheet in pixels (\(PreviewLayout.minimumWidth) to \(PreviewLayout.maximumWidth)).")
     var width: Int = PreviewLayout.defaultWidth
 
-    @Option(help: "Depth at the top of the color scale, meters (default: from the depth map).")
+    @Option(parsing: .unconditional, help: "Depth at the top of the color scale, meters (default: from the depth map).")
     var maxDepth: Float?
 
-    @Option(help: "Depth at the bottom of the color scale, meters.")
+    @Option(parsing: .unconditional, help: "Depth at the bottom of the color scale, meters.")
     var minDepth: Float = 0
 
-    @Option(help: "Mark a point as a flying-pixel candidate when a neighbor's depth differs by more than this fraction of its own.")
+    @Option(parsing: .unconditional, help: "Mark a point as a flying-pixel candidate when a neighbor's depth differs by more than this fraction of its own.")
     var flyingPixelStep: Float = 0.05
 
     @OptionGroup var reading: ReadingOptions
@@ -74,10 +74,11 @@ struct Preview: ParsableCommand {
         let options = self.options
         let batch = reporting.batch(captures)
         let path = { (item: CaptureDiscovery.Item) in Path.join(output, "\(Path.stem(item.json)).preview.png") }
-        let failures = try batch.run(outputs: { [path($0)] }) { item, stageTimings in
+        let failures = try batch.run(directory: output, outputs: { [path($0)] }) { item, stageTimings in
             let warnings = try PreviewSheet.write(json: item.json, image: item.image, to: path(item), options: options,
                                                   reading: reading.reading, timings: stageTimings)
             for warning in warnings { Report.warning(warning) }
+            return .done
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -88,12 +88,13 @@ struct Rectify: ParsableCommand {
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast
         let batch = reporting.batch(captures)
         let outputs = { (item: CaptureDiscovery.Item) in RectifiedCapture.outputPaths(stem: Path.stem(item.json), in: output) }
-        let failures = try batch.run(outputs: outputs) { item, stageTimings in
+        let failures = try batch.run(directory: output, outputs: outputs) { item, stageTimings in
             let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
                                                  rectifier: rectifier, alignment: alignTo, pngEffort: effort,
                                                  reading: options,
                                                  timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
+            return .done
         }
         if failures > 0 { throw ExitCode(1) }
     }

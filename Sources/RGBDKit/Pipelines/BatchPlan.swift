@@ -93,6 +93,25 @@ package struct BatchPlan {
         return messages
     }
 
+    /// Checks, once for the whole batch and before anything is written, that the
+    /// outputs can go into `directory`: it is a directory the process may write in, or
+    /// it does not exist and can be created (the missing directories are created to
+    /// find out and removed again, so nothing is left behind).
+    ///
+    /// - Throws: `RGBDError(.io)` naming `directory`: an existing file that is not a
+    ///   directory, a directory that cannot be created (with the system's reason), or
+    ///   one that cannot be written in.
+    package static func checkOutputDirectory(_ directory: String) throws {
+        if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
+            throw RGBDError(.io, file: directory, "not a directory: the outputs go into a directory, nothing was written")
+        }
+        let created = try FileSystem.createDirectory(directory)
+        defer { for made in created.reversed() { FileSystem.removeDirectoryQuietly(made) } }
+        if !FileSystem.isWritableDirectory(directory) {
+            throw RGBDError(.io, file: directory, "cannot write in this directory: permission denied, nothing was written")
+        }
+    }
+
     /// Why a batch with `conflicts` is refused.
     package static let refusal = "batch refused, nothing was written: outputs of one run never overwrite each other or an input; process those captures in separate runs or into separate output directories"
 

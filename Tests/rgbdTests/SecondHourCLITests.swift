@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// Issue 27, "the second hour": what a user meets after the first runs.
+@Suite(.serialized) struct SecondHourCLITests {
+    typealias CLI = CLITests
+
+    static func occurrences(of text: String, in string: String) -> Int {
+        string.components(separatedBy: text).count - 1
+    }
+
+    /// A directory of `count` captures.
+    static func batch(_ count: Int, in directory: String) throws -> String {
+        let folder = directory + "/big"
+        for i in 0..<count { _ = try CLI.writeCapture(in: folder, stem: "shot\(i)") }
+        return folder
+    }
+
+    /// An output place that cannot take the outputs is said once, before the batch,
+    /// with a failure status and nothing written.
+    @Test func outputPlaceIsCheckedOnce() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let big = try Self.batch(3, in: directory)
+        let file = directory + "/afile"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        var places = [(file, "not a directory"), (file + "/sub", "cannot create directory")]
+        if FileManager.default.fileExists(atPath: "/proc/self") { places.append(("/proc/nope", "cannot create directory")) }
+        for command in ["rectify", "cloud", "preview"] {
+            for (place, message) in places {
+                let run = try CLI.run([command, big, "-o", place, "-q"])
+                #expect(run.status == 1, "\(command) -o \(place): \(run.stderr)")
+                #expect(Self.occurrences(of: place, in: run.stderr) == 1, "\(command) -o \(place): \(run.stderr)")
+                #expect(Self.occurrences(of: message, in: run.stderr) == 1, "\(command) -o \(place): \(run.stderr)")
+            }
+        }
+        // A single .ply output: its directory is checked.
+        let single = try CLI.run(["cloud", big + "/shot0.json", "-o", file + "/one.ply"])
+        #expect(single.status == 1 && Self.occurrences(of: "not a directory", in: single.stderr) == 1, "\(single.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "x")
+        #expect(CLI.files(in: big).filter { !$0.hasPrefix("shot") }.isEmpty)
+        // A directory that does not exist yet is still created, and the batch runs.
+        let fresh = try CLI.run(["rectify", big, "-o", directory + "/new/deeper", "-q"])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(CLI.files(in: directory + "/new/deeper").count == 12)
+    }
+
+    /// Negative numbers are values, said to be out of range, not missing.
+    @Test func negativeNumbersAreOutOfRange() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try CLI.writeCapture(in: directory, stem: "shot")
+        let cases: [([String], String)] = [
+            (["cloud", capture.json, "--stride", "-1"], "--stride must be at least 1"),
+            (["cloud", capture.json, "--min-depth", "-2"], "--min-depth"),
+            (["cloud", capture.json, "--flying-pixel-step", "-0.5"], "--flying-pixel-step must be positive"),
+            (["rectify", capture.json, "--max-blend-step", "-1"], "--max-blend-step must be between 0 and 1"),
+            (["rectify", capture.json, "--max-valid-depth", "-3"], "--max-valid-depth must be a positive number"),
+            (["preview", capture.json, "--width", "-5"], "--width must be between"),
+            (["preview", capture.json, "--min-depth", "-1"], "--min-depth must be at least 0"),
+        ]
+        for (arguments, message) in cases {
+            let run = try CLI.run(arguments + ["-o", directory + "/out"])
+            #expect(run.status == 64, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains(message), "\(arguments): \(run.stderr)")
+            #expect(!run.stderr.contains("Missing value"), "\(arguments): \(run.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
+    }
+
+    /// A usage error only the inputs reveal shows the subcommand's usage.
+    @Test func usageErrorOfARunShowsTheCommandsUsage() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let big = try Self.batch(2, in: directory)
+        let run = try CLI.run(["cloud", big, "-o", directory + "/one.ply"])
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("a .ply output path takes a single capture"), "\(run.stderr)")
+        #expect(run.stderr.contains("Usage: rgbd cloud "), "\(run.stderr)")
+        #expect(run.stderr.contains("See 'rgbd cloud --help'"), "\(run.stderr)")
+        #expect(!run.stderr.contains("Usage: rgbd <subcommand>"), "\(run.stderr)")
+        let image = try CLI.run(["rectify", big, "--image", big + "/shot0.jpg", "-o", directory + "/out"])
+        #expect(image.status == 64, "\(image.stderr)")
+        #expect(image.stderr.contains("Usage: rgbd rectify "), "\(image.stderr)")
+    }
+
+    /// A cloud that a filter leaves empty is written, warned about (capture and
+    /// filter named) and counted in the summary.
+    @Test func emptyCloudIsSaid() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let big = try Self.batch(2, in: directory)
+        let run = try CLI.run(["cloud", big, "-o", directory + "/out", "--min-depth", "500"])
+        #expect(run.status == 0, "\(run.stderr)")
+        for stem in ["shot0", "shot1"] {
+            #expect(run.stderr.contains("warning: \(big)/\(stem).json: ") , "\(run.stderr)")
+        }
+        #expect(Self.occurrences(of: "holds no point: none of its depths", in: run.stderr) == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("--min-depth 500"), "\(run.stderr)")
+        #expect(run.stderr.contains("2 of 2 captures done, 0 failed, 2 with an empty output"), "\(run.stderr)")
+        // A single capture says it too, even quiet; a cloud with points says nothing.
+        let one = try CLI.run(["cloud", big + "/shot0.json", "-o", directory + "/one.ply", "--max-depth", "0.01", "-q"])
+        #expect(one.status == 0 && one.stderr.contains("--max-depth 0.01"), "\(one.stderr)")
+        #expect(one.stderr.contains("1 of 1 captures done, 0 failed, 1 with an empty output"), "\(one.stderr)")
+        let full = try CLI.run(["cloud", big + "/shot0.json", "-o", directory + "/full.ply", "-q"])
+        #expect(full.status == 0 && full.stderr.isEmpty, "\(full.stderr)")
+    }
+}
