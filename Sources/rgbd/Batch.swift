@@ -24,8 +24,12 @@ struct Batch {
     var quiet: Bool
     var showTimings: Bool
 
-    init(inputs: [String], image: String?, quiet: Bool, showTimings: Bool) {
-        plan = BatchPlan(inputs: inputs)
+    /// Whether directories were expanded with their subdirectories.
+    let recursive: Bool
+
+    init(inputs: [String], recursive: Bool = false, image: String?, quiet: Bool, showTimings: Bool) {
+        plan = BatchPlan(inputs: inputs, recursive: recursive)
+        self.recursive = recursive
         self.image = image
         self.quiet = quiet
         self.showTimings = showTimings
@@ -50,7 +54,11 @@ struct Batch {
             case .success(let expansion):
                 for note in expansion.skipped where !quiet { Report.warning(note) }
             case .failure(let error):
-                Report.error(error)
+                if !recursive, CaptureDiscovery.subdirectoriesHoldCaptures(input.input) {
+                    Report.error("\(error); its subdirectories hold captures: add -r (--recursive) to take them")
+                } else {
+                    Report.error(error)
+                }
                 failures += 1
             }
         }

@@ -89,7 +89,7 @@ struct Cloud: ParsableCommand {
         let rectifier = reading.rectifier, readingOptions = reading.reading
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         let batch = reporting.batch(captures)
-        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(output, "\(Path.stem(item.json)).ply") }
+        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).ply") }
         let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
         var saidRelative = false
         let failures = try batch.run(single: single, directory: singleFile ? Path.directory(of: output) : output,

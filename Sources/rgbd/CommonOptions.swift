@@ -10,6 +10,9 @@ struct CaptureInputs: ParsableArguments {
     @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
     var image: String?
 
+    @Flag(name: [.short, .long], help: "Take the captures in the subdirectories of directory inputs too (not hidden ones); each capture's outputs go into the same subfolder of the output directory (IN/a/b/shot.json: OUT/a/b/shot.*).")
+    var recursive = false
+
     func validate() throws {
         if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
     }
@@ -48,6 +51,7 @@ struct ReportingOptions: ParsableArguments {
 
     /// The batch runner for `captures` with these options.
     func batch(_ captures: CaptureInputs) -> Batch {
-        Batch(inputs: captures.inputs, image: captures.image, quiet: quiet, showTimings: timings)
+        Batch(inputs: captures.inputs, recursive: captures.recursive, image: captures.image, quiet: quiet,
+              showTimings: timings)
     }
 }

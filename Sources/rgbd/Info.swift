@@ -38,7 +38,8 @@ struct Info: ParsableCommand {
         // The inputs are expanded once, by the batch; skipped files are reported here
         // (the batch runs quiet: the text on stdout is this command's progress), once per
         // input, and failed inputs are entries of the JSON document.
-        let batch = Batch(inputs: captures.inputs, image: captures.image, quiet: true, showTimings: false)
+        let batch = Batch(inputs: captures.inputs, recursive: captures.recursive, image: captures.image, quiet: true,
+                          showTimings: false)
         var reported: Set<String> = []
         for input in batch.plan.inputs where reported.insert(input.input).inserted {
             if case .success(let found) = input.expansion {

@@ -73,7 +73,7 @@ struct Preview: ParsableCommand {
     func run() throws {
         let options = self.options
         let batch = reporting.batch(captures)
-        let path = { (item: CaptureDiscovery.Item) in Path.join(output, "\(Path.stem(item.json)).preview.png") }
+        let path = { (item: CaptureDiscovery.Item) in Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).preview.png") }
         let failures = try batch.run(directory: output, outputs: { [path($0)] }) { item, stageTimings in
             let warnings = try PreviewSheet.write(json: item.json, image: item.image, to: path(item), options: options,
                                                   reading: reading.reading, timings: stageTimings)

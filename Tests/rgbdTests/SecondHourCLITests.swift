@@ -105,4 +105,68 @@ import Testing
         let full = try CLI.run(["cloud", big + "/shot0.json", "-o", directory + "/full.ply", "-q"])
         #expect(full.status == 0 && full.stderr.isEmpty, "\(full.stderr)")
     }
+
+    /// Captures only in subfolders: the message says to add -r; with -r they are taken,
+    /// each capture's outputs in its subfolder of the output directory.
+    @Test func recursionIsHintedAndKeepsSubfolders() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let caps = directory + "/my caps"
+        _ = try CLI.writeCapture(in: caps + "/a", stem: "shot")
+        _ = try CLI.writeCapture(in: caps + "/b/c", stem: "shot")
+        _ = try CLI.writeCapture(in: caps + "/.hidden", stem: "secret")
+        let flat = try CLI.run(["rectify", caps, "-o", directory + "/out"])
+        #expect(flat.status == 1, "\(flat.stderr)")
+        #expect(flat.stderr.contains("no capture in this directory"), "\(flat.stderr)")
+        #expect(flat.stderr.contains("add -r (--recursive)"), "\(flat.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
+        let deep = try CLI.run(["rectify", "-r", caps, "-o", directory + "/out"])
+        #expect(deep.status == 0, "\(deep.stderr)")
+        #expect(CLI.files(in: directory + "/out/a").count == 4)
+        #expect(CLI.files(in: directory + "/out/b/c").count == 4)
+        #expect(CLI.files(in: directory + "/out") == ["a", "b"])
+        #expect(!deep.stderr.contains("warning"), "\(deep.stderr)")
+        let cloud = try CLI.run(["cloud", "--recursive", caps, "-o", directory + "/clouds", "-q"])
+        #expect(cloud.status == 0, "\(cloud.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory + "/clouds/a/shot.ply"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/clouds/b/c/shot.ply"))
+        // No hint where there is nothing below either.
+        try FileManager.default.createDirectory(atPath: directory + "/void/sub", withIntermediateDirectories: true)
+        let void = try CLI.run(["rectify", directory + "/void", "-o", directory + "/out2"])
+        #expect(void.status == 1 && !void.stderr.contains("--recursive"), "\(void.stderr)")
+        let help = try CLI.run(["rectify", "--help"])
+        #expect(help.stdout.contains("-r, --recursive"), "\(help.stdout)")
+    }
+
+    /// A JSON file that is not a capture (no calibration or depth key at its top level)
+    /// beside captures is ignored without a word; a capture JSON without its photo is
+    /// still reported and counted.
+    @Test func jsonThatIsNotACaptureIsIgnored() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = directory + "/d"
+        let capture = try CLI.writeCapture(in: folder, stem: "shot")
+        #expect(FileManager.default.fileExists(atPath: folder + "/shot.truth.json"))
+        try Data("{\"note\": \"kitchen\", \"intrinsics\": [1, 2]}".utf8).write(to: URL(fileURLWithPath: folder + "/notes.json"))
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/empty.json"))
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: folder + "/broken.json"))
+        let quiet = try CLI.run(["rectify", folder, "-o", directory + "/out"])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(!quiet.stderr.contains("warning"), "\(quiet.stderr)")
+        #expect(!quiet.stderr.contains("skipped"), "\(quiet.stderr)")
+        // A capture JSON whose photo is missing is still said, and counted.
+        try FileManager.default.copyItem(atPath: capture.json, toPath: folder + "/orphan.json")
+        try Data("{\"calibrationData\": {}}".utf8).write(to: URL(fileURLWithPath: folder + "/camel.json"))
+        let orphan = try CLI.run(["rectify", folder, "-o", directory + "/out2"])
+        #expect(orphan.status == 0, "\(orphan.stderr)")
+        #expect(orphan.stderr.contains("orphan.json: skipped: no image beside it"), "\(orphan.stderr)")
+        #expect(orphan.stderr.contains("camel.json: skipped: no image beside it"), "\(orphan.stderr)")
+        #expect(Self.occurrences(of: "warning", in: orphan.stderr) == 2, "\(orphan.stderr)")
+        #expect(orphan.stderr.contains("2 JSON files without an image skipped"), "\(orphan.stderr)")
+        // A directory with no capture at all still counts every JSON file in its error.
+        try FileManager.default.createDirectory(atPath: directory + "/notes", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: folder + "/notes.json", toPath: directory + "/notes/notes.json")
+        let none = try CLI.run(["rectify", directory + "/notes", "-o", directory + "/out3"])
+        #expect(none.status == 1 && none.stderr.contains("(1 JSON file(s) without an image)"), "\(none.stderr)")
+    }
 }

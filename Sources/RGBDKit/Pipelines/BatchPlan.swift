@@ -20,12 +20,13 @@ package struct BatchPlan {
     /// The captures left out of `items` because they had been named before.
     package let repeats: [CaptureDiscovery.Item]
 
-    /// The plan of `inputs`.
-    package init(inputs: [String]) {
+    /// The plan of `inputs`; with `recursive`, directories are expanded with their
+    /// subdirectories (`CaptureDiscovery.expand`).
+    package init(inputs: [String], recursive: Bool = false) {
         var expansions: [String: Result<CaptureDiscovery.Expansion, any Error>] = [:]
         self.inputs = inputs.map { input in
             if let known = expansions[input] { return Input(input: input, expansion: known) }
-            let expansion = Result { try CaptureDiscovery.expand(input) }
+            let expansion = Result { try CaptureDiscovery.expand(input, recursive: recursive) }
             expansions[input] = expansion
             return Input(input: input, expansion: expansion)
         }
@@ -45,8 +46,8 @@ package struct BatchPlan {
         self.repeats = repeats
     }
 
-    /// How many JSON files the inputs' directories hold without an image (skipped), per
-    /// input as given.
+    /// How many capture-like JSON files the inputs' directories hold without an image
+    /// (skipped), per input as given.
     package var skippedCount: Int {
         inputs.reduce(0) { count, input in
             guard case .success(let expansion) = input.expansion else { return count }
