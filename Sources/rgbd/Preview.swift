@@ -3,30 +3,29 @@ import RGBDKit
 
 /// `rgbd preview`: one labelled sheet per capture to check it by looking.
 struct Preview: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Draw a sheet per capture: the lens, rectified color and depth, alignment and the point cloud.",
-        discussion: """
-        For each capture NAME, NAME.preview.png (8-bit RGB) is written into the output \
-        directory: a header with the file names, image sizes, intrinsics of the rectified \
-        color and depth, and the lens table's length and sign, then six panels:
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: "Draw a sheet per capture: the lens, rectified color and depth, alignment and the point cloud.",
+            discussion: """
+            For each capture NAME, NAME.preview.png (8-bit RGB) is written into the output \
+            directory: a header with the file names, image sizes, intrinsics of the rectified \
+            color and depth, and the lens table's length and sign, then six panels:
 
-          captured color   with the grid of the rectified image's straight lines as the \
-        lens bends them (the bending multiplied to be visible; the factor and the largest \
-        displacement in pixels are written) and the distortion center;
-          rectified color  the ideal pinhole image;
-          rectified depth  in the Turbo colormap from --min-depth to --max-depth (default: \
-        the 99th percentile rounded up), with a scale bar in meters; holes gray; depth \
-        range and hole fraction written;
-          depth over color the colormap blended over the gray rectified color, depth \
-        edges white: they should follow the edges of the color;
-          point cloud      from the camera (front) and from three quarters (turned left \
-        and from above), colored, with a depth buffer; magenta points are flying-pixel \
-        candidates (what rgbd cloud drops: a 4-neighbor's depth differs by more than \
-        --flying-pixel-step of its own).
+            \(HelpText.table(Self.panelTable))
 
-        Files appear only when complete. A capture that fails is reported on stderr and \
-        the others are still processed; the exit status is 1 if any failed.
-        """)
+            Files appear only when complete. A capture that fails is reported on stderr and \
+            the others are still processed; the exit status is 1 if any failed.
+            """)
+    }
+
+    /// The sheet's panels, for the help table.
+    static let panelTable: [(name: String, text: String)] = [
+        ("captured color", "with the grid of the rectified image's straight lines as the lens bends them (the bending multiplied to be visible; the factor and the largest displacement in pixels are written) and the distortion center;"),
+        ("rectified color", "the ideal pinhole image;"),
+        ("rectified depth", "in the Turbo colormap from --min-depth to --max-depth (default: the 99th percentile rounded up), with a scale bar in meters; holes gray; depth range and the fraction of holes in this rectified depth map written (rgbd info counts the captured one's);"),
+        ("depth over color", "the colormap blended over the gray rectified color, depth edges white: they should follow the edges of the color;"),
+        ("point cloud", "from the camera (front) and from three quarters (turned left and from above), colored, with a depth buffer; magenta points are flying-pixel candidates (what rgbd cloud drops: a 4-neighbor's depth differs by more than --flying-pixel-step of its own)."),
+    ]
 
     @OptionGroup var captures: CaptureInputs
 

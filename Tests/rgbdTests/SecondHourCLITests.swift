@@ -106,6 +106,26 @@ import Testing
         #expect(full.status == 0 && full.stderr.isEmpty, "\(full.stderr)")
     }
 
+    /// `rgbd preview --help` lays its panel list out as a table: every continuation line
+    /// of a panel keeps its indentation.
+    @Test func previewHelpKeepsThePanelTableIndented() throws {
+        let help = try CLI.run(["preview", "--help"])
+        #expect(help.status == 0)
+        let text = help.stdout
+        guard let start = text.range(of: "panels:\n"), let end = text.range(of: "\n\nFiles appear") else {
+            Issue.record("no panel list in: \(text)")
+            return
+        }
+        let lines = text[start.upperBound..<end.lowerBound].split(separator: "\n")
+        #expect(lines.count >= 5)
+        for line in lines {
+            #expect(line.hasPrefix("  "), "\(line)")
+        }
+        let starts = lines.filter { !$0.hasPrefix("   ") }.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+        #expect(starts == ["captured color", "rectified color", "rectified depth", "depth over", "point cloud"], "\(starts)")
+        #expect(text.contains("rectified depth map"), "\(text)")
+    }
+
     /// Captures only in subfolders: the message says to add -r; with -r they are taken,
     /// each capture's outputs in its subfolder of the output directory.
     @Test func recursionIsHintedAndKeepsSubfolders() throws {
