@@ -39,7 +39,8 @@ struct Cloud: ParsableCommand {
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.")
+    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.",
+            completion: .file())
     var output: String
 
     @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")

@@ -4,10 +4,12 @@ import RGBDKit
 /// The captures a command works on: files and directories, and an explicit photo for a
 /// single capture.
 struct CaptureInputs: ParsableArguments {
-    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures.")
+    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures.",
+              completion: .file())
     var inputs: [String]
 
-    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).",
+            completion: .file())
     var image: String?
 
     @Flag(name: [.short, .long], help: "Take the captures in the subdirectories of directory inputs too (not hidden ones); each capture's outputs go into the same subfolder of the output directory (IN/a/b/shot.json: OUT/a/b/shot.*).")

@@ -29,7 +29,7 @@ struct Preview: ParsableCommand {
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
+    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).", completion: .directory)
     var output: String
 
     @Option(parsing: .unconditional, help: "Width of the sheet in pixels (\(PreviewLayout.minimumWidth) to \(PreviewLayout.maximumWidth)).")

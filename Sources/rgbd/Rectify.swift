@@ -71,7 +71,7 @@ struct Rectify: ParsableCommand {
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
+    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).", completion: .directory)
     var output: String
 
     @OptionGroup var reading: ReadingOptions

@@ -189,4 +189,62 @@ import Testing
         let none = try CLI.run(["rectify", directory + "/notes", "-o", directory + "/out3"])
         #expect(none.status == 1 && none.stderr.contains("(1 JSON file(s) without an image)"), "\(none.stderr)")
     }
+
+    /// Runs bash with `rgbd --generate-completion-script bash` sourced, in `directory`,
+    /// completes the last of `words` (`COMP_WORDS`, `COMP_CWORD`) with the script's
+    /// function and returns `COMPREPLY`, one entry a line.
+    static func bashCompletions(_ words: [String], in directory: String, script: String) throws -> [String] {
+        let line = words.joined(separator: " ")
+        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let program = """
+            source "$1"
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
+            COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
+            _rgbd rgbd '\(words[words.count - 1])' '\(words[words.count - 2])'
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        let run = try CLI.run(["-c", "cd '\(directory)' && { \(program)\n}", "bash", script], executable: "/bin/bash")
+        #expect(run.status == 0, "\(run.stderr)")
+        return run.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// The completion scripts complete file and folder names for the inputs, --image
+    /// and -o (bash run for real; zsh and fish by their scripts' text).
+    @Test func completionsCompleteFileNames() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try CLI.writeCapture(in: directory + "/caps/sample", stem: "shot")
+        let generated = try CLI.run(["--generate-completion-script", "bash"])
+        #expect(generated.status == 0)
+        let script = directory + "/rgbd.bash"
+        try generated.stdout.write(toFile: script, atomically: true, encoding: .utf8)
+
+        for command in ["rectify", "cloud", "preview", "info"] {
+            let input = try Self.bashCompletions(["rgbd", command, "caps/sam"], in: directory, script: script)
+            #expect(input == ["caps/sample"], "\(command): \(input)")
+            let second = try Self.bashCompletions(["rgbd", command, "caps/sample/shot.json", "caps/sample/shot.j"],
+                                                  in: directory, script: script)
+            #expect(second.contains("caps/sample/shot.jpg") && second.contains("caps/sample/shot.json"), "\(command): \(second)")
+            let image = try Self.bashCompletions(["rgbd", command, "caps/sample/shot.json", "--image", "caps/sample/shot.j"],
+                                                 in: directory, script: script)
+            #expect(image.contains("caps/sample/shot.jpg"), "\(command): \(image)")
+        }
+        for command in ["rectify", "cloud", "preview"] {
+            let output = try Self.bashCompletions(["rgbd", command, "caps", "-o", "caps/sa"], in: directory, script: script)
+            #expect(output == ["caps/sample"], "\(command): \(output)")
+        }
+        // Options still complete as before.
+        let options = try Self.bashCompletions(["rgbd", "rectify", "--align-to", ""], in: directory, script: script)
+        #expect(options.sorted() == ["color", "depth"], "\(options)")
+
+        let zsh = try CLI.run(["--generate-completion-script", "zsh"])
+        #expect(zsh.stdout.contains(":inputs:_files"), "\(zsh.stdout)")
+        #expect(zsh.stdout.contains(":image:_files"), "\(zsh.stdout)")
+        #expect(zsh.stdout.contains(":output:_files -/"), "\(zsh.stdout)")
+        let fish = try CLI.run(["--generate-completion-script", "fish"])
+        #expect(fish.stdout.contains("-l 'image' -d 'The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).' -rF"),
+                "\(fish.stdout)")
+        #expect(fish.stdout.contains(" -ge 1' -F\n"), "\(fish.stdout)")
+        #expect(fish.stdout.contains("-rfa '(__rgbd_complete_directories)'"), "\(fish.stdout)")
+    }
 }
