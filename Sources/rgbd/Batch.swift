@@ -9,14 +9,27 @@ import RGBDKit
 /// file, or a capture would write over an input, refused as a whole, naming both); this
 /// type reports the plan and runs it.
 struct Batch {
+    /// How one capture's operation ended when it did not throw.
+    enum Outcome {
+        /// Its outputs were written, with something in them.
+        case done
+        /// Its outputs were written but hold nothing (a filter left nothing; the
+        /// operation has said why): counted in the summary.
+        case empty
+    }
+
     /// The inputs expanded (once, when the batch is made).
     let plan: BatchPlan
     var image: String?
     var quiet: Bool
     var showTimings: Bool
 
-    init(inputs: [String], image: String?, quiet: Bool, showTimings: Bool) {
-        plan = BatchPlan(inputs: inputs)
+    /// Whether directories were expanded with their subdirectories.
+    let recursive: Bool
+
+    init(inputs: [String], recursive: Bool = false, image: String?, quiet: Bool, showTimings: Bool) {
+        plan = BatchPlan(inputs: inputs, recursive: recursive)
+        self.recursive = recursive
         self.image = image
         self.quiet = quiet
         self.showTimings = showTimings
@@ -26,19 +39,26 @@ struct Batch {
     ///
     /// - Parameters:
     ///   - single: if set, more than one capture is a usage error with this message.
+    ///   - directory: the directory the outputs go into (nil: none), checked once
+    ///     (`BatchPlan.checkOutputDirectory`) before any capture is processed.
     ///   - outputs: the files an item's operation writes.
     /// - Throws: `ValidationError` (exit status 64) for a usage error, `ExitCode(1)` for
-    ///   a refused batch (after reporting why); nothing has been written then.
-    func run(single: String? = nil, outputs: (CaptureDiscovery.Item) -> [String],
-             _ operation: (CaptureDiscovery.Item, StageTimings?) throws -> Void) throws -> Int {
+    ///   a refused batch or an output directory that cannot be written (after reporting
+    ///   why); nothing has been written then.
+    func run(single: String? = nil, directory: String?, outputs: (CaptureDiscovery.Item) -> [String],
+             _ operation: (CaptureDiscovery.Item, StageTimings?) throws -> Outcome) throws -> Int {
         var plan = self.plan
-        var failures = 0
+        var failures = 0, empty = 0
         for input in plan.inputs {
             switch input.expansion {
             case .success(let expansion):
                 for note in expansion.skipped where !quiet { Report.warning(note) }
             case .failure(let error):
-                Report.error(error)
+                if !recursive, CaptureDiscovery.subdirectoriesHoldCaptures(input.input) {
+                    Report.error("\(error); its subdirectories hold captures: add -r (--recursive) to take them")
+                } else {
+                    Report.error(error)
+                }
                 failures += 1
             }
         }
@@ -59,6 +79,14 @@ struct Batch {
             Report.error(BatchPlan.refusal)
             throw ExitCode(1)
         }
+        if let directory, !plan.items.isEmpty {
+            do {
+                try BatchPlan.checkOutputDirectory(directory)
+            } catch {
+                Report.error(error)
+                throw ExitCode(1)
+            }
+        }
 
         let items = plan.items
         let total = items.count + failures
@@ -69,7 +97,7 @@ struct Batch {
             let timings = showTimings ? StageTimings() : nil
             let start = Host.monotonicSeconds()
             do {
-                try operation(item, timings)
+                if try operation(item, timings) == .empty { empty += 1 }
                 progress.finished(item.json, seconds: Host.monotonicSeconds() - start)
             } catch {
                 // A failure caused by an interruption is not this capture's: the
@@ -87,7 +115,7 @@ struct Batch {
                 progress.report("timing capture_total \(total) ms")
             }
         }
-        progress.done(failures: failures, skipped: skipped)
+        progress.done(failures: failures, skipped: skipped, empty: empty)
         return failures
     }
 }
@@ -184,10 +212,12 @@ final class Progress {
         if showsBar && completed < total { draw() }
     }
 
-    func done(failures: Int, skipped: Int) {
+    /// The summary line; `empty` counts the captures done whose outputs hold nothing.
+    func done(failures: Int, skipped: Int, empty: Int = 0) {
         clear()
-        guard enabled || failures > 0, total > 1 || failures > 0 || skipped > 0 else { return }
+        guard enabled || failures > 0 || empty > 0, total > 1 || failures > 0 || skipped > 0 || empty > 0 else { return }
         var line = "rgbd: \(total - failures) of \(total) captures done, \(failures) failed"
+        if empty > 0 { line += ", \(empty) with an empty output" }
         if skipped > 0 { line += "; \(skipped) JSON file\(skipped == 1 ? "" : "s") without an image skipped" }
         Terminal.printError(line + "\n")
     }

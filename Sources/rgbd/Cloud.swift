@@ -39,22 +39,23 @@ struct Cloud: ParsableCommand {
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.")
+    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.",
+            completion: .file())
     var output: String
 
     @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")
     var axes: CameraAxes = .opencv
 
-    @Option(help: "Drop points nearer than this many meters.")
+    @Option(parsing: .unconditional, help: "Drop points nearer than this many meters.")
     var minDepth: Float = 0
 
-    @Option(help: "Drop points farther than this many meters.")
+    @Option(parsing: .unconditional, help: "Drop points farther than this many meters.")
     var maxDepth: Float = .infinity
 
-    @Option(help: "Keep every N-th depth pixel in each direction.")
+    @Option(parsing: .unconditional, help: "Keep every N-th depth pixel in each direction.")
     var stride: Int = 1
 
-    @Option(help: "Point filter: drop a point whose depth differs from a neighbor's by more than this fraction of its depth.")
+    @Option(parsing: .unconditional, help: "Point filter: drop a point whose depth differs from a neighbor's by more than this fraction of its depth.")
     var flyingPixelStep: Float = 0.05
 
     @Flag(help: "Point filter off: keep points on depth discontinuities (flying pixels).")
@@ -89,10 +90,11 @@ struct Cloud: ParsableCommand {
         let rectifier = reading.rectifier, readingOptions = reading.reading
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         let batch = reporting.batch(captures)
-        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(output, "\(Path.stem(item.json)).ply") }
+        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).ply") }
         let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
         var saidRelative = false
-        let failures = try batch.run(single: single, outputs: { [path($0)] }) { item, stageTimings in
+        let failures = try batch.run(single: single, directory: singleFile ? Path.directory(of: output) : output,
+                                     outputs: { [path($0)] }) { item, stageTimings in
             let result = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
                 reading: readingOptions, timings: stageTimings)
@@ -105,7 +107,25 @@ struct Cloud: ParsableCommand {
             }
             try result.output.write(to: path(item), source: item.json, encoding: encoding,
                             note: relative ? PortraitDepth.relativeNote : nil, timings: stageTimings)
+            guard let cause = result.output.emptyCause else { return .done }
+            Report.warning("\(item.json): \(path(item)) holds no point: \(emptyReason(cause))")
+            return .empty
         }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// Which option or stage left a cloud empty, in this command's terms.
+    func emptyReason(_ cause: PointCloud.EmptyCause) -> String {
+        switch cause {
+        case .noDepth:
+            return "the rectified depth map has no depth"
+        case .depthRange(let nearest, let farthest):
+            let range = "--min-depth \(minDepth)" + (maxDepth.isFinite ? " to --max-depth \(maxDepth)" : "")
+            return "none of its depths (\(nearest) to \(farthest) m) lies within \(range)"
+        case .stride:
+            return "--stride \(stride) samples only holes"
+        case .edges:
+            return "the flying-pixel filter (--flying-pixel-step \(flyingPixelStep)) dropped every point; --keep-edges keeps them"
+        }
     }
 }

@@ -4,11 +4,16 @@ import RGBDKit
 /// The captures a command works on: files and directories, and an explicit photo for a
 /// single capture.
 struct CaptureInputs: ParsableArguments {
-    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures.")
+    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures.",
+              completion: .file())
     var inputs: [String]
 
-    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).")
+    @Option(name: .customLong("image"), help: "The photo (JPEG or HEIC), if not the one beside the JSON (one capture only).",
+            completion: .file())
     var image: String?
+
+    @Flag(name: [.short, .long], help: "Take the captures in the subdirectories of directory inputs too (not hidden ones); each capture's outputs go into the same subfolder of the output directory (IN/a/b/shot.json: OUT/a/b/shot.*).")
+    var recursive = false
 
     func validate() throws {
         if image != nil && inputs.count != 1 { throw ValidationError("--image applies to a single capture JSON") }
@@ -17,10 +22,10 @@ struct CaptureInputs: ParsableArguments {
 
 /// How captures are read and rectified (every command that rectifies takes these).
 struct ReadingOptions: ParsableArguments {
-    @Option(help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
+    @Option(parsing: .unconditional, help: "Rectification: depth is interpolated only between neighbors whose depths differ by less than this fraction; larger steps are edges, never blended.")
     var maxBlendStep: Float = 0.05
 
-    @Option(help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Depths beyond this many meters are no depth (markers such as 9999); how many were discarded is reported.",
                                valueName: "meters"))
     var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
 
@@ -48,6 +53,7 @@ struct ReportingOptions: ParsableArguments {
 
     /// The batch runner for `captures` with these options.
     func batch(_ captures: CaptureInputs) -> Batch {
-        Batch(inputs: captures.inputs, image: captures.image, quiet: quiet, showTimings: timings)
+        Batch(inputs: captures.inputs, recursive: captures.recursive, image: captures.image, quiet: quiet,
+              showTimings: timings)
     }
 }

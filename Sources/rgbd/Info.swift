@@ -38,7 +38,8 @@ struct Info: ParsableCommand {
         // The inputs are expanded once, by the batch; skipped files are reported here
         // (the batch runs quiet: the text on stdout is this command's progress), once per
         // input, and failed inputs are entries of the JSON document.
-        let batch = Batch(inputs: captures.inputs, image: captures.image, quiet: true, showTimings: false)
+        let batch = Batch(inputs: captures.inputs, recursive: captures.recursive, image: captures.image, quiet: true,
+                          showTimings: false)
         var reported: Set<String> = []
         for input in batch.plan.inputs where reported.insert(input.input).inserted {
             if case .success(let found) = input.expansion {
@@ -47,7 +48,7 @@ struct Info: ParsableCommand {
         }
         var entries: [String: JSONValue] = [:]
         var printed = 0
-        let failures = try batch.run(outputs: { _ in [] }) { item, _ in
+        let failures = try batch.run(directory: nil, outputs: { _ in [] }) { item, _ in
             do {
                 let info = try CaptureInfo.read(json: item.json, image: item.image)
                 if json {
@@ -60,6 +61,7 @@ struct Info: ParsableCommand {
                 entries[item.json] = CaptureInfo.failureJSON(input: item.json, error: error)
                 throw error
             }
+            return .done
         }
         if json {
             // Input order; a capture reached twice is listed once, as Batch does it once.

@@ -10,7 +10,9 @@ struct Rectify: ParsableCommand {
             abstract: "Rectify captures: undistorted color, depth and pinhole intrinsics.",
             discussion: """
             INPUTS are capture JSON files or directories of captures (every NAME.json with \
-            a photo beside it; other JSON files there are reported and skipped). The photo \
+            a photo beside it; a capture JSON without its photo is reported and skipped, \
+            other JSON files such as NAME.truth.json are ignored; -r takes subdirectories \
+            too, each capture's outputs in the same subfolder of the output directory). The photo \
             defaults to the one beside the JSON with the same name: NAME.jpg or \
             NAME.jpeg, else NAME.heic or NAME.heif (any case); JPEG and HEIC are told apart \
             by content. Pixels are used as stored: EXIF orientation and HEIF rotation, \
@@ -69,7 +71,7 @@ struct Rectify: ParsableCommand {
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).")
+    @Option(name: [.short, .customLong("output")], help: "Output directory (created if missing).", completion: .directory)
     var output: String
 
     @OptionGroup var reading: ReadingOptions
@@ -87,13 +89,14 @@ struct Rectify: ParsableCommand {
         let rectifier = reading.rectifier, options = reading.reading
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast
         let batch = reporting.batch(captures)
-        let outputs = { (item: CaptureDiscovery.Item) in RectifiedCapture.outputPaths(stem: Path.stem(item.json), in: output) }
-        let failures = try batch.run(outputs: outputs) { item, stageTimings in
-            let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: output,
+        let outputs = { (item: CaptureDiscovery.Item) in RectifiedCapture.outputPaths(stem: Path.stem(item.json), in: item.outputDirectory(under: output)) }
+        let failures = try batch.run(directory: output, outputs: outputs) { item, stageTimings in
+            let result = try RectifyPipeline.run(json: item.json, image: item.image, directory: item.outputDirectory(under: output),
                                                  rectifier: rectifier, alignment: alignTo, pngEffort: effort,
                                                  reading: options,
                                                  timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
+            return .done
         }
         if failures > 0 { throw ExitCode(1) }
     }

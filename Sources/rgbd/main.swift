@@ -24,14 +24,17 @@ struct RGBD: ParsableCommand {
 /// Parses and runs the command; returns the exit status. Everything it made (the
 /// command, an error) is released when it returns, before the process exits.
 func runCommand() -> Int32 {
+    // The subcommand parsed, for the usage of a usage error found while it runs.
+    var parsed: (any ParsableCommand.Type)?
     do {
         var command = try RGBD.parseAsRoot()
+        parsed = type(of: command)
         try command.run()
         return 0
     } catch {
         Interruption.waitIfInterrupted()
         let code = RGBD.exitCode(for: error)
-        let message = RGBD.fullMessage(for: error)
+        let message = parsed.flatMap { usageErrorMessage(error, of: $0) } ?? RGBD.fullMessage(for: error)
         if !message.isEmpty {
             if code == .success {
                 print(message)
@@ -41,6 +44,20 @@ func runCommand() -> Int32 {
         }
         return code.rawValue
     }
+}
+
+/// The message of a `ValidationError` that `command` threw while running (a usage error
+/// only the inputs reveal, such as several captures for one output file), with that
+/// command's usage; the parser's own message would give the root command's. Nil for
+/// any other error, or for the root command.
+func usageErrorMessage(_ error: any Error, of command: any ParsableCommand.Type) -> String? {
+    guard let error = error as? ValidationError, command != RGBD.self else { return nil }
+    let name = "rgbd \(command._commandName)"
+    return """
+        Error: \(error.message)
+        Usage: \(RGBD.usageString(for: command))
+          See '\(name) --help' for more information.
+        """
 }
 
 // One exit path: the command's end goes through `Interruption.exit`, which defers to an

@@ -503,15 +503,16 @@ import RGBDSynth
         #expect(missing.stderr.contains("0 of 1 captures done, 1 failed"), "\(missing.stderr)")
 
         _ = try Self.writeCapture(in: directory + "/d", stem: "good")
-        try Data("{}".utf8).write(to: URL(fileURLWithPath: directory + "/d/lonely.json"))
+        try Data("{\"calibration_data\": {}}".utf8).write(to: URL(fileURLWithPath: directory + "/d/lonely.json"))
         try FileManager.default.createDirectory(atPath: directory + "/empty", withIntermediateDirectories: true)
         let run = try Self.run(["rectify", directory + "/d", directory + "/empty", directory + "/nope.json",
                                 "-o", directory + "/out"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("1 of 3 captures done, 2 failed"), "\(run.stderr)")
         #expect(run.stderr.contains("lonely.json") && run.stderr.contains("no image beside it"), "\(run.stderr)")
-        // lonely.json and the synthetic capture's good.truth.json have no image.
-        #expect(run.stderr.contains("2 JSON files without an image skipped"), "\(run.stderr)")
+        // lonely.json (a capture JSON) has no image; the synthetic capture's
+        // good.truth.json is not a capture and is not counted.
+        #expect(run.stderr.contains("1 JSON file without an image skipped"), "\(run.stderr)")
         #expect(run.stderr.contains(directory + "/empty") && run.stderr.contains(directory + "/nope.json"))
         #expect(Self.files(in: directory + "/out").count == 4)
     }

@@ -247,7 +247,7 @@ import RGBDSynth
         let good = try CLI.writeCapture(in: directory, stem: "a-good")
         try FileManager.default.copyItem(atPath: good.image, toPath: directory + "/b-bad.jpg")
         try "{\"depth_data\": [[1.0]]}".write(toFile: directory + "/b-bad.json", atomically: true, encoding: .utf8)
-        try "{}".write(toFile: directory + "/lonely.json", atomically: true, encoding: .utf8)
+        try "{\"calibration_data\": {}}".write(toFile: directory + "/lonely.json", atomically: true, encoding: .utf8)
 
         // One bad capture alone: one error line naming it, status 1, nothing on stdout.
         let alone = try CLI.run(["info", directory + "/b-bad.json"])

@@ -120,6 +120,13 @@ package struct CaptureSchema: Sendable {
     /// The schemas `CaptureReader` tries, in order.
     package static let all: [CaptureSchema] = [.canonical, .snakeCaseFlat, .camelCase, .pascalCase]
 
+    /// Every top-level key that marks a document as a capture JSON: a schema's
+    /// calibration container, intrinsic matrix (for a calibration at the top level),
+    /// depth map or depth image key.
+    static let captureKeys: Set<String> = Set(all.flatMap { schema in
+        schema.calibrationContainers.filter { !$0.isEmpty } + schema.intrinsicMatrix + schema.depth + schema.depthFile
+    })
+
     /// Every top-level key any schema reads the depth map from.
     static let allDepthKeys: Set<String> = Set(all.flatMap(\.depth))
 }

@@ -128,6 +128,12 @@ package enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Whether the process may create files in the directory `path` (`access` with
+    /// write and search permission).
+    package static func isWritableDirectory(_ path: String) -> Bool {
+        isDirectory(path) && access(path, W_OK | X_OK) == 0
+    }
+
     /// Whether `path` names an existing file or directory.
     package static func exists(_ path: String) -> Bool {
         var info = stat()

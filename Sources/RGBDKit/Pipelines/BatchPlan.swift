@@ -20,12 +20,13 @@ package struct BatchPlan {
     /// The captures left out of `items` because they had been named before.
     package let repeats: [CaptureDiscovery.Item]
 
-    /// The plan of `inputs`.
-    package init(inputs: [String]) {
+    /// The plan of `inputs`; with `recursive`, directories are expanded with their
+    /// subdirectories (`CaptureDiscovery.expand`).
+    package init(inputs: [String], recursive: Bool = false) {
         var expansions: [String: Result<CaptureDiscovery.Expansion, any Error>] = [:]
         self.inputs = inputs.map { input in
             if let known = expansions[input] { return Input(input: input, expansion: known) }
-            let expansion = Result { try CaptureDiscovery.expand(input) }
+            let expansion = Result { try CaptureDiscovery.expand(input, recursive: recursive) }
             expansions[input] = expansion
             return Input(input: input, expansion: expansion)
         }
@@ -45,8 +46,8 @@ package struct BatchPlan {
         self.repeats = repeats
     }
 
-    /// How many JSON files the inputs' directories hold without an image (skipped), per
-    /// input as given.
+    /// How many capture-like JSON files the inputs' directories hold without an image
+    /// (skipped), per input as given.
     package var skippedCount: Int {
         inputs.reduce(0) { count, input in
             guard case .success(let expansion) = input.expansion else { return count }
@@ -91,6 +92,25 @@ package struct BatchPlan {
             }
         }
         return messages
+    }
+
+    /// Checks, once for the whole batch and before anything is written, that the
+    /// outputs can go into `directory`: it is a directory the process may write in, or
+    /// it does not exist and can be created (the missing directories are created to
+    /// find out and removed again, so nothing is left behind).
+    ///
+    /// - Throws: `RGBDError(.io)` naming `directory`: an existing file that is not a
+    ///   directory, a directory that cannot be created (with the system's reason), or
+    ///   one that cannot be written in.
+    package static func checkOutputDirectory(_ directory: String) throws {
+        if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
+            throw RGBDError(.io, file: directory, "not a directory: the outputs go into a directory, nothing was written")
+        }
+        let created = try FileSystem.createDirectory(directory)
+        defer { for made in created.reversed() { FileSystem.removeDirectoryQuietly(made) } }
+        if !FileSystem.isWritableDirectory(directory) {
+            throw RGBDError(.io, file: directory, "cannot write in this directory: permission denied, nothing was written")
+        }
     }
 
     /// Why a batch with `conflicts` is refused.

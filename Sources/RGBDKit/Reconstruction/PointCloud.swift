@@ -249,3 +249,34 @@ public struct PointCloud: Sendable {
         return n
     }
 }
+
+extension PointCloud {
+    /// Why a cloud holds no point: the first selection step that left nothing.
+    package enum EmptyCause: Equatable, Sendable {
+        /// The rectified depth map has no valid depth at all.
+        case noDepth
+        /// Every valid depth lies outside `minDepth ... maxDepth`; the valid depths
+        /// span `nearest ... farthest` meters.
+        case depthRange(nearest: Float, farthest: Float)
+        /// Depths lie within the range, but none on the stride grid.
+        case stride
+        /// The edge filter (`dropEdges`) dropped every point left.
+        case edges
+    }
+
+    /// Why this cloud is empty, or nil if it holds points.
+    package var emptyCause: EmptyCause? {
+        guard count == 0 else { return nil }
+        var nearest = Float.infinity, farthest = -Float.infinity
+        for z in depth.samples where DepthMap.isDepth(z) {
+            nearest = min(nearest, z)
+            farthest = max(farthest, z)
+        }
+        guard nearest <= farthest else { return .noDepth }
+        let inRange = { (z: Float) in DepthMap.isDepth(z) && z >= options.minDepth && z <= options.maxDepth }
+        guard depth.samples.contains(where: inRange) else { return .depthRange(nearest: nearest, farthest: farthest) }
+        var unfiltered = options
+        unfiltered.dropEdges = false
+        return Self.selection(depth, options: unfiltered).contains(true) ? .edges : .stride
+    }
+}

@@ -297,13 +297,25 @@ package enum PreviewSheet {
         }
     }
 
+    /// The rectified depth panel's caption: the depth range and the holes the panel
+    /// shows in gray, those of the rectified depth map (not the captured one, which
+    /// `rgbd info` counts), as a pixel count and a percentage that is never rounded to 0
+    /// or 100 when there are holes or depths.
+    static func depthCaption(_ statistics: PreviewDepthRange) -> String {
+        let coverage = statistics.coverage
+        guard coverage.validCount > 0 else { return "no depth at all" }
+        let percent = coverage.holeFraction * 100
+        var shown = format(percent, decimals: 1)
+        if coverage.holeCount > 0 && shown == "0.0" { shown = "< 0.1" }
+        if coverage.holeCount > 0 && shown == "100.0" { shown = "> 99.9" }
+        let range = "\(format(Double(statistics.minimum), decimals: 2))–\(format(Double(statistics.maximum), decimals: 2)) m"
+        return "\(range) · rectified holes (gray) \(coverage.holeCount) px, \(shown) %"
+    }
+
     static func drawTitles(_ canvas: Canvas, layout: PreviewLayout, capture: Capture, statistics: PreviewDepthRange,
                            lens: LensSummary, front: CloudRenderer.View, threeQuarter: CloudRenderer.View) {
         let t = layout.textScale
-        let percent = format(statistics.coverage.holeFraction * 100, decimals: 1)
-        let range = statistics.coverage.validCount > 0
-            ? "\(format(Double(statistics.minimum), decimals: 2))–\(format(Double(statistics.maximum), decimals: 2)) m · holes (gray) \(percent) %"
-            : "no depth at all"
+        let range = depthCaption(statistics)
         let largest = format(lens.largestDisplacement, decimals: 1)
         let titles: [PreviewPanel: (title: String, note: String, caption: String)] = [
             .captured: ("Captured color + lens distortion", "max \(largest) px",
