@@ -153,13 +153,20 @@ package struct CaptureOpening: Sendable {
 
     /// Runs `depthSide` (which reads the depth side and whatever the caller does with it)
     /// and `colorSide` (which decodes the photo and whatever the caller does with it): at
-    /// once on two threads, or the depth side first for a photo that `decodesAfterChecks`.
-    /// If both fail, the depth side's error is the one thrown.
+    /// once, the depth side in the background and the color side on the calling thread, or
+    /// the depth side first for a photo that `decodesAfterChecks`. If both fail, the depth
+    /// side's error is the one thrown.
+    ///
+    /// The color side runs outside any `concurrentPerform`, so that a decoder that spreads
+    /// its own work (a HEIC's tiles) gets every processor; inside one, libdispatch would
+    /// give it only the width the outer loop leaves (one thread on two processors).
     package func run<D, C>(depthSide: () throws -> D, colorSide: () throws -> C) throws -> (D, C) {
         if decodesAfterChecks {
             let depth = try depthSide()
             return (depth, try colorSide())
         }
-        return try Concurrently.run(depthSide, colorSide)
+        let (color, depth) = try Concurrently.withBackground({ Result { try depthSide() } },
+                                                             foreground: { Result { try colorSide() } })
+        return (try depth.get(), try color.get())
     }
 }
