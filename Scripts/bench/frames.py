@@ -31,9 +31,7 @@ harness runs several rounds and pools them). Prints, as rgbd-bench does:
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import cv2
@@ -43,22 +41,12 @@ SCRIPTS = Path(__file__).resolve().parents[1]
 sys.dont_write_bytecode = True  # importing the baseline scripts must not leave Scripts/__pycache__
 sys.path.insert(0, str(SCRIPTS))
 from baseline_rectify import rectification_maps  # noqa: E402
-from baseline_remap import barrel_table  # noqa: E402
+from baseline_remap import barrel_table, report, time_runs  # noqa: E402
 
 
 def timed(fn, runs):
     """Milliseconds of each of `runs` calls of fn, after one untimed call."""
-    fn()
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1e3)
-    return out
-
-
-def report(name, runs_ms):
-    print(f"bench {name} median_ms {statistics.median(runs_ms):.3f} runs " + " ".join(f"{t:.3f}" for t in runs_ms))
+    return time_runs(fn, runs, warmup=1)
 
 
 def main():
