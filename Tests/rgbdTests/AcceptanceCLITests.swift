@@ -134,4 +134,25 @@ import RGBDKit
             #expect(!error.description.contains("--"), "\(error)")
         }
     }
+
+    /// A file that is not a capture given as one says what it is and what to give: an
+    /// output of rgbd (a PNG), or a capture's photo with its JSON beside it.
+    @Test func theWrongFileGetsAHint() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = try CLI.writeCapture(in: directory, stem: "shot")
+        let out = Path.join(directory, "out")
+        #expect(try CLI.run(["rectify", capture.json, "-o", out, "-q"]).status == 0)
+        let png = Path.join(out, "shot.color.png")
+        let fromPNG = try CLI.run(["rectify", png, "-o", Path.join(directory, "again"), "-q"])
+        #expect(fromPNG.status != 0)
+        #expect(Self.errorLine(fromPNG) == "rgbd: error: \(png): is a PNG image, not a capture (its name is that of one of rgbd's own outputs): give a capture's JSON (its photo beside it) or a Portrait photo",
+                "\(fromPNG.stderr)")
+        let fromPhoto = try CLI.run(["rectify", capture.image, "-o", Path.join(directory, "again"), "-q"])
+        #expect(fromPhoto.status != 0)
+        #expect(Self.errorLine(fromPhoto) == "rgbd: error: \(capture.image): holds no depth image, so it is not a capture by itself; \(capture.json) beside it is a capture JSON: give that",
+                "\(fromPhoto.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: Path.join(directory, "again")))
+    }
 }
+

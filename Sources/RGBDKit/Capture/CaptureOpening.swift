@@ -64,6 +64,9 @@ package struct CaptureOpening: Sendable {
                             "is a photo, not a capture JSON: a Portrait photo is a capture by itself and takes no other image, but \(image) was given",
                             argument: .image)
         }
+        if let format = FileFormat(path: json), !format.isPhoto {
+            throw Self.notACapture(json, format: format)
+        }
         let portrait = image == nil && Self.isPortraitPhoto(path: json)
         let imagePath = portrait ? json : try image ?? Capture.imagePath(besideJSON: json)
         let photo = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
@@ -109,6 +112,28 @@ package struct CaptureOpening: Sendable {
         }
     }
 
+    /// The error for an image given where a capture is expected: what it is, what to give
+    /// instead, and whether its name is one of rgbd's own outputs.
+    static func notACapture(_ path: String, format: FileFormat) -> RGBDError {
+        let outputs = [".color.png", ".depth.png", ".depth.tiff", ".matte.png", ".preview.png"]
+        let ours = outputs.contains { Path.lastComponent(path).lowercased().hasSuffix($0) }
+            ? " (its name is that of one of rgbd's own outputs)" : ""
+        return RGBDError(.invalidCapture, file: path,
+                         "is a \(format.rawValue) image, not a capture\(ours): give a capture's JSON (its photo beside it) or a Portrait photo")
+    }
+
+    /// The capture JSON beside a photo (same folder and stem, `.json` in any case), if one
+    /// exists.
+    static func captureJSON(besidePhoto photo: String) -> String? {
+        let directory = Path.directory(of: photo)
+        let stem = Path.stem(photo)
+        let names = (try? FileSystem.contentsOfDirectory(directory)) ?? []
+        guard let name = names.first(where: { Path.stem($0) == stem && Path.pathExtension($0) == "json" }) else {
+            return nil
+        }
+        return directory == "." && !photo.hasPrefix("./") ? name : Path.join(directory, name)
+    }
+
     /// Whether `path`, given alone, is a Portrait photo rather than a capture JSON: a
     /// photo by its first bytes, or named like a photo (so that an empty or broken photo is
     /// reported as the photo it was meant to be, not parsed as a JSON).
@@ -135,7 +160,7 @@ package struct CaptureOpening: Sendable {
             switch source {
             case .jsonFile: try CaptureReader.read(path: jsonPath, options: reading)
             case .jsonBytes(let bytes): try CaptureReader.parse(bytes, file: jsonPath, options: reading)
-            case .portrait: try PortraitReader.read(photo, file: jsonPath, options: reading)
+            case .portrait: try readPortrait(reading: reading)
             }
         }
         if let headerError { throw headerError }
@@ -144,6 +169,18 @@ package struct CaptureOpening: Sendable {
                                               keys: contents.keys, depthFile: contents.depthSource.path)
         if let warning = contents.discardWarning(json: jsonPath) { warnings.append(warning) }
         return DepthSide(contents: contents, warnings: warnings)
+    }
+
+    /// A Portrait photo's depth side; a photo without a depth image that has a capture JSON
+    /// beside it (a capture's photo given instead of its JSON) says which file to give.
+    private func readPortrait(reading: CaptureReadingOptions) throws -> CaptureReader.Contents {
+        do {
+            return try PortraitReader.read(photo, file: jsonPath, options: reading)
+        } catch let error as RGBDError where error.message == PortraitReader.noDepthImage {
+            guard let json = Self.captureJSON(besidePhoto: jsonPath) else { throw error }
+            throw RGBDError(error.kind, file: error.file,
+                            "\(error.message), so it is not a capture by itself; \(json) beside it is a capture JSON: give that")
+        }
     }
 
     /// Decodes the photo to 8-bit RGB, pixels as stored.

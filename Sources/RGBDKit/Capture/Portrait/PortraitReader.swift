@@ -59,6 +59,9 @@ public struct PortraitDepth: Equatable, Sendable {
 /// metadata) as a capture: the photo is the color image, the depth image with its XMP
 /// gives the depth map and the calibration (docs/portrait.md).
 package enum PortraitReader {
+    /// The message for a photo without a depth image (not a Portrait photo).
+    package static let noDepthImage = "holds no depth image"
+
     /// The Portrait Effects Matte's auxiliary type.
     static let matteType = "urn:com:apple:photo:2018:aux:portraiteffectsmatte"
 
@@ -103,7 +106,7 @@ package enum PortraitReader {
         let heif = try HEIFCodec.File(bytes, file: file)
         let primary = try heif.primary()
         guard let depthImage = try primary.depthImage() else {
-            throw RGBDError(.invalidCapture, file: file, "holds no depth image")
+            throw RGBDError(.invalidCapture, file: file, noDepthImage)
         }
         // Any `mime` item linked to the depth image whose content reads as Apple's depth
         // XMP (its content type is `application/rdf+xml`, but only the content decides).
@@ -144,7 +147,7 @@ package enum PortraitReader {
                                                samples: gray.samples.map(UInt16.init)),
                           bits: 8, xmp: xmp, container: "JPEG MPF image \(number + 1)", matte: nil)
         }
-        guard var result = found else { throw RGBDError(.invalidCapture, file: file, "holds no depth image") }
+        guard var result = found else { throw RGBDError(.invalidCapture, file: file, noDepthImage) }
         result.matte = matte
         return result
     }
