@@ -59,15 +59,19 @@ package struct CaptureOpening: Sendable {
     /// - Throws: `RGBDError` naming the file: a photo given as the JSON together with an
     ///   image, no photo beside the JSON, a photo that cannot be read, an implausible size.
     package init(json: String, image: String?, timings: StageTimings? = nil) throws {
-        if let image, FileFormat(path: json)?.isPhoto == true {
+        // The input's first bytes, read once: a photo, another image, or (nil) a JSON.
+        let format = FileFormat(path: json)
+        if let image, format?.isPhoto == true {
             throw RGBDError(.invalidJSON, file: json,
                             "is a photo, not a capture JSON: a Portrait photo is a capture by itself and takes no other image, but \(image) was given",
                             argument: .image)
         }
-        if let format = FileFormat(path: json), !format.isPhoto {
+        if let format, !format.isPhoto {
             throw Self.notACapture(json, format: format)
         }
-        let portrait = image == nil && Self.isPortraitPhoto(path: json)
+        // A photo by content, or named like one (so that an empty or broken photo is
+        // reported as the photo it was meant to be, not parsed as a JSON).
+        let portrait = image == nil && (format?.isPhoto ?? FileFormat.isNamedLikePhoto(json))
         let imagePath = portrait ? json : try image ?? Capture.imagePath(besideJSON: json)
         let photo = try timings.measure("read image") { try FileSystem.readFile(imagePath) }
         try self.init(jsonPath: json, imagePath: imagePath, source: portrait ? .portrait : .jsonFile, photo: photo)
@@ -132,14 +136,6 @@ package struct CaptureOpening: Sendable {
             return nil
         }
         return directory == "." && !photo.hasPrefix("./") ? name : Path.join(directory, name)
-    }
-
-    /// Whether `path`, given alone, is a Portrait photo rather than a capture JSON: a
-    /// photo by its first bytes, or named like a photo (so that an empty or broken photo is
-    /// reported as the photo it was meant to be, not parsed as a JSON).
-    package static func isPortraitPhoto(path: String) -> Bool {
-        if let format = FileFormat(path: path) { return format.isPhoto }
-        return FileFormat.isNamedLikePhoto(path)
     }
 
     /// 24 megapixels: 72 MB of RGB, twice that with the rectified copy; a 12 MP iPhone
