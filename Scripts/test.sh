@@ -17,6 +17,11 @@ source Scripts/common.sh
 echo "== building (release, testing enabled)" >&2
 "${swift_build[@]}" --build-tests
 
+# The venv comes first: some Swift tests make their inputs with independent encoders
+# from PyPI (LZFSE, OpenEXR) through $RGBD_TEST_PYTHON.
+use_venv Tests/python/requirements.txt
+export RGBD_TEST_PYTHON="$py"
+
 echo "== swift tests" >&2
 swift test "${swift_flags[@]}" --skip-build
 # On a CPU with AVX2 the run above took the AVX2 kernels (Sources/CKernels); the sampling
@@ -35,7 +40,6 @@ lib="$dist/libRGBDKit.so"
 echo "== the kernels' machine code (Scripts/check-kernels.sh)" >&2
 ./Scripts/check-kernels.sh "$lib" "$("${swift_build[@]}" --show-bin-path)/rgbd"
 
-use_venv Tests/python/requirements.txt
 echo "== python tests (real rgbd binary, the shipped library, numpy, plyfile; packaging)" >&2
 bin=$("${swift_build[@]}" --show-bin-path)
 RGBD_BIN="$bin/rgbd" RGBD_LIBRARY="$lib" "$py" -m pytest -q -p no:cacheprovider Tests/python

@@ -1,3 +1,4 @@
+import Foundation
 import RGBDKit
 import RGBDSynth
 
@@ -53,5 +54,30 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// The Python interpreter of the test venv (`.venv/`, made by `Scripts/test.sh`, which
+/// exports it as `RGBD_TEST_PYTHON`), for tests whose inputs come from an independent
+/// encoder on PyPI. Throws, failing the test loudly, when there is none.
+func testPython() throws -> String {
+    if let python = ProcessInfo.processInfo.environment["RGBD_TEST_PYTHON"], !python.isEmpty {
+        return python
+    }
+    // The package root is three levels above this file (Tests/RGBDKitTests/TestSupport.swift).
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    let venv = root.appendingPathComponent(".venv/bin/python").path
+    guard FileManager.default.isExecutableFile(atPath: venv) else {
+        throw TestPythonMissing()
+    }
+    return venv
+}
+
+/// No test venv: run `./Scripts/test.sh` once (it creates `.venv/` with the requirements of
+/// `Tests/python/requirements.txt`), or set `RGBD_TEST_PYTHON`.
+struct TestPythonMissing: Error, CustomStringConvertible {
+    var description: String {
+        "no test Python: run ./Scripts/test.sh once (it makes .venv/) or set RGBD_TEST_PYTHON"
     }
 }
