@@ -28,6 +28,7 @@ private func fail(_ error: any Error) -> Int32 {
     case .invalidCapture: return RGBD_ERROR_INVALID_CAPTURE
     case .invalidImage: return RGBD_ERROR_INVALID_IMAGE
     case .invalidArgument: return RGBD_ERROR_INVALID_ARGUMENT
+    case .invalidScene: return RGBD_ERROR_INVALID_SCENE
     }
 }
 

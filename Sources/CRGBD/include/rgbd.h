@@ -39,6 +39,7 @@ extern "C" {
 #define RGBD_ERROR_INVALID_CAPTURE 3  /* a key is missing or holds the wrong value */
 #define RGBD_ERROR_INVALID_IMAGE 4    /* an image cannot be decoded or has the wrong size */
 #define RGBD_ERROR_INVALID_ARGUMENT 5 /* NULL where a pointer is needed, buffer too small, ... */
+#define RGBD_ERROR_INVALID_SCENE 6    /* a scan's table, frame, pose or archive is malformed */
 
 /* The library version, e.g. "0.1.0". Static storage: never freed, never changes. */
 const char *rgbd_version(void);
