@@ -7,7 +7,7 @@
 # .build-fuzz/findings/<target>/ (keep it in Fuzz/regressions/<target>/ once fixed).
 #
 #   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
-#                                                FuzzDepthImage
+#                                                FuzzDepthImage FuzzScanTables
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage FuzzScanTables)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -42,6 +42,7 @@ max_len() {
         FuzzJSON) echo 4096 ;;
         FuzzImage|FuzzCAPI|FuzzDepthImage) echo 8192 ;;
         FuzzPortrait) echo 16384 ;;
+        FuzzScanTables) echo 2048 ;;
         *) echo 1024 ;;
     esac
 }
@@ -55,7 +56,7 @@ for target in "${targets[@]}"; do
     case "$target" in FuzzJSON|FuzzCAPI) dict=(-dict=Fuzz/json.dict) ;; esac
     # FuzzDepthImage: no input may make rgbd allocate 200 MB at once (docs/format.md, "Limits").
     limits=()
-    case "$target" in FuzzDepthImage) limits=(-malloc_limit_mb=200) ;; esac
+    case "$target" in FuzzDepthImage|FuzzScanTables) limits=(-malloc_limit_mb=200) ;; esac
 
     # Every past finding, whole (the fuzzing run below truncates inputs to -max_len).
     regressions=(Fuzz/regressions/"$target"/*)

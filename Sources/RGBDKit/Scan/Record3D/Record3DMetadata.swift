@@ -4,35 +4,35 @@ import CJSONC
 /// export): sizes, frame rate, K, a pose per frame; newer files add timestamps and
 /// per-frame intrinsics. Poses are camera-to-world with OpenGL camera axes, re-based on
 /// the first frame; `poses` here are converted to OpenCV camera axes.
-struct Record3DMetadata: Sendable {
+package struct Record3DMetadata: Sendable {
     /// The color frames' size.
-    var width: Int
+    package var width: Int
     /// See `width`.
-    var height: Int
+    package var height: Int
     /// The depth maps' size, when the file says (old files do not).
-    var depthWidth: Int?
+    package var depthWidth: Int?
     /// See `depthWidth`.
-    var depthHeight: Int?
+    package var depthHeight: Int?
     /// Frames per second.
-    var fps: Double?
+    package var fps: Double?
     /// K at the color size.
-    var k: (fx: Double, fy: Double, cx: Double, cy: Double)
+    package var k: (fx: Double, fy: Double, cx: Double, cy: Double)
     /// A camera-to-world pose per frame, OpenCV camera axes.
-    var poses: [Pose]
+    package var poses: [Pose]
     /// Seconds per frame, when the file has `frameTimestamps`.
-    var timestamps: [Double]?
+    package var timestamps: [Double]?
     /// `fx, fy, cx, cy` per frame at the color size, when the file has them.
-    var perFrameIntrinsics: [(fx: Double, fy: Double, cx: Double, cy: Double)]?
+    package var perFrameIntrinsics: [(fx: Double, fy: Double, cx: Double, cy: Double)]?
     /// Whether the file has the newer key set (`frameTimestamps`, `perFrameIntrinsicCoeffs`, …).
-    var newKeys: Bool
+    package var newKeys: Bool
     /// `cameraType`, when present.
-    var cameraType: Int?
+    package var cameraType: Int?
 
     /// The most frames read: a 4-hour recording at 60 fps.
-    static let maxFrames = 1_000_000
+    package static let maxFrames = 1_000_000
 
     /// Parses the metadata; `name` names the file in errors.
-    static func parse(_ bytes: [UInt8], name: String) throws -> Record3DMetadata {
+    package static func parse(_ bytes: [UInt8], name: String) throws -> Record3DMetadata {
         guard !bytes.isEmpty else { throw RGBDError(.invalidJSON, file: name, "the file is empty") }
         let document: JSONDocument
         switch bytes.withUnsafeBufferPointer({ JSONDocument.parse($0) }) {
