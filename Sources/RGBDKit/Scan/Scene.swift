@@ -85,6 +85,32 @@ public final class Scene: Sendable {
         return try reader.read(frames[position])
     }
 
+    /// A reader that keeps its place: frames read in increasing order are read in one
+    /// pass (a video is decoded once, not sought per frame). For one thread at a time.
+    public func cursor(color: Bool = true) throws -> Cursor {
+        Cursor(scene: self, reader: try storage.makeReader(color: color && colorSize != nil))
+    }
+
+    /// Reads frames of a scene by position, in any order, fastest in increasing order.
+    public final class Cursor {
+        /// The scene read.
+        public let scene: Scene
+        private var reader: any SceneFrameReader
+
+        init(scene: Scene, reader: any SceneFrameReader) {
+            self.scene = scene
+            self.reader = reader
+        }
+
+        /// Frame `position` of `scene.frames` with its pixels.
+        public func frame(at position: Int) throws -> SceneFrame {
+            guard scene.frames.indices.contains(position) else {
+                throw RGBDError(.invalidArgument, file: scene.path, "frame \(position) of \(scene.frames.count)")
+            }
+            return try reader.read(scene.frames[position])
+        }
+    }
+
     /// Calls `body` with the frames at `positions` (increasing positions into `frames`),
     /// in order, reading each once; color only when `color` is true. The next frames are
     /// read while `body` runs.
