@@ -27,12 +27,13 @@ package struct CSVTable: Sendable {
         guard !bytes.contains(0) else {
             throw RGBDError(.invalidScene, file: name, "not a text table (it holds NUL bytes)")
         }
-        let text = String(decoding: bytes, as: UTF8.self)
         var rows: [Row] = []
         var lineNumber = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Lines split on the bytes: in a Swift String "\r\n" is one character.
+        for lineBytes in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
             lineNumber += 1
-            let trimmedLine = line.hasSuffix("\r") ? line.dropLast() : line
+            let content = lineBytes.last == 0x0D ? lineBytes.dropLast() : lineBytes
+            let trimmedLine = Substring(String(decoding: content, as: UTF8.self))
             if trimmedLine.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             let fields = trimmedLine.split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count <= Self.maxFields else {
