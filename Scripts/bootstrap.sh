@@ -5,10 +5,11 @@
 # already there.
 #   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libisal-dev
 #                  libde265-dev libdeflate-dev libcairo2-dev fonts-dejavu-core pkg-config,
-#                  for the tests libheif-examples (heif-enc) and binutils (objdump), and the libheif-plugin-* HEVC
+#                  for the tests libheif-examples (heif-enc), binutils (objdump) and ffmpeg (the
+#                  synthetic scans' videos), and the libheif-plugin-* HEVC
 #                  packages where the distribution splits them out
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
-#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config
+#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config ffmpeg
 set -euo pipefail
 
 with_python=false
@@ -30,6 +31,8 @@ missing_modules() {
   command -v heif-enc >/dev/null 2>&1 || echo "heif-enc"
   # Scripts/check-kernels.sh reads the machine code with objdump (binutils).
   [ "$(uname -s)" != Linux ] || command -v objdump >/dev/null 2>&1 || echo "objdump"
+  # The synthetic scans' rgb.mp4 (RGBDSynth) is encoded by the ffmpeg tool.
+  command -v ffmpeg >/dev/null 2>&1 || echo "ffmpeg"
 }
 
 # Debian's python3 comes without ensurepip (package python3-venv), so `python3 -m venv`
@@ -50,7 +53,7 @@ case "$(uname -s)" in
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     packages=()
     [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
-                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config binutils)
+                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config binutils ffmpeg)
     python_venv_missing && packages+=(python3 python3-venv)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
@@ -76,11 +79,11 @@ case "$(uname -s)" in
   Darwin)
     [ -z "$(missing_modules)" ] && exit 0   # Python: any python3 with venv will do
     if ! command -v brew >/dev/null 2>&1; then
-      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config" >&2
+      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config ffmpeg" >&2
       exit 1
     fi
     echo "bootstrap: installing system libraries (Homebrew)..." >&2
-    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config
+    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config ffmpeg
     ;;
   *)
     echo "bootstrap: unsupported system $(uname -s)" >&2
