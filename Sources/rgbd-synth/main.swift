@@ -2,11 +2,25 @@ import ArgumentParser
 import RGBDKit
 import RGBDSynth
 
-/// `rgbd-synth`: writes a deterministic synthetic capture with ground truth (the sample
-/// in Examples/, benchmark inputs).
+/// `rgbd-synth`: writes deterministic synthetic data with ground truth: a capture (the
+/// default subcommand: the sample in Examples/, benchmark inputs) or a LiDAR scan.
 struct Synth: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rgbd-synth",
+        abstract: "Write synthetic iPhone data of a known scene, and its ground truth.",
+        discussion: """
+        `rgbd-synth capture` (the default) writes one capture (JPEG + JSON); `rgbd-synth \
+        scan` writes a LiDAR scan (many frames with poses) as Stray Scanner or Record3D \
+        store them. The output is the same on every run.
+        """,
+        subcommands: [Capture.self, Scan.self],
+        defaultSubcommand: Capture.self)
+}
+
+/// `rgbd-synth capture`: one capture of the checkerboard scene.
+struct Capture: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "capture",
         abstract: "Write a synthetic iPhone capture (JPEG + JSON) of a known scene, and its ground truth.",
         discussion: """
         The scene (a checkerboard wall at 3 m, a floor, a box) is rendered through a pinhole \
@@ -52,9 +66,9 @@ struct Synth: ParsableCommand {
     var reference = "4032x3024"
 
     func run() throws {
-        let (cw, ch) = try size(color)
-        let (dw, dh) = try size(depth)
-        let (rw, rh) = try size(reference)
+        let (cw, ch) = try parseSize(color)
+        let (dw, dh) = try parseSize(depth)
+        let (rw, rh) = try parseSize(reference)
         let table: [Float]
         switch lens {
         case "barrel": table = SyntheticCapture.iPhoneCalibration().lookupTable
@@ -72,12 +86,13 @@ struct Synth: ParsableCommand {
         print(written.json)
         print(written.image)
     }
+}
 
-    private func size(_ text: String) throws -> (Int, Int) {
-        let parts = text.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, parts[0] > 1, parts[1] > 1 else { throw ValidationError("expected WIDTHxHEIGHT, got \(text)") }
-        return (parts[0], parts[1])
-    }
+/// `WIDTHxHEIGHT` as two numbers, both above 1.
+func parseSize(_ text: String) throws -> (Int, Int) {
+    let parts = text.split(separator: "x").compactMap { Int($0) }
+    guard parts.count == 2, parts[0] > 1, parts[1] > 1 else { throw ValidationError("expected WIDTHxHEIGHT, got \(text)") }
+    return (parts[0], parts[1])
 }
 
 Synth.main()

@@ -1,0 +1,99 @@
+extension SyntheticScan {
+    /// The ground truth of a scan written in one layout: what a correct reader must find.
+    public struct Truth: Sendable {
+        /// The layout.
+        public var layout: Layout
+        /// Maps room (generator world) coordinates to the layout's world: the identity for
+        /// Stray (ARKit's world), the inverse of the first camera pose with OpenGL axes for
+        /// Record3D (its world is re-based on the first frame).
+        public var worldFromRoom: SynthPose
+        /// Per frame, the true camera-to-world pose in **OpenCV camera axes** in the layout's
+        /// world.
+        public var poses: [SynthPose]
+        /// Per frame, the timestamp, seconds.
+        public var timestamps: [Double]
+        /// The colour camera, at the size the layout stores images.
+        public var colorCamera: SynthPinhole
+        /// The depth camera (the scan's depth size; see `depthCameras`).
+        public var depthCamera: SynthPinhole
+        /// Per frame, its depth camera, nil for a frame written without depth.
+        public var depthCameras: [SynthPinhole?]
+        /// The room, in generator-world coordinates.
+        public var room: SyntheticRoom
+
+        /// A point given in the layout's world, in room coordinates.
+        public func roomPoint(_ p: SIMD3<Double>) -> SIMD3<Double> { worldFromRoom.inverse.apply(p) }
+
+        /// The distance of a point given in the layout's world to the nearest true surface.
+        public func distanceToSurface(_ p: SIMD3<Double>) -> Double { room.distanceToSurface(roomPoint(p)) }
+    }
+
+    /// The ground truth of this scan written in `layout`.
+    public func truth(for layout: Layout) -> Truth {
+        let portrait = layout.portrait
+        let roomPoses = (0..<frameCount).map { trajectory.pose(frame: $0) }
+        let worldFromRoom = layout.rebased ? roomPoses[0].flippingCameraAxes.inverse : .identity
+        let colorK = colorCamera(portrait: portrait)
+        let depthCameras: [SynthPinhole?] = (0..<frameCount).map { i in
+            if options.framesWithoutDepth.contains(i) { return nil }
+            if let size = depthSize(frame: i, portrait: portrait) { return colorK.resized(width: size.x, height: size.y) }
+            return depthCamera(portrait: portrait)
+        }
+        return Truth(layout: layout, worldFromRoom: worldFromRoom, poses: roomPoses.map { worldFromRoom * $0 },
+                     timestamps: (0..<frameCount).map { trajectory.timestamp(frame: $0) },
+                     colorCamera: colorK, depthCamera: depthCamera(portrait: portrait), depthCameras: depthCameras,
+                     room: room)
+    }
+
+    /// The ground truth as JSON (what `write(layout:to:)` puts beside the scan).
+    public func truthJSON(for layout: Layout) -> String {
+        let truth = truth(for: layout)
+        func v3(_ p: SIMD3<Double>) -> String { "[\(scanNumber(p.x)), \(scanNumber(p.y)), \(scanNumber(p.z))]" }
+        func matrix(_ pose: SynthPose) -> String {
+            "[" + pose.rows.map { "[" + $0.map(scanNumber).joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
+        }
+        func camera(_ k: SynthPinhole) -> String {
+            "{\"width\": \(k.width), \"height\": \(k.height), \"fx\": \(scanNumber(k.fx)), \"fy\": \(scanNumber(k.fy)), "
+                + "\"cx\": \(scanNumber(k.cx)), \"cy\": \(scanNumber(k.cy))}"
+        }
+        let frames = (0..<frameCount).map { i in
+            let depth = truth.depthCameras[i].map { "[\($0.width), \($0.height)]" } ?? "null"
+            return "    {\"index\": \(i), \"timestamp\": \(scanNumber(truth.timestamps[i])), \"depth_size\": \(depth), "
+                + "\"camera_to_world\": \(matrix(truth.poses[i]))}"
+        }
+        let boxes = room.boxes.map { b in
+            "      {\"center\": \(v3(b.center)), \"half_size\": \(v3(b.halfSize)), \"yaw\": \(scanNumber(b.yaw))}"
+        }
+        let rebasing = layout.rebased
+            ? "the room's world re-based on the first frame: world_from_room = inverse of frame 0's camera-to-world pose with OpenGL camera axes"
+            : "the room's world itself (ARKit-like: gravity-aligned, +y up, metres)"
+        return """
+        {
+          "generator": "rgbd RGBDSynth SyntheticScan",
+          "layout": "\(layout.name)",
+          "conventions": "camera_to_world: 4x4 rows, OpenCV camera axes (x right, y down, z forward), in the layout's world; pixel centres at integer coordinates; depth is camera-frame z in metres",
+          "layout_world": "\(rebasing)",
+          "world_from_room": \(matrix(truth.worldFromRoom)),
+          "frame_count": \(frameCount),
+          "fps": \(scanNumber(trajectory.fps)),
+          "color_camera": \(camera(truth.colorCamera)),
+          "depth_camera": \(camera(truth.depthCamera)),
+          "depth_noise": \(scanNumber(options.depthNoise)),
+          "holes": \(options.holes),
+          "seed": \(options.seed),
+          "room": {
+            "min_corner": \(v3(room.minCorner)),
+            "max_corner": \(v3(room.maxCorner)),
+            "boxes": [
+        \(boxes.joined(separator: ",\n"))
+            ],
+            "box_yaw": "radians about +y; a box's point p_local maps to center + Ry(yaw) p_local"
+          },
+          "frames": [
+        \(frames.joined(separator: ",\n"))
+          ]
+        }
+
+        """
+    }
+}

@@ -1,0 +1,64 @@
+/// A smooth, hand-held-like camera path through `SyntheticRoom`: a walk around an ellipse
+/// at chest height, the gaze sweeping from the nearby walls and boxes to across the room,
+/// slightly down, with a gentle bob, sway, roll and pitch (sums of sines at unrelated frequencies, so the path
+/// never repeats exactly within a loop).
+///
+/// Poses are camera-to-world in **OpenCV camera axes** (x right, y down, z forward) in the
+/// room's ARKit-like world (gravity-aligned, +y up, metres). Frame `i` is at
+/// `startTime + i / fps` seconds.
+public struct SyntheticTrajectory: Equatable, Sendable {
+    /// Frames per second.
+    public var fps: Double = 60
+    /// The first frame's timestamp, seconds (ARKit counts from the device's boot).
+    public var startTime: Double = 1250.125
+    /// Seconds for one loop around the ellipse.
+    public var loopSeconds: Double = 24
+    /// The ellipse's centre (x, z) and half-axes (x, z), metres.
+    public var center: SIMD2<Double> = SIMD2(0.4, 0.2)
+    /// See `center`.
+    public var radii: SIMD2<Double> = SIMD2(1.2, 0.8)
+    /// Camera height above the floor, metres.
+    public var height: Double = 1.45
+    /// The gaze's angle from straight outward (toward the nearest wall) toward the walking
+    /// direction, radians: `x + y·sin(2π·t/15 s)` (so it sweeps from the walls to across the room).
+    public var gazeSweep: SIMD2<Double> = SIMD2(1.4, 1.7)
+    /// Mean downward pitch, radians.
+    public var pitch: Double = 0.2
+    /// Amplitude of the hand-held roll, radians.
+    public var rollAmplitude: Double = 0.06
+
+    /// The default path (60 fps).
+    public init() {}
+
+    /// A path at `fps` frames per second.
+    public init(fps: Double) { self.fps = fps }
+
+    /// The timestamp of frame `i`, seconds.
+    public func timestamp(frame i: Int) -> Double { startTime + Double(i) / fps }
+
+    /// The camera-to-world pose (OpenCV camera axes) of frame `i`.
+    public func pose(frame i: Int) -> SynthPose { pose(at: Double(i) / fps) }
+
+    /// The camera-to-world pose (OpenCV camera axes) `seconds` after the first frame.
+    public func pose(at seconds: Double) -> SynthPose {
+        let s = seconds
+        let phase = 2 * Double.pi * s / loopSeconds + 0.4
+        let position = SIMD3(center.x + radii.x * cosine(phase) + 0.04 * sine(1.7 * s + 0.3),
+                             height + 0.01 * sine(2 * Double.pi * 1.6 * s) + 0.02 * sine(0.45 * s),
+                             center.y + radii.y * sine(phase) + 0.03 * sine(1.3 * s + 1.1))
+        // The gaze sweeps from the nearest wall (outward) to along the path and across the
+        // room, and back, with a little sway.
+        let sweep = gazeSweep.x + gazeSweep.y * sine(2 * Double.pi * s / 15 + 0.3)
+        let heading = phase + sweep + 0.08 * sine(0.7 * s + 0.2) + 0.03 * sine(2.3 * s)
+        let tilt = pitch + 0.15 * sine(0.53 * s + 1.0) + 0.02 * sine(3.1 * s)
+        let forward = SIMD3(cosine(heading) * cosine(tilt), -sine(tilt), sine(heading) * cosine(tilt))
+        let up = SIMD3<Double>(0, 1, 0)
+        let right0 = normalized(cross(forward, up))
+        let down0 = cross(forward, right0)
+        let roll = rollAmplitude * sine(0.9 * s + 0.5) + 0.015 * sine(4.1 * s)
+        let c = cosine(roll), sn = sine(roll)
+        let right = right0 * c + down0 * sn
+        let down = down0 * c - right0 * sn
+        return SynthPose(rotation: SynthMatrix3(columns: right, down, forward), translation: position)
+    }
+}
