@@ -24,9 +24,14 @@ package enum LZFSE {
         let blocks = try LZFSEStream.scan(input, outputLimit: outputLimit)
         let total = blocks.reduce(0) { $0 + $1.rawSize }  // ≤ outputLimit: scan checked it
         var failure: RGBDError?
-        let output = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+        // At least one byte of capacity, so that a stream of empty blocks is decoded
+        // (and checked) like any other.
+        let output = [UInt8](unsafeUninitializedCapacity: max(total, 1)) { buffer, initialized in
             initialized = 0
-            guard let base = buffer.baseAddress else { return }  // total == 0
+            guard let base = buffer.baseAddress else {
+                failure = LZFSE.error("no memory for \(total) bytes")
+                return
+            }
             var decoder = LZFSEStream.Decoder(input: input, output: base, capacity: total)
             do {
                 for block in blocks { try decoder.decode(block) }
