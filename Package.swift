@@ -100,6 +100,8 @@ let package = Package(
         .executableTarget(name: "FuzzPortrait", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzPortrait"),
         .executableTarget(name: "FuzzDepthImage", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzDepthImage"),
         .executableTarget(name: "FuzzScanTables", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzScanTables"),
+        .executableTarget(name: "FuzzLZFSE", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLZFSE"),
+        .executableTarget(name: "FuzzZIP", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzZIP"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),
