@@ -149,6 +149,9 @@ _C_TYPES = {
     "rgbd_lens *": ctypes.POINTER(_lib.RgbdLens),
     "rgbd_rectifier *": _lib.RgbdRectifierP,
     "rgbd_rectifier **": ctypes.POINTER(_lib.RgbdRectifierP),
+    "rgbd_scene *": _lib.RgbdSceneP,
+    "rgbd_scene **": ctypes.POINTER(_lib.RgbdSceneP),
+    "rgbd_frame_info *": ctypes.POINTER(_lib.RgbdFrameInfo),
 }
 
 
@@ -192,13 +195,14 @@ def test_header_constants_match(library):
     for name, value in defines.items():
         assert getattr(_lib, name) == value, name
     assert {s.name: int(s) for s in rgbd.Status} == {
-        "OK": 0, "IO": 1, "INVALID_JSON": 2, "INVALID_CAPTURE": 3, "INVALID_IMAGE": 4, "INVALID_ARGUMENT": 5}
+        "OK": 0, "IO": 1, "INVALID_JSON": 2, "INVALID_CAPTURE": 3, "INVALID_IMAGE": 4, "INVALID_ARGUMENT": 5,
+        "INVALID_SCENE": 6}
 
 
 def test_struct_layouts_match_the_c_compiler(library, workdir):
     """sizeof/offsetof of the header's structs as cc computes them equal ctypes'."""
     structs = {"rgbd_intrinsics": _lib.RgbdIntrinsics, "rgbd_cloud_options": _lib.RgbdCloudOptions,
-               "rgbd_lens": _lib.RgbdLens}
+               "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo}
     lines = []
     for c_name, py in structs.items():
         lines.append(f'printf("{c_name} sizeof %zu\\n", sizeof({c_name}));')
