@@ -51,6 +51,7 @@ func printError(_ text: String) {
 }
 
 let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...]] [--photo FILE]\n"
+    + "       rgbd-bench --scan-read SCAN\n"
     + "       rgbd-bench --frames WIDTHxHEIGHT [--serial] [--runs N] [--only PREFIX[,PREFIX...]]\n"
 
 /// Every stage, in the order run.
@@ -345,6 +346,25 @@ func run(json: String, runs: Int, selection: Selection, photo: String?) throws {
             try writePLY(PointCloud(rectified))
         }
         staged.removeAll()
+    }
+}
+
+// `rgbd-bench --scan-read SCAN`: reads every frame of a scan once, color included, as
+// `rgbd cloud` reads them (`Scene.forEachFrame`, the next frame read in the background),
+// and nothing else: the reader's figure of the scan benchmarks (a whole process, timed by
+// the harness against Scripts/baseline_scan_cloud.py --read-only).
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--scan-read" {
+    do {
+        let scene = try Scene.open(CommandLine.arguments[2])
+        var pixels = 0
+        try scene.forEachFrame(Array(scene.frames.indices)) { frame in
+            pixels += frame.depth.samples.count + (frame.color?.samples.count ?? 0)
+        }
+        print("# read \(scene.frames.count) frames, \(pixels) samples")
+        exit(0)
+    } catch {
+        printError("rgbd-bench: \(error)\n")
+        exit(1)
     }
 }
 
