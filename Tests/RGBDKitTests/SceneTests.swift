@@ -177,3 +177,86 @@ import RGBDSynth
 extension SyntheticScan.Layout {
     var isRecord3D: Bool { if case .record3D = self { return true } else { return false } }
 }
+
+/// Stray scans with lens tables (`distortion/NNNNNN.bin` and the odometry's distortion
+/// centre): frames are rectified with Apple's model, as captures are.
+@Suite(.serialized) struct StrayLensTableTests {
+    /// A forward table (rectified → distorted) `0.04·(r/r_max)²` and its inverse, by bisection.
+    static let forward: [Float] = (0..<42).map { i in Float(0.04 * pow(Double(i) / 41, 2)) }
+    static func inverse(_ table: [Float]) -> [Float] {
+        (0..<42).map { i -> Float in
+            let rq = Double(i) / 41          // as a fraction of r_max
+            guard rq > 0 else { return 0 }
+            var lo = 0.0, hi = rq
+            for _ in 0..<60 {
+                let mid = (lo + hi) / 2
+                if mid * (1 + 0.04 * mid * mid) < rq { lo = mid } else { hi = mid }
+            }
+            return Float(lo / rq - 1)
+        }
+    }
+
+    /// Mean and worst distance of sampled merged points to the true surfaces.
+    static func distances(_ scene: Scene, _ truth: SyntheticScan.Truth) throws -> (mean: Double, far: Int) {
+        var options = SceneCloudOptions()
+        options.voxel = 0
+        options.minConfidence = 0
+        let cloud = try SceneCloud.build(scene, options: options)
+        var sum = 0.0, n = 0, far = 0
+        for i in stride(from: 0, to: cloud.count, by: 5) {
+            let d = truth.distanceToSurface(SIMD3(Double(cloud.positions[3 * i]), Double(cloud.positions[3 * i + 1]),
+                                                  Double(cloud.positions[3 * i + 2])))
+            sum += d
+            n += 1
+            if d > 0.01 { far += 1 }
+        }
+        return (sum / Double(max(n, 1)), far)
+    }
+
+    @Test func framesWithLensTablesAreRectified() throws {
+        let scan = SyntheticScan(frameCount: 4, colorWidth: 320, colorHeight: 240)
+        let layout = SyntheticScan.Layout.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false)
+        let dir = try SceneTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/scan"
+        try scan.write(layout: layout, to: path)
+        let truth = scan.truth(for: layout)
+        // Depth only (the video would need re-encoding): its depth maps distorted through the
+        // lens, i.e. resampled with the inverse table, a table file per frame and the
+        // distortion centre (at the color size) in each odometry row.
+        try FileManager.default.removeItem(atPath: path + "/rgb.mp4")
+        let center = SIMD2(171.3, 115.8)
+        try FileManager.default.createDirectory(atPath: path + "/distortion", withIntermediateDirectories: true)
+        let inverse = Self.inverse(Self.forward)
+        for frame in 0..<4 {
+            let name = String(format: "%06d", frame)
+            let depthPath = "\(path)/depth/\(name).png"
+            let stored = try PNGCodec.decodeGray16(FileSystem.readFile(depthPath))
+            let meters = DepthMap(width: stored.width, height: stored.height, channels: 1,
+                                  samples: stored.samples.map { $0 == 0 ? .nan : Float($0) / 1000 })
+            let lens = LensDistortion(center: center * SIMD2(256.0 / 320, 192.0 / 240), table: inverse, width: 256, height: 192)
+            let distorted = Rectifier().rectify(meters, distortion: lens)
+            let millimeters = distorted.samples.map { $0.isFinite ? UInt16(($0 * 1000).rounded()) : 0 }
+            try Data(PNGCodec.encodeGray16(width: 256, height: 192, samples: millimeters)).write(to: URL(fileURLWithPath: depthPath))
+            let table = Self.forward.flatMap { withUnsafeBytes(of: $0.bitPattern.littleEndian) { Array($0) } }
+            try Data(table).write(to: URL(fileURLWithPath: "\(path)/distortion/\(name).bin"))
+        }
+        var lines = try String(contentsOfFile: path + "/odometry.csv", encoding: .utf8).components(separatedBy: "\n")
+        for i in 1..<lines.count where !lines[i].isEmpty {
+            var fields = lines[i].components(separatedBy: ",")
+            fields[13] = " \(center.x)"
+            fields[14] = " \(center.y)"
+            lines[i] = fields.joined(separator: ",")
+        }
+        try lines.joined(separator: "\n").write(toFile: path + "/odometry.csv", atomically: true, encoding: .utf8)
+
+        let rectified = try Self.distances(Scene.open(path), truth)
+        #expect(rectified.mean < 0.004, "mean distance \(rectified.mean) m with the tables applied")
+        // The same frames used as recorded (tables removed) are measurably off: the test
+        // can tell rectified from not.
+        try FileManager.default.removeItem(atPath: path + "/distortion")
+        let recorded = try Self.distances(Scene.open(path), truth)
+        #expect(recorded.mean > 2 * rectified.mean && recorded.far > rectified.far,
+                "as recorded \(recorded) vs rectified \(rectified)")
+    }
+}

@@ -94,13 +94,24 @@ enum StrayScan {
             let rate = imu.rate.map { ", \(DecimalText.fixed($0, 0)) Hz" } ?? ""
             details.append(("imu", "\(imu.count) samples\(rate), acceleration in \(imu.inG ? "g" : "m/s²")"))
         }
-        let lensTables = Path.join(folder, "distortion")
-        if FileSystem.isDirectory(lensTables) {
-            warnings.append("\(lensTables): lens tables are not applied yet: frames are used as recorded")
+        // Lens tables: a frame with a table file and a distortion centre is rectified.
+        let lensFolder = Path.join(folder, "distortion")
+        var lenses: [Int: StrayLens] = [:]
+        if FileSystem.isDirectory(lensFolder) {
+            let tables = try numberedFiles(in: lensFolder, extensions: ["bin"]).files
+            for row in rows {
+                guard let table = tables[row.frame], let center = row.distortionCenter else { continue }
+                lenses[row.frame] = StrayLens(table: table, center: center)
+            }
+            let unrectified = frames.filter { lenses[$0.index] == nil }.count
+            details.append(("lens tables", "\(frames.count - unrectified) frames rectified with their lookup tables (Apple's model)"
+                + (unrectified > 0 ? ", \(unrectified) used as recorded (no table or no distortion centre)" : "")))
+        } else {
+            details.append(("lens", "no lens tables: frames used as recorded"))
         }
         let fps = video?.framesPerSecond ?? frameRate(rows)
         let storage = StrayStorage(depthFiles: depthFiles, confidenceFiles: confidenceFiles, depthSize: depthSize,
-                                   videoPath: video == nil ? nil : videoPath)
+                                   colorSize: colorSize, videoPath: video == nil ? nil : videoPath, lenses: lenses)
         return Scene(path: folder, format: SceneFormat(app: .strayScanner, variant: "folder, odometry.csv with \(variant.rawValue)"),
                      world: .gravityAligned, frames: frames, colorSize: video == nil ? nil : colorSize,
                      depthSize: depthSize, framesPerSecond: fps, skipped: skipped, warnings: warnings,
@@ -160,12 +171,46 @@ enum StrayScan {
     }
 }
 
+/// A frame's lens: Apple's lookup table (`distortion/NNNNNN.bin`, float32) and the
+/// distortion centre at the color size (odometry's 15-column layout).
+struct StrayLens: Sendable {
+    /// The table file.
+    let table: String
+    /// The distortion centre, color pixels.
+    let center: SIMD2<Double>
+
+    /// The most entries a table may have (Apple's have 42).
+    static let maxEntries = 4096
+
+    /// The lens model for an image of `width × height`, the table read and checked.
+    func distortion(colorSize: (width: Int, height: Int), width: Int, height: Int) throws -> LensDistortion {
+        let bytes = try FileSystem.readFile(table, limit: 4 * Self.maxEntries)
+        guard bytes.count % 4 == 0, bytes.count >= 8 else {
+            throw RGBDError(.invalidScene, file: table, "\(bytes.count) bytes: not a table of float32 entries (at least 2)")
+        }
+        let entries = bytes.withUnsafeBytes { raw in
+            (0..<bytes.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+        }
+        do {
+            return try LensDistortion.validated(center: center, referenceWidth: colorSize.width,
+                                                referenceHeight: colorSize.height, table: entries,
+                                                width: width, height: height)
+        } catch var error as RGBDError {
+            error.file = table
+            error.kind = .invalidScene
+            throw error
+        }
+    }
+}
+
 /// Where a Stray scan's pixels are.
 struct StrayStorage: SceneStorage {
     let depthFiles: [Int: String]
     let confidenceFiles: [Int: String]
     let depthSize: (width: Int, height: Int)
+    let colorSize: (width: Int, height: Int)
     let videoPath: String?
+    let lenses: [Int: StrayLens]
 
     func makeReader(color: Bool) throws -> any SceneFrameReader {
         StrayFrameReader(storage: self, video: color ? try videoPath.map(StrayVideo.Frames.init) : nil)
@@ -191,8 +236,28 @@ struct StrayFrameReader: SceneFrameReader {
             }
             confidence = map
         }
-        let color = try video?.frame(info.index)
-        return SceneFrame(info: info, depth: depth, confidence: confidence, color: color)
+        var color = try video?.frame(info.index)
+        guard let lens = storage.lenses[info.index] else {
+            return SceneFrame(info: info, depth: depth, confidence: confidence, color: color)
+        }
+        // Rectified with the same kernels as captures: color bilinear, depth never blended
+        // across edges, confidence levels (1–3 as depths, so no level blends into another).
+        let rectifier = Rectifier()
+        let depthLens = try lens.distortion(colorSize: storage.colorSize, width: depth.width, height: depth.height)
+        let rectifiedDepth = rectifier.rectify(depth, distortion: depthLens)
+        var rectifiedConfidence: ImageBuffer<UInt8>?
+        if let confidence {
+            let levels = DepthMap(width: confidence.width, height: confidence.height, channels: 1,
+                                  samples: confidence.samples.map { Float($0) + 1 })
+            let rectified = rectifier.rectify(levels, distortion: depthLens)
+            rectifiedConfidence = ImageBuffer(width: confidence.width, height: confidence.height, channels: 1,
+                                              samples: rectified.samples.map { $0.isFinite ? UInt8(clamping: Int(($0 - 1).rounded())) : 0 })
+        }
+        if let image = color {
+            color = rectifier.rectify(image, distortion: try lens.distortion(colorSize: storage.colorSize,
+                                                                             width: image.width, height: image.height))
+        }
+        return SceneFrame(info: info, depth: rectifiedDepth, confidence: rectifiedConfidence, color: color)
     }
 
     /// A depth file (16-bit PNG or uint16 `.npy`, millimeters; 0 = none) in meters, NaN
