@@ -170,8 +170,13 @@ public struct SyntheticRoom: Equatable, Sendable {
             return SIMD3(225, 225, 220) * (0.85 + 0.15 * n)
         case .wall(let index):
             let along = index < 2 ? p.z : p.x
-            let base: SIMD3<Double> = [SIMD3(205, 190, 160), SIMD3(170, 190, 205), SIMD3(200, 175, 185),
-                                       SIMD3(185, 205, 170)][index]
+            let base: SIMD3<Double>
+            switch index {
+            case 0: base = SIMD3(205, 190, 160)
+            case 1: base = SIMD3(170, 190, 205)
+            case 2: base = SIMD3(200, 175, 185)
+            default: base = SIMD3(185, 205, 170)
+            }
             let coarse = Self.valueNoise(along * 3, p.y * 3, seed: 10 + index)
             let fine = Self.valueNoise(along * 14, p.y * 14, seed: 20 + index)
             // Hashed dark tiles of 25 cm on a band of the wall (posters, frames).
