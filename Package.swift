@@ -47,6 +47,17 @@ let package = Package(
             name: "CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
 
+        // FFmpeg (libavformat, libavcodec, libswscale, libavutil): the videos of LiDAR scans
+        // (Stray Scanner's rgb.mp4, HEVC or H.264), decoded on all cores (VideoDecoder).
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"]),
+                        .brew(["ffmpeg"])]),
+        // OpenEXR's C library (OpenEXRCore): the EXR depth maps of Record3D's exports (EXRDepth).
+        .systemLibrary(
+            name: "COpenEXR", pkgConfig: "OpenEXR",
+            providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
+
         // The few inner loops written for AVX2 in C (a target attribute per function, so
         // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.
         .target(name: "CKernels"),
@@ -56,7 +67,7 @@ let package = Package(
         .target(
             name: "RGBDKit",
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
-                           "CKernels"]),
+                           "CFFmpeg", "COpenEXR", "CKernels"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).
@@ -88,6 +99,9 @@ let package = Package(
         .executableTarget(name: "FuzzLens", dependencies: ["RGBDC", "CRGBD", "RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLens"),
         .executableTarget(name: "FuzzPortrait", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzPortrait"),
         .executableTarget(name: "FuzzDepthImage", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzDepthImage"),
+        .executableTarget(name: "FuzzScanTables", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzScanTables"),
+        .executableTarget(name: "FuzzLZFSE", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLZFSE"),
+        .executableTarget(name: "FuzzZIP", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzZIP"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

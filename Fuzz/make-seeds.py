@@ -228,6 +228,80 @@ def main():
     write(r, "issue28-xmp-center-far.xml", re_field(xmp, "LensDistortionCenterOffsetX", "1e300"))
     write(r, "issue28-xmp-pixel-size-inf.xml", re_field(xmp, "PixelSize", "inf"))
 
+    archive_seeds()
+
+
+def archive_seeds():
+    """Record3D's containers: LZFSE streams (FuzzLZFSE) made by the PyPI `lzfse` package
+    (the reference encoder) and ZIP archives (FuzzZIP) made by Python's zipfile. Runs
+    alone too: python3 -c 'import runpy; runpy.run_path("Fuzz/make-seeds.py")["archive_seeds"]()'."""
+    import io
+    import sys
+    import zipfile
+
+    import lzfse
+    sys.path.insert(0, str(HERE.parent / "Tests" / "RGBDKitTests" / "Fixtures" / "encoders"))
+    import make_cases as mc
+
+    rng = np.random.default_rng(7)
+    text = lambda n: (b"depth frame camera pose confidence rgbd scan " * 200)[:n]
+    depth = mc.depth_map(40, 30, holes=True)  # 4800 bytes: LZFSE (bvx2)
+    conf = bytes(rng.choice([0, 1, 2, 2, 2], 4800).astype(np.uint8))
+    l = CORPUS / "FuzzLZFSE"
+    write(l, "raw-empty", lzfse.compress(b""))
+    write(l, "raw-5", lzfse.compress(b"12345"))
+    write(l, "raw-random", lzfse.compress(rng.bytes(300)))
+    write(l, "lzvn-text", lzfse.compress(text(600)))
+    write(l, "lzvn-depth", lzfse.compress(mc.depth_map(16, 12)))
+    write(l, "lzfse-depth-40x30", lzfse.compress(depth))
+    write(l, "lzfse-confidence", lzfse.compress(conf))
+    write(l, "lzfse-text", lzfse.compress(text(6000)))
+    write(l, "lzfse-v1-text", mc.v2_to_v1(lzfse.compress(text(6000))))
+    # Several kinds of block in one stream (each stream without its end marker).
+    write(l, "mixed-blocks", lzfse.compress(b"abc")[:-4] + lzfse.compress(text(600))[:-4]
+          + lzfse.compress(depth)[:-4] + lzfse.compress(b"")[:-4] + b"bvx$")
+
+    def archive(entries, method=zipfile.ZIP_DEFLATED, force_zip64=False, comment=b""):
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", compression=method) as z:
+            for name, data in entries:
+                info = zipfile.ZipInfo(name, date_time=(2024, 5, 1, 12, 0, 0))
+                info.compress_type = method
+                with z.open(info, "w", force_zip64=force_zip64) as f:
+                    f.write(data)
+            z.comment = comment
+        return out.getvalue()
+
+    scan = [("metadata", b'{"w": 40, "h": 30, "fps": 60}'), ("rgbd/0.depth", lzfse.compress(depth)),
+            ("rgbd/0.conf", lzfse.compress(conf))]
+    z = CORPUS / "FuzzZIP"
+    write(z, "r3d-deflated.zip", archive(scan))
+    write(z, "r3d-stored.zip", archive(scan, zipfile.ZIP_STORED))
+    write(z, "zip64-extra.zip", archive(scan[:2], force_zip64=True))
+    write(z, "comment.zip", archive([("a.txt", text(300)), ("dir/", b"")], comment=b"a comment"))
+    write(z, "empty.zip", archive([]))
+
+    # Hand-made hostile inputs the tests also cover (LZFSETests, ZIPArchiveTests).
+    r = REGRESSIONS / "FuzzLZFSE"
+    write(r, "hostile-lzvn-distance-before-output",
+          b"bvxn" + struct.pack("<II", 3, 10) + bytes([0x00, 5]) + bytes([6] + [0] * 7) + b"bvx$")
+    lying = bytearray(lzfse.compress(depth))
+    lying[4] += 1
+    write(r, "hostile-v2-raw-size-plus-one", bytes(lying))
+    table = bytearray(mc.v2_to_v1(lzfse.compress(text(6000))))
+    table[50] += 1
+    write(r, "hostile-v1-frequencies-sum-65", bytes(table))
+    r = REGRESSIONS / "FuzzZIP"
+    stored = bytearray(archive(scan, zipfile.ZIP_STORED))
+    directory = struct.unpack_from("<I", stored, len(stored) - 6)[0]
+    far = bytearray(stored)
+    far[directory + 42:directory + 46] = struct.pack("<I", 0x7F000000)
+    write(r, "hostile-entry-offset-beyond-file.zip", bytes(far))
+    crc = bytearray(stored)
+    crc[directory + 16] ^= 1
+    crc[14] ^= 1
+    write(r, "hostile-crc-mismatch.zip", bytes(crc))
+
 
 def re_field(xmp, name, value):
     """An XMP packet (attributes) with one field's value replaced."""

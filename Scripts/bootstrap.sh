@@ -4,12 +4,14 @@
 # Python packages in .venv/). Idempotent, non-interactive, and silent when everything is
 # already there.
 #   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libisal-dev
-#                  libde265-dev libdeflate-dev libcairo2-dev fonts-dejavu-core pkg-config,
-#                  for the tests libheif-examples (heif-enc), binutils (objdump) and ffmpeg (the
-#                  synthetic scans' videos), and the libheif-plugin-* HEVC
+#                  libde265-dev libdeflate-dev libcairo2-dev libavformat-dev libavcodec-dev
+#                  libavutil-dev libswscale-dev libopenexr-dev fonts-dejavu-core pkg-config,
+#                  for the tests libheif-examples (heif-enc), ffmpeg (the command, which makes test
+#                  videos) and binutils (objdump), and the libheif-plugin-* HEVC
 #                  packages where the distribution splits them out
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
-#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config ffmpeg
+#   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr
+#                     pkg-config
 set -euo pipefail
 
 with_python=false
@@ -19,7 +21,8 @@ case "${1:-}" in
   *) echo "usage: $0 [--python]" >&2; exit 2 ;;
 esac
 
-pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif libde265 libisal libdeflate cairo)
+pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif libde265 libisal libdeflate cairo
+                   libavformat libavcodec libavutil libswscale OpenEXR)
 
 missing_modules() {
   command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config"; return; }
@@ -29,10 +32,10 @@ missing_modules() {
   done
   # The tests make HEIC files with libheif's encoder tool.
   command -v heif-enc >/dev/null 2>&1 || echo "heif-enc"
+  # ... and videos with FFmpeg's command-line tool.
+  command -v ffmpeg >/dev/null 2>&1 || echo "ffmpeg"
   # Scripts/check-kernels.sh reads the machine code with objdump (binutils).
   [ "$(uname -s)" != Linux ] || command -v objdump >/dev/null 2>&1 || echo "objdump"
-  # The synthetic scans' rgb.mp4 (RGBDSynth) is encoded by the ffmpeg tool.
-  command -v ffmpeg >/dev/null 2>&1 || echo "ffmpeg"
 }
 
 # Debian's python3 comes without ensurepip (package python3-venv), so `python3 -m venv`
@@ -53,7 +56,9 @@ case "$(uname -s)" in
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     packages=()
     [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
-                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev fonts-dejavu-core pkg-config binutils ffmpeg)
+                                              libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev
+                                              libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libopenexr-dev
+                                              ffmpeg fonts-dejavu-core pkg-config binutils)
     python_venv_missing && packages+=(python3 python3-venv)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
@@ -79,11 +84,11 @@ case "$(uname -s)" in
   Darwin)
     [ -z "$(missing_modules)" ] && exit 0   # Python: any python3 with venv will do
     if ! command -v brew >/dev/null 2>&1; then
-      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config ffmpeg" >&2
+      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr pkg-config" >&2
       exit 1
     fi
     echo "bootstrap: installing system libraries (Homebrew)..." >&2
-    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo pkg-config ffmpeg
+    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr pkg-config
     ;;
   *)
     echo "bootstrap: unsupported system $(uname -s)" >&2

@@ -7,7 +7,7 @@
 # .build-fuzz/findings/<target>/ (keep it in Fuzz/regressions/<target>/ once fixed).
 #
 #   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
-#                                                FuzzDepthImage
+#                                                FuzzDepthImage FuzzScanTables FuzzLZFSE FuzzZIP
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage FuzzScanTables FuzzLZFSE
+                                 FuzzZIP)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -40,8 +41,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 max_len() {
     case "$1" in
         FuzzJSON) echo 4096 ;;
-        FuzzImage|FuzzCAPI|FuzzDepthImage) echo 8192 ;;
+        FuzzImage|FuzzCAPI|FuzzDepthImage|FuzzLZFSE|FuzzZIP) echo 8192 ;;
         FuzzPortrait) echo 16384 ;;
+        FuzzScanTables) echo 2048 ;;
         *) echo 1024 ;;
     esac
 }
@@ -55,7 +57,8 @@ for target in "${targets[@]}"; do
     case "$target" in FuzzJSON|FuzzCAPI) dict=(-dict=Fuzz/json.dict) ;; esac
     # FuzzDepthImage: no input may make rgbd allocate 200 MB at once (docs/format.md, "Limits").
     limits=()
-    case "$target" in FuzzDepthImage) limits=(-malloc_limit_mb=200) ;; esac
+    # FuzzLZFSE and FuzzZIP: their output limits (1 MiB, 16 MiB) bound what they allocate.
+    case "$target" in FuzzDepthImage|FuzzScanTables|FuzzLZFSE|FuzzZIP) limits=(-malloc_limit_mb=200) ;; esac
 
     # Every past finding, whole (the fuzzing run below truncates inputs to -max_len).
     regressions=(Fuzz/regressions/"$target"/*)

@@ -13,6 +13,7 @@
 // expressions Swift cannot import; these spell out what rgbd uses.
 static inline unsigned int rgbd_png_format_rgb(void) { return PNG_FORMAT_RGB; }
 static inline unsigned int rgbd_png_format_linear_y(void) { return PNG_FORMAT_LINEAR_Y; }
+static inline unsigned int rgbd_png_format_gray(void) { return PNG_FORMAT_GRAY; }
 static inline unsigned int rgbd_png_image_version(void) { return PNG_IMAGE_VERSION; }
 
 // ---- zlib ----------------------------------------------------------------------------

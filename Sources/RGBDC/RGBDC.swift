@@ -28,6 +28,7 @@ private func fail(_ error: any Error) -> Int32 {
     case .invalidCapture: return RGBD_ERROR_INVALID_CAPTURE
     case .invalidImage: return RGBD_ERROR_INVALID_IMAGE
     case .invalidArgument: return RGBD_ERROR_INVALID_ARGUMENT
+    case .invalidScene: return RGBD_ERROR_INVALID_SCENE
     }
 }
 
@@ -519,5 +520,117 @@ public func rgbd_rectifier_apply_nv12(_ pointer: OpaquePointer!, _ srcY: UnsafeP
                           chroma: plane(srcCbCr, srcCbCrRowBytes, srcCbCrSize, "src_cbcr"),
                           intoLuma: mutablePlane(dstY, dstYRowBytes, dstYSize, "dst_y"),
                           chroma: mutablePlane(dstCbCr, dstCbCrRowBytes, dstCbCrSize, "dst_cbcr"))
+    }
+}
+
+// MARK: - Scenes
+
+/// What a `rgbd_scene *` points to: the scene and a cursor that keeps its place.
+private final class SceneHandle: @unchecked Sendable {
+    let scene: Scene
+    private let lock = Lock()
+    private var cursors: [Bool: Scene.Cursor] = [:]
+
+    init(_ scene: Scene) { self.scene = scene }
+
+    /// Frame `position`, read by the cursor with or without color (one per kind, so a
+    /// depth-only pass does not decode video).
+    func frame(_ position: Int, color: Bool) throws -> SceneFrame {
+        try lock.withLock {
+            let cursor = try cursors[color] ?? scene.cursor(color: color)
+            cursors[color] = cursor
+            return try cursor.frame(at: position)
+        }
+    }
+}
+
+private func sceneHandle(_ pointer: OpaquePointer?) throws -> SceneHandle {
+    guard let pointer else { throw argument("scene is NULL") }
+    return Unmanaged<SceneHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+private func framePosition(_ scene: Scene, _ frame: Int) throws -> Int {
+    guard frame >= 0, frame < scene.frames.count else {
+        throw argument("frame \(UInt(bitPattern: frame)) is beyond the scene's \(scene.frames.count) frames")
+    }
+    return frame
+}
+
+@c @implementation
+public func rgbd_scene_open(_ path: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let scene = try Scene.open(try string(path, "path"))
+        out.pointee = OpaquePointer(Unmanaged.passRetained(SceneHandle(scene)).toOpaque())
+    }
+}
+
+@c @implementation
+public func rgbd_scene_destroy(_ scene: OpaquePointer!) {
+    guard let scene else { return }
+    Unmanaged<SceneHandle>.fromOpaque(UnsafeRawPointer(scene)).release()
+}
+
+@c @implementation
+public func rgbd_scene_info(_ scene: OpaquePointer!, _ frameCount: UnsafeMutablePointer<Int>!,
+                            _ colorWidth: UnsafeMutablePointer<Int32>!, _ colorHeight: UnsafeMutablePointer<Int32>!,
+                            _ depthWidth: UnsafeMutablePointer<Int32>!, _ depthHeight: UnsafeMutablePointer<Int32>!) -> Int32 {
+    guarded {
+        let s = try sceneHandle(scene).scene
+        frameCount?.pointee = s.frames.count
+        colorWidth?.pointee = Int32(s.colorSize?.width ?? 0)
+        colorHeight?.pointee = Int32(s.colorSize?.height ?? 0)
+        depthWidth?.pointee = Int32(s.depthSize.width)
+        depthHeight?.pointee = Int32(s.depthSize.height)
+    }
+}
+
+@c @implementation
+public func rgbd_scene_frame_info(_ scene: OpaquePointer!, _ frame: Int,
+                                  _ out: UnsafeMutablePointer<rgbd_frame_info>!) -> Int32 {
+    guarded {
+        let s = try sceneHandle(scene).scene
+        guard let out else { throw argument("out is NULL") }
+        let info = s.frames[try framePosition(s, frame)]
+        func k(_ i: Intrinsics) -> rgbd_intrinsics {
+            rgbd_intrinsics(fx: i.fx, fy: i.fy, cx: i.cx, cy: i.cy, width: Int32(i.width), height: Int32(i.height))
+        }
+        var result = rgbd_frame_info()
+        result.index = Int64(info.index)
+        result.time = info.time ?? .nan
+        withUnsafeMutableBytes(of: &result.pose) { raw in
+            let values = raw.bindMemory(to: Double.self)
+            for (i, v) in info.pose.matrix.enumerated() { values[i] = v }
+        }
+        result.color = k(info.colorIntrinsics)
+        result.depth = k(info.depthIntrinsics)
+        out.pointee = result
+    }
+}
+
+@c @implementation
+public func rgbd_scene_read_frame(_ scene: OpaquePointer!, _ frame: Int, _ depth: UnsafeMutablePointer<Float>!,
+                                  _ depthCount: Int, _ confidence: UnsafeMutablePointer<UInt8>!, _ confidenceSize: Int,
+                                  _ rgb: UnsafeMutablePointer<UInt8>!, _ rgbSize: Int) -> Int32 {
+    guarded {
+        let handle = try sceneHandle(scene)
+        let s = handle.scene
+        let position = try framePosition(s, frame)
+        let pixels = s.depthSize.width * s.depthSize.height
+        // Check every buffer before reading anything.
+        let depthOut = try depth.map { try buffer($0, depthCount, needed: pixels, "depth") }
+        let confidenceOut = try confidence.map { try buffer($0, confidenceSize, needed: pixels, "confidence") }
+        var rgbOut: UnsafeMutableBufferPointer<UInt8>?
+        if let rgb {
+            guard let size = s.colorSize else { throw argument("rgb: the scene has no color frames") }
+            rgbOut = try buffer(rgb, rgbSize, needed: size.width * size.height * 3, "rgb")
+        }
+        let read = try handle.frame(position, color: rgbOut != nil)
+        if let depthOut { _ = depthOut.update(fromContentsOf: read.depth.samples) }
+        if let confidenceOut {
+            if let map = read.confidence { _ = confidenceOut.update(fromContentsOf: map.samples) }
+            else { confidenceOut.update(repeating: 255) }
+        }
+        if let rgbOut, let color = read.color { _ = rgbOut.update(fromContentsOf: color.samples) }
     }
 }

@@ -6,8 +6,19 @@ extension CameraAxes: ExpressibleByArgument {}
 /// `rgbd cloud`: colored PLY point clouds from captures.
 struct Cloud: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Back-project captures to colored PLY point clouds (meters).",
+        abstract: "Back-project captures to colored PLY point clouds (meters); merge scans into one cloud.",
         discussion: """
+        SCANS (a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, \
+        recognised by content; docs/scans.md) give one merged cloud each: every frame's \
+        depth pixels of at least --min-confidence (default 2, ARKit's "high"; frames \
+        without confidence keep all) within the depth range and past the flying-pixel \
+        filter become points in the scan's world (the frame's pose applied to its \
+        camera-frame point), colored by the frame's own color averaged over the depth \
+        pixel's footprint, then thinned to one averaged point per --voxel cell (default \
+        0.01 m). --every N takes every N-th frame. Memory follows the occupied cells, not \
+        the number of frames. On a terminal a status line shows frames done, rate and \
+        time left.
+
         Each capture is rectified first (as `rgbd rectify` does), then every depth pixel \
         (u, v) with depth Z becomes the point X = (u - cx) Z / fx, Y = (v - cy) Z / fy, Z in \
         meters, with the intrinsics of the rectified depth map: the OpenCV camera frame \
@@ -67,6 +78,15 @@ struct Cloud: ParsableCommand {
     @Flag(help: "Write ASCII PLY instead of binary.")
     var ascii = false
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: thinning grid cell, meters; one averaged point per occupied cell (0 keeps every point).", valueName: "meters"))
+    var voxel: Double = 0.01
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: use every N-th frame.", valueName: "N"))
+    var every: Int = 1
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: keep depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
+    var minConfidence: Int = 2
+
     @OptionGroup var reading: ReadingOptions
 
     @OptionGroup var reporting: ReportingOptions
@@ -75,6 +95,9 @@ struct Cloud: ParsableCommand {
         if stride < 1 { throw ValidationError("--stride must be at least 1") }
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
         if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
+        if !(voxel >= 0 && voxel.isFinite) { throw ValidationError("--voxel must be 0 or a positive number of meters") }
+        if every < 1 { throw ValidationError("--every must be at least 1") }
+        if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
     }
 
     func run() throws {
@@ -86,9 +109,27 @@ struct Cloud: ParsableCommand {
         options.edgeThreshold = flyingPixelStep
         options.normals = normals
         options.axes = axes
+        let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
+        // Scans are merged into one cloud each; the other inputs are captures.
+        let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
+        var sceneFailures = 0
+        if !scenes.isEmpty {
+            var sceneOptions = SceneCloudOptions()
+            sceneOptions.points = options
+            sceneOptions.voxel = voxel
+            sceneOptions.every = every
+            sceneOptions.minConfidence = UInt8(minConfidence)
+            sceneFailures = SceneCloudCommand(options: sceneOptions, encoding: encoding, quiet: reporting.quiet)
+                .run(scenes, output: output)
+            guard !captureInputs.isEmpty else {
+                if sceneFailures > 0 { throw ExitCode(1) }
+                return
+            }
+        }
+        var captures = captures
+        captures.inputs = captureInputs
         let singleFile = output.lowercased().hasSuffix(".ply")
         let rectifier = reading.rectifier, readingOptions = reading.reading
-        let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         let batch = reporting.batch(captures)
         let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).ply") }
         let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
@@ -111,7 +152,7 @@ struct Cloud: ParsableCommand {
             Report.warning("\(item.json): \(path(item)) holds no point: \(emptyReason(cause))")
             return .empty
         }
-        if failures > 0 { throw ExitCode(1) }
+        if failures + sceneFailures > 0 { throw ExitCode(1) }
     }
 
     /// Which option or stage left a cloud empty, in this command's terms.

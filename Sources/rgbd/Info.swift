@@ -4,8 +4,15 @@ import RGBDKit
 /// `rgbd info`: what rgbd finds in each capture, without rectifying it.
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Describe captures without rectifying them: files, sizes, calibration, lens tables, depth.",
+        abstract: "Describe captures and scans without rectifying them: files, sizes, calibration, lens tables, depth.",
         discussion: """
+        A scan (Stray Scanner folder, Record3D .r3d or EXR + JPG folder; docs/scans.md) \
+        is described as a scene: app and layout variant, frames (and frames skipped for \
+        want of depth), frame rate and duration, gaps, color and depth sizes, intrinsics \
+        and whether they vary, how the file stores poses and what its world is, the \
+        trajectory's length and extent, depth percentiles and holes, and the confidence \
+        levels' shares over up to 60 frames spread over the scan.
+
         INPUTS are capture JSON files, Portrait photos or directories of captures, as \
         for rectify (a Portrait photo's depth image is decoded, its lens tables computed \
         from the coefficients in its XMP; its depth kind and accuracy are shown). For \
@@ -35,6 +42,33 @@ struct Info: ParsableCommand {
     var json = false
 
     func run() throws {
+        // Scans are described by SceneInfo; the other inputs are captures.
+        let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
+        var sceneEntries: [String: JSONValue] = [:]
+        var sceneFailures = 0
+        var printed = 0
+        for path in scenes {
+            do {
+                let info = try SceneInfo(scene: SceneInputs.open(path, report: false))
+                if json {
+                    sceneEntries[path] = info.jsonValue
+                } else {
+                    print((printed > 0 ? "\n" : "") + info.text, terminator: "")
+                    printed += 1
+                }
+            } catch {
+                Report.error(error)
+                sceneEntries[path] = CaptureInfo.failureJSON(input: path, error: error)
+                sceneFailures += 1
+            }
+        }
+        var captures = captures
+        captures.inputs = captureInputs
+        if captureInputs.isEmpty {
+            if json { print(JSONValue.array(scenes.compactMap { sceneEntries[$0] }).text()) }
+            if sceneFailures > 0 { throw ExitCode(1) }
+            return
+        }
         // The inputs are expanded once, by the batch; skipped files are reported here
         // (the batch runs quiet: the text on stdout is this command's progress), once per
         // input, and failed inputs are entries of the JSON document.
@@ -47,7 +81,6 @@ struct Info: ParsableCommand {
             }
         }
         var entries: [String: JSONValue] = [:]
-        var printed = 0
         let failures = try batch.run(directory: nil, outputs: { _ in [] }) { item, _ in
             do {
                 let info = try CaptureInfo.read(json: item.json, image: item.image)
@@ -67,6 +100,7 @@ struct Info: ParsableCommand {
             // Input order; a capture reached twice is listed once, as Batch does it once.
             var document: [JSONValue] = []
             var listed: Set<String> = []
+            for path in scenes { if let entry = sceneEntries[path] { document.append(entry) } }
             for input in batch.plan.inputs where listed.insert("input:" + input.input).inserted {
                 switch input.expansion {
                 case .failure(let error):
@@ -79,6 +113,6 @@ struct Info: ParsableCommand {
             }
             print(JSONValue.array(document).text())
         }
-        if failures > 0 { throw ExitCode(1) }
+        if failures + sceneFailures > 0 { throw ExitCode(1) }
     }
 }

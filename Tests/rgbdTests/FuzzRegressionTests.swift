@@ -14,7 +14,8 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }.count
     }
 
-    @Test(arguments: ["FuzzJSON", "FuzzImage", "FuzzCAPI", "FuzzLens", "FuzzPortrait", "FuzzDepthImage"])
+    @Test(arguments: ["FuzzJSON", "FuzzImage", "FuzzCAPI", "FuzzLens", "FuzzPortrait", "FuzzDepthImage", "FuzzScanTables",
+                       "FuzzLZFSE", "FuzzZIP"])
     func corpusAndPastFindingsPass(target: String) throws {
         let binary = URL(fileURLWithPath: CLITests.binary).deletingLastPathComponent().appendingPathComponent(target)
         #expect(FileManager.default.isExecutableFile(atPath: binary.path), "no \(target) at \(binary.path)")

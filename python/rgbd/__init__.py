@@ -19,6 +19,10 @@ Example::
     rectifier = rgbd.Rectifier(cap.lens, (1920, 1440))   # once per camera and frame size
     y, cbcr = rectifier.nv12(y_plane, cbcr_plane)       # each NV12 video frame
 
+    with rgbd.load_scene("scan/") as scene:            # Stray Scanner folder, Record3D .r3d
+        for frame in scene:                             # color, depth, confidence, pose
+            world = frame.pose[:3, :3] @ p + frame.pose[:3, 3]
+
 Every failure the library reports raises :class:`RGBDError`, carrying its message and
 status. All functions are safe to call from several threads at once (ctypes releases
 the GIL during each call).
@@ -34,6 +38,7 @@ from ._errors import RGBDError, Status
 from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
+from ._scene import Frame, Scene, load_scene
 
 # rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
 # of the version number (the library's rgbd_version() says the same); a file in the
@@ -48,6 +53,7 @@ __all__ = [
     "load_capture",
     "load_capture_bytes",
     "load_photo_bytes",
+    "load_scene",
     "rectify_image",
     "Rectifier",
     "write_ply",
@@ -55,6 +61,8 @@ __all__ = [
     "CaptureIntrinsics",
     "Intrinsics",
     "Lens",
+    "Scene",
+    "Frame",
     "RGBDError",
     "Status",
     "LibraryNotFoundError",

@@ -19,6 +19,7 @@ class Status(enum.IntEnum):
     INVALID_CAPTURE = _lib.RGBD_ERROR_INVALID_CAPTURE  #: a key is missing or holds the wrong value
     INVALID_IMAGE = _lib.RGBD_ERROR_INVALID_IMAGE  #: an image cannot be decoded or has the wrong size
     INVALID_ARGUMENT = _lib.RGBD_ERROR_INVALID_ARGUMENT  #: NULL pointer, buffer too small, bad option
+    INVALID_SCENE = _lib.RGBD_ERROR_INVALID_SCENE  #: a scan's table, frame, pose or archive is malformed
 
 
 class RGBDError(Exception):

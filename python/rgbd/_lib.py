@@ -21,6 +21,7 @@ __all__ = [
     "RGBD_ERROR_INVALID_CAPTURE",
     "RGBD_ERROR_INVALID_IMAGE",
     "RGBD_ERROR_INVALID_ARGUMENT",
+    "RGBD_ERROR_INVALID_SCENE",
     "RGBD_INTRINSICS_REFERENCE",
     "RGBD_INTRINSICS_COLOR",
     "RGBD_INTRINSICS_DEPTH",
@@ -32,6 +33,8 @@ __all__ = [
     "LibraryNotFoundError",
     "RgbdIntrinsics",
     "RgbdCloudOptions",
+    "RgbdFrameInfo",
+    "RgbdSceneP",
     "RgbdLens",
     "RgbdRectifierP",
     "candidate_paths",
@@ -49,6 +52,7 @@ RGBD_ERROR_INVALID_JSON = 2
 RGBD_ERROR_INVALID_CAPTURE = 3
 RGBD_ERROR_INVALID_IMAGE = 4
 RGBD_ERROR_INVALID_ARGUMENT = 5
+RGBD_ERROR_INVALID_SCENE = 6
 
 RGBD_INTRINSICS_REFERENCE = 0
 RGBD_INTRINSICS_COLOR = 1
@@ -94,6 +98,13 @@ class RgbdRectifier(ctypes.Structure):
 RgbdRectifierP = ctypes.POINTER(RgbdRectifier)
 
 
+class RgbdScene(ctypes.Structure):
+    """``struct rgbd_scene``: opaque, only ever handled through a pointer."""
+
+
+RgbdSceneP = ctypes.POINTER(RgbdScene)
+
+
 class RgbdIntrinsics(ctypes.Structure):
     """``rgbd_intrinsics``: pinhole intrinsics in pixels of a width × height image."""
 
@@ -104,6 +115,19 @@ class RgbdIntrinsics(ctypes.Structure):
         ("cy", ctypes.c_double),
         ("width", ctypes.c_int32),
         ("height", ctypes.c_int32),
+    ]
+
+
+class RgbdFrameInfo(ctypes.Structure):
+    """``rgbd_frame_info``: a scene frame's number, time, c2w pose (4×4 row-major, OpenCV
+    camera axes) and intrinsics at the color and depth sizes."""
+
+    _fields_ = [
+        ("index", ctypes.c_int64),
+        ("time", ctypes.c_double),
+        ("pose", ctypes.c_double * 16),
+        ("color", RgbdIntrinsics),
+        ("depth", RgbdIntrinsics),
     ]
 
 
@@ -207,6 +231,14 @@ _SIGNATURES = {
         _c.c_int,
         [RgbdRectifierP, c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t,
          c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t],
+    ),
+    "rgbd_scene_open": (_c.c_int, [_c.c_char_p, _c.POINTER(RgbdSceneP)]),
+    "rgbd_scene_destroy": (None, [RgbdSceneP]),
+    "rgbd_scene_info": (_c.c_int, [RgbdSceneP, c_size_t_p, c_int32_p, c_int32_p, c_int32_p, c_int32_p]),
+    "rgbd_scene_frame_info": (_c.c_int, [RgbdSceneP, _c.c_size_t, _c.POINTER(RgbdFrameInfo)]),
+    "rgbd_scene_read_frame": (
+        _c.c_int,
+        [RgbdSceneP, _c.c_size_t, c_float_p, _c.c_size_t, c_uint8_p, _c.c_size_t, c_uint8_p, _c.c_size_t],
     ),
 }
 del _c

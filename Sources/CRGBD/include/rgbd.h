@@ -39,6 +39,7 @@ extern "C" {
 #define RGBD_ERROR_INVALID_CAPTURE 3  /* a key is missing or holds the wrong value */
 #define RGBD_ERROR_INVALID_IMAGE 4    /* an image cannot be decoded or has the wrong size */
 #define RGBD_ERROR_INVALID_ARGUMENT 5 /* NULL where a pointer is needed, buffer too small, ... */
+#define RGBD_ERROR_INVALID_SCENE 6    /* a scan's table, frame, pose or archive is malformed */
 
 /* The library version, e.g. "0.1.0". Static storage: never freed, never changes. */
 const char *rgbd_version(void);
@@ -246,6 +247,46 @@ int rgbd_rectifier_apply_nv12(const rgbd_rectifier *rectifier, const uint8_t *sr
                               size_t src_y_size, const uint8_t *src_cbcr, size_t src_cbcr_row_bytes,
                               size_t src_cbcr_size, uint8_t *dst_y, size_t dst_y_row_bytes, size_t dst_y_size,
                               uint8_t *dst_cbcr, size_t dst_cbcr_row_bytes, size_t dst_cbcr_size);
+
+/* ---- Scenes (scans) ---------------------------------------------------------------- */
+
+/* A scan opened as a scene (docs/scans.md): a Stray Scanner folder, a Record3D .r3d file
+ * or EXR + JPG folder, recognised by content. Its frames (those with depth and a pose)
+ * are numbered 0 .. count-1 in order. A handle keeps its place in the scan: frames read
+ * in increasing order are read in one pass. Not for two threads at once. */
+typedef struct rgbd_scene rgbd_scene;
+
+/* Opens a scan; *out receives a handle released with rgbd_scene_destroy. */
+int rgbd_scene_open(const char *path, rgbd_scene **out);
+
+/* Releases a scene. Accepts NULL. */
+void rgbd_scene_destroy(rgbd_scene *scene);
+
+/* The number of frames, and the sizes of color frames (0 × 0 for a depth-only scene)
+ * and depth maps. Any of the output pointers may be NULL. */
+int rgbd_scene_info(const rgbd_scene *scene, size_t *frame_count, int32_t *color_width, int32_t *color_height,
+                    int32_t *depth_width, int32_t *depth_height);
+
+/* One frame's small parts: its number in the scan, seconds since the first frame (NaN when
+ * unknown), the camera-to-world pose as a 4x4 row-major matrix with OpenCV camera axes
+ * (x right, y down, z forward) in the scan's world, and the intrinsics at the color and
+ * depth sizes. */
+typedef struct rgbd_frame_info {
+    int64_t index;
+    double time;
+    double pose[16];
+    rgbd_intrinsics color;
+    rgbd_intrinsics depth;
+} rgbd_frame_info;
+
+int rgbd_scene_frame_info(const rgbd_scene *scene, size_t frame, rgbd_frame_info *out);
+
+/* Reads frame `frame`'s pixels into caller buffers; any buffer may be NULL to skip it.
+ * depth: depth_width*depth_height floats, meters, NaN = no depth; confidence:
+ * depth_width*depth_height bytes, 0/1/2 (all 255 when the scan has no confidence);
+ * rgb: color_width*color_height*3 bytes. Sizes are the buffers' element counts. */
+int rgbd_scene_read_frame(rgbd_scene *scene, size_t frame, float *depth, size_t depth_count,
+                          uint8_t *confidence, size_t confidence_size, uint8_t *rgb, size_t rgb_size);
 
 #ifdef __cplusplus
 }

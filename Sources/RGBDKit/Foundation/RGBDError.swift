@@ -16,6 +16,8 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         case invalidImage
         /// An argument given by the caller is out of range.
         case invalidArgument
+        /// A scan's files are malformed or disagree: a table, a frame, a pose, an archive.
+        case invalidScene
     }
 
     /// The kind of failure.

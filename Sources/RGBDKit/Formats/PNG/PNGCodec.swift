@@ -282,6 +282,15 @@ public enum PNGCodec {
         return ImageBuffer(width: w, height: h, channels: 1, samples: samples)
     }
 
+    /// Decodes an 8-bit grayscale PNG to its values as stored (a confidence map: 0, 1, 2),
+    /// at most `InputLimits.maxDepthPixels` pixels, with `decodeRGB`'s checks. An 8-bit file
+    /// is not gamma-converted; a 16-bit one is reduced to 8 bits.
+    package static func decodeGray8(_ bytes: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt8> {
+        let (w, h, samples): (Int, Int, [UInt8]) = try decode(bytes, format: rgbd_png_format_gray(), channels: 1,
+                                                               maxPixels: InputLimits.maxDepthPixels, file: file)
+        return ImageBuffer(width: w, height: h, channels: 1, samples: samples)
+    }
+
     /// Refuses, from the header's numbers alone, a PNG that cannot be what it claims:
     /// more than `maxPixels` pixels, or more filtered bytes (each row its filter byte and
     /// `width` pixels of `bitsPerPixel` bits) than deflate can make of the file's

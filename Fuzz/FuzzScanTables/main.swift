@@ -1,0 +1,83 @@
+// libFuzzer target: the text and metadata parsers of scans, on any bytes. The first byte
+// picks the parser (mod 5), the rest is the file: Stray Scanner's `odometry.csv`,
+// `camera_matrix.csv` and `imu.csv` (`StrayTables`), a `.npy` depth array (`NPYArray`)
+// and Record3D's `metadata` JSON (`Record3DMetadata`). A finding is a crash, a sanitizer
+// report, an error that is not an RGBDError of one line naming the file, or an accepted
+// file that breaks what the readers promise (poses that are rotations, frame numbers that
+// increase, positive focal lengths, array sizes that match). Fuzz/README.md.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CFuzzDriver
+import RGBDKit
+
+// SwiftPM names this module's entry point FuzzScanTables_main and links it as `main`, so
+// libFuzzer's own main is not used: its driver is called from here.
+exit(rgbd_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzzOne($0, $1) })
+
+/// Stops the fuzzer with a finding (a trap, which libFuzzer reports with the input).
+func fail(_ message: String) -> Never {
+    fatalError("FuzzScanTables finding: \(message)")
+}
+
+func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fail(message()) }
+}
+
+/// A rotation: rows of unit length, orthogonal, determinant +1 (to float precision).
+func isRotation(_ pose: Pose) -> Bool {
+    let rows = [pose.row0, pose.row1, pose.row2]
+    for (i, a) in rows.enumerated() {
+        guard abs((a * a).sum() - 1) < 1e-6 else { return false }
+        for b in rows[(i + 1)...] where abs((a * b).sum()) > 1e-6 { return false }
+    }
+    let (a, b, c) = (pose.row0, pose.row1, pose.row2)
+    let det = a.x * (b.y * c.z - b.z * c.y) - a.y * (b.x * c.z - b.z * c.x) + a.z * (b.x * c.y - b.y * c.x)
+    return abs(det - 1) < 1e-6 && [pose.translation.x, pose.translation.y, pose.translation.z].allSatisfy(\.isFinite)
+}
+
+/// One input: a selector byte, then the file's bytes.
+func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data, size > 0 else { return 0 }
+    let selector = data[0] % 5
+    let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    let names = ["scan/odometry.csv", "scan/camera_matrix.csv", "scan/imu.csv", "scan/depth/000000.npy", "scan.r3d: metadata"]
+    let name = names[Int(selector)]
+    do {
+        switch selector {
+        case 0:
+            let (_, rows) = try StrayTables.odometry(bytes, name: name)
+            check(!rows.isEmpty, "odometry accepted without rows")
+            for (a, b) in zip(rows, rows.dropFirst()) { check(b.frame > a.frame, "frame numbers do not increase") }
+            for row in rows {
+                check(isRotation(row.pose), "line \(row.line): not a rotation: \(row.pose)")
+                if let k = row.intrinsics { check(k.fx > 0 && k.fy > 0 && k.cx.isFinite && k.cy.isFinite, "intrinsics \(k)") }
+            }
+        case 1:
+            let k = try StrayTables.cameraMatrix(bytes, name: name)
+            check(k.fx > 0 && k.fy > 0 && k.cx.isFinite && k.cy.isFinite, "camera matrix \(k)")
+        case 2:
+            let imu = try StrayTables.imu(bytes, name: name)
+            check(imu.count > 0, "imu accepted without samples")
+            check(imu.rate.map { $0 > 0 && $0.isFinite } ?? true, "imu rate \(String(describing: imu.rate))")
+        case 3:
+            let array = try NPYArray(bytes, name: name, maxElements: InputLimits.maxDepthPixels)
+            check(array.width > 0 && array.height > 0 && array.values.count == array.width * array.height,
+                  "npy \(array.width)×\(array.height) with \(array.values.count) values")
+        default:
+            let metadata = try Record3DMetadata.parse(bytes, name: name)
+            check(metadata.width > 0 && metadata.height > 0 && !metadata.poses.isEmpty, "metadata sizes or poses")
+            check(metadata.k.fx > 0 && metadata.k.fy > 0, "metadata K")
+            for (i, pose) in metadata.poses.enumerated() { check(isRotation(pose), "poses[\(i)]: not a rotation") }
+            check(metadata.poses.count <= Record3DMetadata.maxFrames, "more poses than the limit")
+        }
+    } catch let error as RGBDError {
+        check(!error.description.contains("\n"), "a message of more than one line: \(error)")
+        check(error.description.hasPrefix(name + ": "), "an error that does not name the file: \(error)")
+    } catch {
+        fail("not an RGBDError: \(error)")
+    }
+    return 0
+}

@@ -1,0 +1,42 @@
+#ifndef RGBD_CFFMPEG_SHIM_H
+#define RGBD_CFFMPEG_SHIM_H
+// FFmpeg 5.1+ (libavformat, libavcodec, libswscale, libavutil): the videos of LiDAR scans
+// (VideoDecoder). The inline functions spell for Swift what it cannot import: FFmpeg's
+// error and timestamp macros, and the display matrix, whose home moved in FFmpeg 6.1
+// (from the stream's side data to its codec parameters; the old call is gone in 7.0).
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/display.h>
+#include <libavutil/error.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+/// AVERROR(EAGAIN): the decoder wants more input before it can give a frame.
+static inline int rgbd_averror_again(void) { return AVERROR(EAGAIN); }
+/// AVERROR_EOF: the end of the input (or of the decoder's output, once drained).
+static inline int rgbd_averror_eof(void) { return AVERROR_EOF; }
+/// AVERROR(ENOENT): no such file.
+static inline int rgbd_averror_no_entry(void) { return AVERROR(ENOENT); }
+/// AVERROR(EACCES): permission denied.
+static inline int rgbd_averror_access(void) { return AVERROR(EACCES); }
+/// AV_NOPTS_VALUE: "no timestamp".
+static inline int64_t rgbd_av_nopts(void) { return AV_NOPTS_VALUE; }
+
+/// The stream's display matrix (nine 16.16 / 2.30 fixed-point values), or NULL when it has none.
+static inline const int32_t *rgbd_display_matrix(const AVStream *stream) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 100)
+    const AVPacketSideData *side = av_packet_side_data_get(stream->codecpar->coded_side_data,
+                                                           stream->codecpar->nb_coded_side_data,
+                                                           AV_PKT_DATA_DISPLAYMATRIX);
+    return side && side->size >= 9 * sizeof(int32_t) ? (const int32_t *)side->data : NULL;
+#else
+    size_t size = 0;
+    const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    return data && size >= 9 * sizeof(int32_t) ? (const int32_t *)data : NULL;
+#endif
+}
+#endif

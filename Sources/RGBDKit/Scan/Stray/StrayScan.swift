@@ -1,0 +1,221 @@
+/// A Stray Scanner scan folder (docs/scans.md): `odometry.csv` (a camera-to-world pose
+/// per frame, OpenCV camera axes, ARKit world), `camera_matrix.csv` (K at the color
+/// size), `depth/NNNNNN.png` (16-bit millimetres; older scans `.npy`),
+/// `confidence/NNNNNN.png` (0/1/2), `rgb.mp4`, `imu.csv`.
+enum StrayScan {
+    /// The most bytes read of a table (`odometry.csv` of an hour at 60 fps is about 40 MB).
+    static let maxTableBytes = 256 << 20
+
+    static func open(_ folder: String) throws -> Scene {
+        let odometryPath = Path.join(folder, "odometry.csv")
+        let (variant, rows) = try StrayTables.odometry(FileSystem.readFile(odometryPath, limit: maxTableBytes),
+                                                       name: odometryPath)
+        var warnings: [String] = []
+        var details: [(key: String, value: String)] = []
+
+        // The color camera's K: per frame in the 15-column layout, else camera_matrix.csv.
+        let matrixPath = Path.join(folder, "camera_matrix.csv")
+        var matrix: (fx: Double, fy: Double, cx: Double, cy: Double)?
+        if FileSystem.exists(matrixPath) {
+            matrix = try StrayTables.cameraMatrix(FileSystem.readFile(matrixPath, limit: 1 << 20), name: matrixPath)
+        }
+        if matrix == nil && rows.contains(where: { $0.intrinsics == nil }) {
+            throw RGBDError(.invalidScene, file: matrixPath,
+                            "missing, and \(Path.lastComponent(odometryPath)) has no intrinsics per frame")
+        }
+
+        // Depth files by frame number.
+        let depthFolder = Path.join(folder, "depth")
+        let (depthFiles, depthExtension) = try numberedFiles(in: depthFolder, extensions: ["png", "npy"])
+        guard !depthFiles.isEmpty else {
+            throw RGBDError(.invalidScene, file: depthFolder, "holds no depth maps (NNNNNN.png or .npy)")
+        }
+        let confidenceFolder = Path.join(folder, "confidence")
+        let confidenceFiles = FileSystem.isDirectory(confidenceFolder)
+            ? try numberedFiles(in: confidenceFolder, extensions: ["png"]).files : [:]
+
+        // The depth size, from the first depth map (every other is checked when read).
+        guard let firstDepth = rows.lazy.compactMap({ depthFiles[$0.frame] }).first else {
+            throw RGBDError(.invalidScene, file: depthFolder,
+                            "none of its depth maps belongs to a frame of \(Path.lastComponent(odometryPath))")
+        }
+        let depthSize = try StrayFrameReader.readDepth(firstDepth, expected: nil).size
+
+        // Color: the video's frames, one per row of odometry.csv.
+        let videoPath = Path.join(folder, "rgb.mp4")
+        var video: StrayVideo.Summary?
+        if FileSystem.exists(videoPath) {
+            video = try StrayVideo.probe(videoPath)
+        } else {
+            warnings.append("\(videoPath): missing: a depth-only scene (no colors)")
+        }
+        let colorSize = video.map { (width: $0.width, height: $0.height) }
+            ?? assumedColorSize(matrix ?? rows[0].intrinsics, depth: depthSize)
+        if let video, let count = video.frameCount, let last = rows.last, last.frame >= count {
+            throw RGBDError(.invalidScene, file: videoPath,
+                            "has \(count) frames and \(Path.lastComponent(odometryPath)) has frame \(last.frame)")
+        }
+        guard colorSize.width * depthSize.height == colorSize.height * depthSize.width else {
+            throw RGBDError(.invalidScene, file: firstDepth,
+                            "a \(depthSize.width)×\(depthSize.height) depth map does not have the color frames' aspect (\(colorSize.width)×\(colorSize.height))")
+        }
+
+        var frames: [SceneFrameInfo] = []
+        var skipped: [Scene.SkippedFrame] = []
+        let startTime = rows.first?.timestamp
+        for row in rows {
+            guard depthFiles[row.frame] != nil else {
+                skipped.append(Scene.SkippedFrame(index: row.frame, reason: "no depth file"))
+                continue
+            }
+            guard let k = row.intrinsics ?? matrix else { continue }
+            let color = Intrinsics(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: colorSize.width, height: colorSize.height)
+            var time: Double?
+            if let t = row.timestamp, let startTime { time = t - startTime }
+            frames.append(SceneFrameInfo(index: row.frame, time: time, pose: row.pose, colorIntrinsics: color,
+                                         depthIntrinsics: color.scaled(toWidth: depthSize.width, height: depthSize.height)))
+        }
+        guard !frames.isEmpty else {
+            throw RGBDError(.invalidScene, file: odometryPath, "no frame has a depth map")
+        }
+        if !skipped.isEmpty {
+            warnings.append("\(skipped.count) frame\(skipped.count == 1 ? "" : "s") with a pose and no depth file skipped (first: frame \(skipped[0].index))")
+        }
+        if let video, let fps = video.framesPerSecond, let check = timingDisagreement(frames, fps: fps) {
+            warnings.append("\(videoPath): \(check)")
+        }
+
+        details.append(("depth files", depthExtension == "npy" ? "uint16 .npy, millimeters (before 2022)" : "16-bit PNG, millimeters"))
+        details.append(("confidence", confidenceFiles.isEmpty ? "none" : "\(confidenceFiles.count) maps (0 low, 1 medium, 2 high)"))
+        if let video { details.append(("video", "\(video.codec) \(video.width)×\(video.height)" + (video.frameCount.map { ", \($0) frames" } ?? ""))) }
+        let imuPath = Path.join(folder, "imu.csv")
+        if FileSystem.exists(imuPath) {
+            let imu = try StrayTables.imu(FileSystem.readFile(imuPath, limit: maxTableBytes), name: imuPath)
+            let rate = imu.rate.map { ", \(DecimalText.fixed($0, 0)) Hz" } ?? ""
+            details.append(("imu", "\(imu.count) samples\(rate), acceleration in \(imu.inG ? "g" : "m/s²")"))
+        }
+        let lensTables = Path.join(folder, "distortion")
+        if FileSystem.isDirectory(lensTables) {
+            warnings.append("\(lensTables): lens tables are not applied yet: frames are used as recorded")
+        }
+        let fps = video?.framesPerSecond ?? frameRate(rows)
+        let storage = StrayStorage(depthFiles: depthFiles, confidenceFiles: confidenceFiles, depthSize: depthSize,
+                                   videoPath: video == nil ? nil : videoPath)
+        return Scene(path: folder, format: SceneFormat(app: .strayScanner, variant: "folder, odometry.csv with \(variant.rawValue)"),
+                     world: .gravityAligned, frames: frames, colorSize: video == nil ? nil : colorSize,
+                     depthSize: depthSize, framesPerSecond: fps, skipped: skipped, warnings: warnings,
+                     details: details, storage: storage)
+    }
+
+    /// `NNNNNN.ext` files of a folder by number (the first extension of `extensions`
+    /// found decides the folder's kind).
+    static func numberedFiles(in folder: String, extensions: [String]) throws -> (files: [Int: String], extension: String) {
+        guard FileSystem.isDirectory(folder) else {
+            throw RGBDError(.invalidScene, file: folder, "missing (or not a folder)")
+        }
+        var byExtension: [String: [Int: String]] = [:]
+        for name in try FileSystem.contentsOfDirectory(folder) {
+            let ext = Path.pathExtension(name).lowercased()
+            guard extensions.contains(ext), let n = Int(Path.stem(name)), n >= 0 else { continue }
+            byExtension[ext, default: [:]][n] = Path.join(folder, name)
+        }
+        for ext in extensions {
+            if let files = byExtension[ext] { return (files, ext) }
+        }
+        return ([:], extensions[0])
+    }
+
+    /// Without a video the color size is not recorded: ARKit's LiDAR video format is
+    /// 1920×1440 (what `camera_matrix.csv` refers to) when K's principal point fits it,
+    /// else twice the principal point.
+    static func assumedColorSize(_ k: (fx: Double, fy: Double, cx: Double, cy: Double)?,
+                                 depth: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        guard let k else { return (1920, 1440) }
+        if abs(2 * k.cx - 1920) < 100 && abs(2 * k.cy - 1440) < 100 { return (1920, 1440) }
+        let width = max(1, Int((2 * k.cx).rounded()))
+        return (width, max(1, width * depth.height / max(depth.width, 1)))
+    }
+
+    /// Frames per second from the odometry's timestamps.
+    static func frameRate(_ rows: [StrayTables.OdometryRow]) -> Double? {
+        guard rows.count > 1, let first = rows.first, let last = rows.last,
+              let t0 = first.timestamp, let t1 = last.timestamp, t1 > t0, last.frame > first.frame else { return nil }
+        return Double(last.frame - first.frame) / (t1 - t0)
+    }
+
+    /// The video's clock against the odometry's: frame n is shown at n/fps; the poses'
+    /// timestamps should advance alike. A message when they drift apart by more than
+    /// three frame intervals.
+    static func timingDisagreement(_ frames: [SceneFrameInfo], fps: Double) -> String? {
+        guard fps > 0, let first = frames.first, let firstTime = first.time else { return nil }
+        var worst = (frame: 0, seconds: 0.0)
+        for frame in frames {
+            guard let time = frame.time else { continue }
+            let videoTime = Double(frame.index - first.index) / fps
+            let gap = abs((time - firstTime) - videoTime)
+            if gap > worst.seconds { worst = (frame.index, gap) }
+        }
+        guard worst.seconds > 3 / fps else { return nil }
+        return "frame \(worst.frame) is shown \(DecimalText.fixed(worst.seconds, 3)) s away from its pose's timestamp (at \(DecimalText.fixed(fps, 2)) fps): poses and video may not match"
+    }
+}
+
+/// Where a Stray scan's pixels are.
+struct StrayStorage: SceneStorage {
+    let depthFiles: [Int: String]
+    let confidenceFiles: [Int: String]
+    let depthSize: (width: Int, height: Int)
+    let videoPath: String?
+
+    func makeReader(color: Bool) throws -> any SceneFrameReader {
+        StrayFrameReader(storage: self, video: color ? try videoPath.map(StrayVideo.Frames.init) : nil)
+    }
+}
+
+/// Reads a Stray scan's frames: depth and confidence files, video frames in order.
+struct StrayFrameReader: SceneFrameReader {
+    let storage: StrayStorage
+    var video: StrayVideo.Frames?
+
+    mutating func read(_ info: SceneFrameInfo) throws -> SceneFrame {
+        guard let path = storage.depthFiles[info.index] else {
+            throw RGBDError(.invalidScene, location: "frame \(info.index)", "no depth file")
+        }
+        let depth = try Self.readDepth(path, expected: storage.depthSize).map
+        var confidence: ImageBuffer<UInt8>?
+        if let confidencePath = storage.confidenceFiles[info.index] {
+            let map = try PNGCodec.decodeGray8(FileSystem.readFile(confidencePath, limit: 64 << 20), file: confidencePath)
+            guard map.width == depth.width, map.height == depth.height else {
+                throw RGBDError(.invalidScene, file: confidencePath,
+                                "\(map.width)×\(map.height), not the depth maps' \(depth.width)×\(depth.height)")
+            }
+            confidence = map
+        }
+        let color = try video?.frame(info.index)
+        return SceneFrame(info: info, depth: depth, confidence: confidence, color: color)
+    }
+
+    /// A depth file (16-bit PNG or uint16 `.npy`, millimeters; 0 = none) in meters, NaN
+    /// where there is none; an error naming the file when its size is not `expected`.
+    static func readDepth(_ path: String, expected: (width: Int, height: Int)?) throws
+        -> (map: DepthMap, size: (width: Int, height: Int)) {
+        let bytes = try FileSystem.readFile(path, limit: 128 << 20)
+        let width: Int, height: Int, millimeters: [Float]
+        if Path.pathExtension(path).lowercased() == "npy" {
+            let array = try NPYArray(bytes, name: path, maxElements: InputLimits.maxDepthPixels)
+            guard array.element == .uint16 else {
+                throw RGBDError(.invalidScene, file: path, "a depth array of \(array.element.rawValue), not uint16 millimeters")
+            }
+            (width, height, millimeters) = (array.width, array.height, array.values)
+        } else {
+            let image = try PNGCodec.decodeGray16(bytes, file: path)
+            (width, height, millimeters) = (image.width, image.height, image.samples.map { Float($0) })
+        }
+        if let expected, expected.width != width || expected.height != height {
+            throw RGBDError(.invalidScene, file: path,
+                            "a \(width)×\(height) depth map where the scan's are \(expected.width)×\(expected.height)")
+        }
+        let meters = millimeters.map { $0 > 0 ? $0 / 1000 : Float.nan }
+        return (DepthMap(width: width, height: height, channels: 1, samples: meters), (width, height))
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import RGBDKit
+
+/// Scans (Stray Scanner folders, Record3D `.r3d` files and exports) among a command's
+/// inputs: recognised by content and handled as scenes, the other inputs as captures.
+enum SceneInputs {
+    /// The inputs that are scans, and the rest, each in input order.
+    static func split(_ inputs: [String]) -> (scenes: [String], captures: [String]) {
+        var scenes: [String] = [], captures: [String] = []
+        for input in inputs {
+            if Scene.isScene(input) { scenes.append(input) } else { captures.append(input) }
+        }
+        return (scenes, captures)
+    }
+
+    /// Opens a scene, printing its warnings (one line each, naming the scan unless they
+    /// name a file of it) on stderr when `report` is true.
+    static func open(_ path: String, report: Bool = true) throws -> Scene {
+        let scene = try Scene.open(path)
+        if report {
+            for warning in scene.warnings {
+                Report.warning(warning.hasPrefix(path) ? warning : "\(path): \(warning)")
+            }
+        }
+        return scene
+    }
+}
+
+/// Progress through a scene's frames on a terminal: one status line redrawn in place
+/// (bar, frames, rate, time left); nothing off a terminal or with `--quiet`.
+final class FrameProgress {
+    private let enabled: Bool
+    private let name: String
+    private let start = Host.monotonicSeconds()
+    private var drawn = false
+
+    init(name: String, quiet: Bool) {
+        self.name = name
+        enabled = !quiet && Terminal.standardErrorIsTerminal
+    }
+
+    func update(done: Int, total: Int) {
+        guard enabled else { return }
+        let columns = Terminal.standardErrorColumns ?? 80
+        let line = Progress.statusLine(completed: done, total: total, processed: done,
+                                       seconds: Host.monotonicSeconds() - start, name: name, columns: columns)
+        Terminal.printError("\r\u{1B}[K" + line)
+        drawn = true
+    }
+
+    func finish() {
+        if drawn { Terminal.printError("\r\u{1B}[K"); drawn = false }
+    }
+}
+
+/// `rgbd cloud` for scans: one merged, voxel-thinned PLY per scan.
+struct SceneCloudCommand {
+    var options: SceneCloudOptions
+    var encoding: PLYWriter.Encoding
+    var quiet: Bool
+
+    /// Writes the cloud of each scene; `output` is a `.ply` path (one scan) or a
+    /// directory (NAME.ply per scan). Returns how many failed (each reported).
+    func run(_ scenes: [String], output: String) -> Int {
+        var failures = 0
+        let single = output.lowercased().hasSuffix(".ply")
+        if single && scenes.count > 1 {
+            Report.error("a .ply output path takes a single scan; give a directory")
+            return scenes.count
+        }
+        for path in scenes {
+            let start = Host.monotonicSeconds()
+            do {
+                let scene = try SceneInputs.open(path)
+                let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
+                let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
+                progress.finish()
+                let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
+                let target = single ? output : Path.join(output, name + ".ply")
+                try cloud.positions.withUnsafeBufferPointer { points in
+                    try cloud.colors.withUnsafeBufferPointer { colors in
+                        try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
+                                            normals: nil, encoding: encoding, comments: comments(scene, cloud))
+                    }
+                }
+                if cloud.count == 0 {
+                    Report.warning("\(path): \(target) holds no point: no depth passed the filters (confidence \(options.minConfidence) and up, depth range)")
+                }
+                if !quiet {
+                    let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
+                    Terminal.printError("\(path): \(cloud.frames) frames, \(cloud.inputPoints) points → \(cloud.count) in \(target) (\(seconds) s)\n")
+                }
+            } catch {
+                Report.error(error)
+                failures += 1
+            }
+        }
+        return failures
+    }
+
+    private func comments(_ scene: Scene, _ cloud: SceneCloud) -> [String] {
+        [
+            "rgbd \(RGBDVersion.string): merged cloud of a scan, meters",
+            "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
+            "world \(scene.world.rawValue)",
+            "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame",
+            "frames \(cloud.frames) (every \(options.every)), min confidence \(options.minConfidence)",
+            options.voxel > 0 ? "voxel \(options.voxel) m: one averaged point per occupied cell" : "voxel 0: every point kept",
+        ]
+    }
+}

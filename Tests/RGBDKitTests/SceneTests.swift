@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+@testable import RGBDKit
+import RGBDSynth
+
+/// Scans read as scenes, checked against the generator's ground truth (its own geometry
+/// code, independent of rgbd's): merged points on the true surfaces, poses where the
+/// cameras were, colors of the right frame; both apps' pose conventions give the same
+/// world geometry, and the wrong convention would not.
+@Suite(.serialized) struct SceneTests {
+    /// A small scan: 8 frames, 320×240 color, 256×192 depth.
+    static let scan = SyntheticScan(frameCount: 8, colorWidth: 320, colorHeight: 240)
+
+    static func directory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rgbd-scene-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Writes `scan` in `layout` and opens it.
+    static func written(_ layout: SyntheticScan.Layout, scan: SyntheticScan = scan) throws
+        -> (scene: Scene, truth: SyntheticScan.Truth, path: String) {
+        let dir = try directory()
+        let isArchive: Bool
+        if case .record3D(.r3d, _, _) = layout { isArchive = true } else { isArchive = false }
+        let path = dir + (isArchive ? "/scan.r3d" : "/scan")
+        try scan.write(layout: layout, to: path)
+        return (try Scene.open(path), scan.truth(for: layout), path)
+    }
+
+    static let layouts: [SyntheticScan.Layout] = [
+        .stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false),
+        .stray(odometry: .v9, depth: .png, video: .h264, imuInG: true),
+        .stray(odometry: .legacy, depth: .png, video: .hevc, imuInG: false),
+        .stray(odometry: .v9, depth: .npy, video: .hevc, imuInG: false),
+        .record3D(.r3d, keys: .new, portrait: false),
+        .record3D(.r3d, keys: .old, portrait: false),
+        .record3D(.r3d, keys: .new, portrait: true),
+    ]
+
+    /// Every merged point lies on a true surface of the room (distances, not snapshots),
+    /// in every layout and so in both apps' worlds and pose conventions.
+    @Test(arguments: layouts)
+    func mergedPointsLieOnTheTrueSurfaces(layout: SyntheticScan.Layout) throws {
+        let (scene, truth, path) = try Self.written(layout)
+        defer { try? FileManager.default.removeItem(atPath: Path.directory(of: path)) }
+        #expect(scene.frames.count == Self.scan.frameCount)
+        #expect(scene.world == (truth.layout.isRecord3D ? .firstFrame : .gravityAligned))
+        var options = SceneCloudOptions()
+        options.voxel = 0
+        options.minConfidence = 0
+        let cloud = try SceneCloud.build(scene, options: options)
+        #expect(cloud.count > 100_000, "\(cloud.count) points")
+        var far = 0, worst = 0.0
+        for i in stride(from: 0, to: cloud.count, by: 7) {
+            let p = SIMD3(Double(cloud.positions[3 * i]), Double(cloud.positions[3 * i + 1]), Double(cloud.positions[3 * i + 2]))
+            let d = truth.distanceToSurface(p)
+            worst = max(worst, d)
+            if d > 0.003 { far += 1 }
+        }
+        // Millimeter depth files round by 0.5 mm; float32 Record3D depth is exact.
+        #expect(far == 0, "\(far) sampled points more than 3 mm off the true surfaces (worst \(worst) m)")
+    }
+
+    /// The poses read are the true camera-to-world poses with OpenCV axes, and reading a
+    /// file with the other app's convention would put the points far off the surfaces:
+    /// the test above can tell the conventions apart.
+    @Test(arguments: [SyntheticScan.Layout.stray(odometry: .v9, depth: .png, video: .hevc, imuInG: false),
+                      .record3D(.r3d, keys: .new, portrait: false)])
+    func posesAreTheTrueOnesAndTheWrongConventionFails(layout: SyntheticScan.Layout) throws {
+        let (scene, truth, path) = try Self.written(layout)
+        defer { try? FileManager.default.removeItem(atPath: Path.directory(of: path)) }
+        for (frame, info) in scene.frames.enumerated() {
+            let expected = truth.poses[frame]
+            for (r, row) in [info.pose.row0, info.pose.row1, info.pose.row2].enumerated() {
+                for c in 0..<3 { #expect(abs(row[c] - expected.rotation[r, c]) < 1e-5) }
+            }
+            let d = info.pose.translation - expected.translation
+            #expect((d * d).sum().squareRoot() < 1e-5)
+        }
+        // Frame 5's depth back-projected with its pose, and with the pose misread in the
+        // other convention (OpenCV axes taken for OpenGL ones).
+        let frame = try scene.frame(at: 5, color: false)
+        let k = frame.info.depthIntrinsics
+        var right = 0.0, wrong = 0.0, n = 0
+        for v in stride(from: 0, to: frame.depth.height, by: 8) {
+            for u in stride(from: 0, to: frame.depth.width, by: 8) {
+                let z = Double(frame.depth[u, v])
+                guard z.isFinite else { continue }
+                let p = SIMD3((Double(u) - k.cx) * z / k.fx, (Double(v) - k.cy) * z / k.fy, z)
+                right += truth.distanceToSurface(frame.pose.apply(p))
+                wrong += truth.distanceToSurface(frame.pose.toOpenGLCamera().apply(p))
+                n += 1
+            }
+        }
+        #expect(n > 500)
+        #expect(right / Double(n) < 0.002, "mean distance \(right / Double(n)) m")
+        #expect(wrong / Double(n) > 0.05, "the wrong convention gives \(wrong / Double(n)) m: the check cannot tell")
+    }
+
+    /// The same pixel of the same frame, read from a Stray folder (ARKit world) and from a
+    /// Record3D archive (first-frame world), is the same point of the room.
+    @Test func bothAppsWorldsAreTheSameGeometry() throws {
+        let stray = try Self.written(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))
+        let record3D = try Self.written(.record3D(.r3d, keys: .new, portrait: false))
+        defer {
+            try? FileManager.default.removeItem(atPath: Path.directory(of: stray.path))
+            try? FileManager.default.removeItem(atPath: Path.directory(of: record3D.path))
+        }
+        let a = try stray.scene.frame(at: 6, color: false), b = try record3D.scene.frame(at: 6, color: false)
+        var compared = 0
+        for (u, v) in [(40, 30), (128, 96), (200, 150), (250, 10)] {
+            func point(_ f: SceneFrame) -> SIMD3<Double>? {
+                let z = Double(f.depth[u, v]), k = f.info.depthIntrinsics
+                guard z.isFinite else { return nil }
+                return f.pose.apply(SIMD3((Double(u) - k.cx) * z / k.fx, (Double(v) - k.cy) * z / k.fy, z))
+            }
+            guard let p = point(a), let q = point(b) else { continue }
+            let d = stray.truth.roomPoint(p) - record3D.truth.roomPoint(q)
+            #expect((d * d).sum().squareRoot() < 0.002, "pixel (\(u), \(v)): \(d)")
+            compared += 1
+        }
+        #expect(compared >= 3)
+    }
+
+    /// Each frame's color is its own frame's image (not a neighbour's: the camera moves),
+    /// within the loss of the video or JPEG coding.
+    @Test(arguments: [SyntheticScan.Layout.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false),
+                      .record3D(.r3d, keys: .new, portrait: false)])
+    func colorsAreTheFramesOwn(layout: SyntheticScan.Layout) throws {
+        let (scene, _, path) = try Self.written(layout)
+        defer { try? FileManager.default.removeItem(atPath: Path.directory(of: path)) }
+        func meanDifference(_ a: ColorImage, _ b: ColorImage) -> Double {
+            zip(a.samples, b.samples).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(a.samples.count)
+        }
+        var positions: [Int] = []
+        var errors: [Double] = [], neighbours: [Double] = []
+        try scene.forEachFrame([1, 4, 7]) { frame in
+            let color = try #require(frame.color)
+            let truth = Self.scan.render(frame: frame.info.index).color
+            let neighbour = Self.scan.render(frame: frame.info.index - 1).color
+            #expect(color.width == truth.width && color.height == truth.height)
+            errors.append(meanDifference(color, truth))
+            neighbours.append(meanDifference(color, neighbour))
+            positions.append(frame.info.index)
+        }
+        #expect(positions == [1, 4, 7])
+        for (e, n) in zip(errors, neighbours) {
+            #expect(e < 4, "mean difference to the true frame \(e)")
+            #expect(n > e * 1.5, "the neighbouring frame is as close (\(n) vs \(e)): the check cannot tell frames apart")
+        }
+    }
+
+    /// Thinning keeps one point per occupied cell, the mean of the cell's points: no two
+    /// points share a cell, and means stay near the true surfaces (within half a cell's
+    /// diagonal where a cell spans an edge).
+    @Test func voxelThinningAveragesWithinCells() throws {
+        let (scene, truth, path) = try Self.written(.record3D(.r3d, keys: .new, portrait: false))
+        defer { try? FileManager.default.removeItem(atPath: Path.directory(of: path)) }
+        var options = SceneCloudOptions()
+        options.voxel = 0.02
+        let cloud = try SceneCloud.build(scene, options: options)
+        #expect(cloud.frames == scene.frames.count)
+        // One point per cell: no two points share a cell.
+        var cells = Set<SIMD3<Int>>()
+        for i in 0..<cloud.count {
+            let p = SIMD3(cloud.positions[3 * i], cloud.positions[3 * i + 1], cloud.positions[3 * i + 2])
+            let cell = SIMD3(Int((p.x / 0.02).rounded(.down)), Int((p.y / 0.02).rounded(.down)), Int((p.z / 0.02).rounded(.down)))
+            #expect(cells.insert(cell).inserted)
+            // A mean of points on one plane stays on it; at edges within half a cell.
+            #expect(truth.distanceToSurface(SIMD3(Double(p.x), Double(p.y), Double(p.z))) < 0.0175)
+        }
+        #expect(cloud.count > 1000 && cloud.count < cloud.inputPoints / 2)
+    }
+}
+
+extension SyntheticScan.Layout {
+    var isRecord3D: Bool { if case .record3D = self { return true } else { return false } }
+}

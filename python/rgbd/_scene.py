@@ -1,0 +1,164 @@
+"""Scenes: scans of many frames with poses (Stray Scanner, Record3D), through rgbd.h's rgbd_scene_*."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional, Tuple, Union, overload
+
+import numpy as np
+
+from . import _lib
+from ._capture import Intrinsics
+from ._errors import check
+from ._util import PathLike, encode_path
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a scene: the vocabulary captures and scenes share.
+
+    ``pose`` is the 4×4 camera-to-world matrix with OpenCV camera axes (x right, y down,
+    z forward) in the scene's world: ``p_world = pose[:3, :3] @ p_camera + pose[:3, 3]``.
+    """
+
+    #: The frame's number in the scan (its file names, its video frame).
+    index: int
+    #: Seconds since the scan's first frame (None when the scan has no timestamps).
+    time: Optional[float]
+    #: (4, 4) float64, camera-to-world, OpenCV camera axes.
+    pose: np.ndarray
+    #: Intrinsics of ``color`` (at the color size).
+    color_intrinsics: Intrinsics
+    #: Intrinsics of ``depth`` (the same camera at the depth map's size).
+    intrinsics: Intrinsics
+    #: (h, w) float32 meters, NaN = no depth.
+    depth: np.ndarray
+    #: (h, w) uint8, ARKit confidence 0 low / 1 medium / 2 high; None when the scan has none.
+    confidence: Optional[np.ndarray]
+    #: (H, W, 3) uint8 RGB; None for a depth-only scene or when read without color.
+    color: Optional[np.ndarray]
+
+
+def _destroy(handle: Any) -> None:
+    _lib.lib().rgbd_scene_destroy(handle)
+
+
+class Scene:
+    """A scan opened by :func:`load_scene`: ``len(scene)`` frames (those with depth and a
+    pose), iterated in order (each read once: a video is decoded in one pass) or indexed
+    (``scene[i]``, ``scene[-1]``; sought when out of order).
+
+    A scene keeps its place in the scan, so it is for one thread at a time (calls are
+    serialized by a lock). Close it with :meth:`close` or a ``with`` block.
+    """
+
+    def __init__(self, handle: Any, path: str) -> None:
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _destroy, handle)
+        self._lock = threading.Lock()
+        #: The scan's path.
+        self.path = path
+        count = ctypes.c_size_t()
+        cw, ch, dw, dh = (ctypes.c_int32() for _ in range(4))
+        check(_lib.lib().rgbd_scene_info(handle, ctypes.byref(count), ctypes.byref(cw), ctypes.byref(ch),
+                                         ctypes.byref(dw), ctypes.byref(dh)))
+        self._count = count.value
+        #: ``(width, height)`` of color frames, None for a depth-only scene.
+        self.color_size: Optional[Tuple[int, int]] = (cw.value, ch.value) if cw.value > 0 else None
+        #: ``(width, height)`` of depth maps.
+        self.depth_size: Tuple[int, int] = (dw.value, dh.value)
+
+    def close(self) -> None:
+        """Releases the handle (idempotent)."""
+        with self._lock:
+            self._finalizer()
+
+    def __enter__(self) -> "Scene":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _position(self, i: int) -> int:
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError(f"frame indices are integers, not {type(i).__name__}")
+        j = int(i) + (self._count if i < 0 else 0)
+        if not 0 <= j < self._count:
+            raise IndexError(f"frame {i} of a scene of {self._count} frames")
+        return j
+
+    def _live(self) -> Any:
+        if not self._finalizer.alive:
+            raise ValueError("the scene is closed")
+        return self._handle
+
+    def pose(self, i: int) -> np.ndarray:
+        """Frame ``i``'s 4×4 camera-to-world pose (OpenCV camera axes), without reading pixels."""
+        return self._info(self._position(i))[2]
+
+    def _info(self, j: int) -> Tuple[int, Optional[float], np.ndarray, Intrinsics, Intrinsics]:
+        info = _lib.RgbdFrameInfo()
+        with self._lock:
+            check(_lib.lib().rgbd_scene_frame_info(self._live(), j, ctypes.byref(info)))
+        pose = np.array(info.pose[:], dtype=np.float64).reshape(4, 4)
+        time = None if math.isnan(info.time) else float(info.time)
+        return int(info.index), time, pose, Intrinsics._from_c(info.color), Intrinsics._from_c(info.depth)
+
+    def frame(self, i: int, color: bool = True) -> Frame:
+        """Frame ``i`` with its pixels (``color=False`` skips decoding the color frame)."""
+        j = self._position(i)
+        index, time, pose, color_k, depth_k = self._info(j)
+        dw, dh = self.depth_size
+        depth = np.empty((dh, dw), np.float32)
+        confidence = np.empty((dh, dw), np.uint8)
+        rgb = None
+        if color and self.color_size is not None:
+            cw, ch = self.color_size
+            rgb = np.empty((ch, cw, 3), np.uint8)
+        f32, u8 = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_uint8)
+        with self._lock:
+            check(_lib.lib().rgbd_scene_read_frame(
+                self._live(), j, depth.ctypes.data_as(f32), depth.size, confidence.ctypes.data_as(u8), confidence.size,
+                None if rgb is None else rgb.ctypes.data_as(u8), 0 if rgb is None else rgb.size))
+        has_confidence = not bool((confidence == 255).all())
+        return Frame(index, time, pose, color_k, depth_k, depth, confidence if has_confidence else None, rgb)
+
+    @overload
+    def __getitem__(self, i: int) -> Frame: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[Frame, list]:
+        if isinstance(i, slice):
+            return [self.frame(j) for j in range(*i.indices(self._count))]
+        return self.frame(i)
+
+    def __iter__(self) -> Iterator[Frame]:
+        for j in range(self._count):
+            yield self.frame(j)
+
+    def __repr__(self) -> str:
+        return f"Scene({self.path!r}, {self._count} frames, color {self.color_size}, depth {self.depth_size})"
+
+
+def load_scene(path: PathLike) -> Scene:
+    """Opens a scan as a scene: a Stray Scanner folder, a Record3D ``.r3d`` file or its
+    EXR + JPG export folder, recognised by content.
+
+    Raises:
+        RGBDError: not a scan rgbd reads, or a malformed one (the message names the file
+            and frame); status ``Status.INVALID_SCENE`` for a scan's own errors.
+    """
+    raw = encode_path(path, "path")
+    out = _lib.RgbdSceneP()
+    check(_lib.lib().rgbd_scene_open(raw, ctypes.byref(out)))
+    return Scene(out, os.fsdecode(raw))
