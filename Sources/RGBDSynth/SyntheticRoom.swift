@@ -14,9 +14,11 @@ public struct SyntheticRoom: Equatable, Sendable {
         /// Half its extents along its own axes (x, y, z before the yaw).
         public var halfSize: SIMD3<Double>
         /// Its turn about the world's +y axis, radians (counter-clockwise seen from above).
-        public var yaw: Double
+        public var yaw: Double { didSet { turn = SIMD2(cosine(yaw), sine(yaw)) } }
         /// Its base colour (0…255).
         public var color: SIMD3<Double>
+        /// `cos(yaw), sin(yaw)`.
+        private var turn: SIMD2<Double>
 
         /// A box from its values.
         public init(center: SIMD3<Double>, halfSize: SIMD3<Double>, yaw: Double = 0, color: SIMD3<Double>) {
@@ -24,6 +26,7 @@ public struct SyntheticRoom: Equatable, Sendable {
             self.halfSize = halfSize
             self.yaw = yaw
             self.color = color
+            turn = SIMD2(cosine(yaw), sine(yaw))
         }
 
         /// World → box frame (rotation about y by −yaw, then the centre at the origin).
@@ -31,14 +34,12 @@ public struct SyntheticRoom: Equatable, Sendable {
 
         /// A world direction in the box frame.
         func localDirection(_ d: SIMD3<Double>) -> SIMD3<Double> {
-            let c = cosine(yaw), s = sine(yaw)
-            return SIMD3(c * d.x - s * d.z, d.y, s * d.x + c * d.z)
+            SIMD3(turn.x * d.x - turn.y * d.z, d.y, turn.y * d.x + turn.x * d.z)
         }
 
         /// A box-frame direction in the world.
         func worldDirection(_ d: SIMD3<Double>) -> SIMD3<Double> {
-            let c = cosine(yaw), s = sine(yaw)
-            return SIMD3(c * d.x + s * d.z, d.y, -s * d.x + c * d.z)
+            SIMD3(turn.x * d.x + turn.y * d.z, d.y, -turn.y * d.x + turn.x * d.z)
         }
     }
 
@@ -169,8 +170,13 @@ public struct SyntheticRoom: Equatable, Sendable {
             return SIMD3(225, 225, 220) * (0.85 + 0.15 * n)
         case .wall(let index):
             let along = index < 2 ? p.z : p.x
-            let base: SIMD3<Double> = [SIMD3(205, 190, 160), SIMD3(170, 190, 205), SIMD3(200, 175, 185),
-                                       SIMD3(185, 205, 170)][index]
+            let base: SIMD3<Double>
+            switch index {
+            case 0: base = SIMD3(205, 190, 160)
+            case 1: base = SIMD3(170, 190, 205)
+            case 2: base = SIMD3(200, 175, 185)
+            default: base = SIMD3(185, 205, 170)
+            }
             let coarse = Self.valueNoise(along * 3, p.y * 3, seed: 10 + index)
             let fine = Self.valueNoise(along * 14, p.y * 14, seed: 20 + index)
             // Hashed dark tiles of 25 cm on a band of the wall (posters, frames).

@@ -15,16 +15,18 @@ struct Scan: ParsableCommand {
         (2 high, 1 at grazing angles and depth edges, 0 beyond 4 m and in holes).
 
         Layouts:
-          stray         Stray Scanner folder NAME/: rgb.mp4 (HEVC), depth/NNNNNN.png (mm),
-                        confidence/, camera_matrix.csv, odometry.csv (15 columns), imu.csv
-          stray-v9      the same with the 9-column odometry.csv (2021-08 … 2025)
-          stray-legacy  the same with the header-less 7-column odometry.csv (before 2021-08)
-          stray-npy     depth/NNNNNN.npy (uint16 mm, before 2022-02) and 9-column odometry
-          r3d           Record3D archive NAME.r3d (ZIP: metadata, rgbd/N.jpg|depth|conf),
-                        new metadata keys; poses OpenGL axes, re-based on the first frame
+          stray         Stray Scanner folder NAME/: rgb.mp4 (HEVC),
+                        depth/NNNNNN.png (mm), confidence/, camera_matrix.csv,
+                        odometry.csv (15 columns), imu.csv
+          stray-v9      the same, odometry.csv of 9 columns (2021-08 to 2025)
+          stray-legacy  the same, odometry.csv of 7 columns without a header
+          stray-npy     depth/NNNNNN.npy (uint16 mm, before 2022-02), 9 columns
+          r3d           Record3D archive NAME.r3d (a ZIP: metadata, rgbd/N.jpg,
+                        rgbd/N.depth, rgbd/N.conf), the new metadata keys;
+                        poses with OpenGL axes, re-based on the first frame
           r3d-old       the same with the old keys (h, w, fps, K, poses)
-          r3d-exr       Record3D "EXR + JPG" folder NAME/: rgb/N.jpg, depth/N.exr,
-                        metadata.json
+          r3d-exr       Record3D "EXR + JPG" folder NAME/: rgb/N.jpg,
+                        depth/N.exr, metadata.json
 
         The ground truth goes beside the scan, NAME.truth.json: the true camera-to-world \
         poses (OpenCV axes) in the layout's world, the transform from the room's world to \
@@ -84,24 +86,47 @@ struct Scan: ParsableCommand {
     @Option(help: "Record3D: a Python with the PyPI lzfse package to compress depth and confidence (default: uncompressed LZFSE blocks).")
     var lzfsePython: String?
 
-    func run() throws {
-        let (dw, dh) = try parseSize(depthSize)
+    func validate() throws {
         guard frames > 0 else { throw ValidationError("--frames must be at least 1") }
         guard fps > 0 else { throw ValidationError("--fps must be positive") }
-        let target: SyntheticScan.Layout
+        _ = try parseSize(depthSize)
+        if let size { _ = try parseSize(size) }
+        let target = try self.target()
+        if portrait, case .stray = target { throw ValidationError("--portrait applies to the Record3D layouts") }
+        _ = try framesWithoutDepth()
+    }
+
+    /// The layout `--layout` and the flags name.
+    func target() throws -> SyntheticScan.Layout {
         switch layout {
-        case "stray": target = .stray(odometry: .v15, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
-        case "stray-v9": target = .stray(odometry: .v9, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
-        case "stray-legacy": target = .stray(odometry: .legacy, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
-        case "stray-npy": target = .stray(odometry: .v9, depth: .npy, video: h264 ? .h264 : .hevc, imuInG: imuInG)
-        case "r3d": target = .record3D(.r3d, keys: .new, portrait: portrait)
-        case "r3d-old": target = .record3D(.r3d, keys: .old, portrait: portrait)
-        case "r3d-exr": target = .record3D(.exr, keys: .new, portrait: portrait)
+        case "stray": return .stray(odometry: .v15, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
+        case "stray-v9": return .stray(odometry: .v9, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
+        case "stray-legacy": return .stray(odometry: .legacy, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
+        case "stray-npy": return .stray(odometry: .v9, depth: .npy, video: h264 ? .h264 : .hevc, imuInG: imuInG)
+        case "r3d": return .record3D(.r3d, keys: .new, portrait: portrait)
+        case "r3d-old": return .record3D(.r3d, keys: .old, portrait: portrait)
+        case "r3d-exr": return .record3D(.exr, keys: .new, portrait: portrait)
         default: throw ValidationError("--layout is stray, stray-v9, stray-legacy, stray-npy, r3d, r3d-old or r3d-exr, got \(layout)")
         }
+    }
+
+    /// The frame numbers of `--without-depth`.
+    func framesWithoutDepth() throws -> Set<Int> {
+        var frames = Set<Int>()
+        for item in withoutDepth.split(separator: ",") {
+            guard let i = Int(item.trimmingCharacters(in: " ")), i >= 0 else {
+                throw ValidationError("--without-depth takes frame numbers separated by commas, got \(withoutDepth)")
+            }
+            frames.insert(i)
+        }
+        return frames
+    }
+
+    func run() throws {
+        let target = try self.target()
+        let (dw, dh) = try parseSize(depthSize)
         let isStray: Bool
         if case .stray = target { isStray = true } else { isStray = false }
-        if portrait && isStray { throw ValidationError("--portrait applies to the Record3D layouts") }
         let (cw, ch) = try parseSize(size ?? (isStray ? "1920x1440" : "960x720"))
         var options = SyntheticScan.Options()
         options.depthNoise = depthNoise
@@ -110,12 +135,7 @@ struct Scan: ParsableCommand {
         options.videoQuality = videoQuality
         options.videoPreset = videoPreset
         if let lzfsePython { options.lzfse = .python(lzfsePython) }
-        for item in withoutDepth.split(separator: ",") {
-            guard let i = Int(item.trimmingCharacters(in: " ")), i >= 0 else {
-                throw ValidationError("--without-depth takes frame numbers separated by commas, got \(withoutDepth)")
-            }
-            options.framesWithoutDepth.insert(i)
-        }
+        options.framesWithoutDepth = try framesWithoutDepth()
         let scan = SyntheticScan(frameCount: frames, colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh,
                                  fps: fps, options: options)
         let path = Path.join(output, layout == "r3d" || layout == "r3d-old" ? "\(name).r3d" : name)

@@ -389,6 +389,38 @@ import Testing
         #expect(digest == plain)
     }
 
+    @Test func videoEncoderFailuresAreErrors() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = SyntheticScan.Options()
+        options.ffmpeg = "rgbd-no-such-ffmpeg"
+        #expect(throws: RGBDError.self) { try Self.small(frames: 2, options: options).write(layout: .stray(), to: directory + "/a") }
+        options.ffmpeg = "ffmpeg"
+        options.videoPreset = "no-such-preset"
+        #expect(throws: RGBDError.self) { try Self.small(frames: 40, options: options).write(layout: .stray(), to: directory + "/b") }
+        #expect(throws: RGBDError.self) {
+            try SyntheticScan(frameCount: 2, colorWidth: 161, colorHeight: 120).write(layout: .stray(), to: directory + "/c")
+        }
+    }
+
+    @Test func imuIsPlausible() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = SyntheticScan.Options()
+        options.videoPreset = "ultrafast"
+        let scan = Self.small(frames: 120, options: options)
+        try scan.write(layout: .stray(odometry: .v9, imuInG: true), to: directory + "/s")
+        let rows = try Self.lines(directory + "/s/imu.csv").dropFirst().map { $0.components(separatedBy: ", ").compactMap(Double.init) }
+        #expect(rows.count == 199)
+        // The phone is held up, screen toward the user, landscape: gravity mostly along the
+        // device's x axis (the image's up), turning at most a few radians per second.
+        let meanX = rows.map { $0[1] }.reduce(0, +) / Double(rows.count)
+        #expect(abs(meanX) > 0.7)
+        #expect(rows.allSatisfy { ($0[4] * $0[4] + $0[5] * $0[5] + $0[6] * $0[6]).squareRoot() < 3 })
+        #expect(rows.contains { ($0[4] * $0[4] + $0[5] * $0[5] + $0[6] * $0[6]).squareRoot() > 0.05 })
+        #expect(zip(rows, rows.dropFirst()).allSatisfy { abs($1[0] - $0[0] - 0.01) < 1e-9 })
+    }
+
     // MARK: Determinism
 
     @Test func writingTwiceGivesTheSameBytes() throws {
