@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import RGBDKit
+import RGBDSynth
 
 /// Issue 27, "the second hour": what a user meets after the first runs.
 @Suite(.serialized) struct SecondHourCLITests {
@@ -246,5 +248,64 @@ import Testing
                 "\(fish.stdout)")
         #expect(fish.stdout.contains(" -ge 1' -F\n"), "\(fish.stdout)")
         #expect(fish.stdout.contains("-rfa '(__rgbd_complete_directories)'"), "\(fish.stdout)")
+    }
+
+    /// A photo or depth map whose aspect ratio no crop or rounding explains is an error
+    /// naming the file and both shapes, with nothing written; crops to camera shapes
+    /// (16:9, square) still work with a warning, and rounding says nothing. `info` still
+    /// describes a refused capture and lists the error.
+    @Test func wrongShapesAreErrors() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func capture(_ stem: String, color: (Int, Int), depth: (Int, Int)) throws -> (json: String, image: String) {
+            let synthetic = SyntheticCapture(colorWidth: color.0, colorHeight: color.1, depthWidth: depth.0, depthHeight: depth.1)
+            return try synthetic.write(to: directory + "/" + stem, stem: stem, jpegQuality: 80, supersampling: 1)
+        }
+        // The issue's shapes, for the 4032×3024 calibration.
+        let wrong: [(String, (Int, Int), (Int, Int), String, isPhoto: Bool)] = [
+            ("flat", (1344, 100), (256, 192), "1344×100", true),
+            ("band", (1344, 1008), (256, 50), "256×50", false),
+            ("tall", (1344, 1008), (128, 192), "128×192", false),
+            ("upright", (1008, 1300), (256, 192), "1008×1300", true),
+        ]
+        for (stem, color, depth, shape, isPhoto) in wrong {
+            let files = try capture(stem, color: color, depth: depth)
+            let named = isPhoto ? files.image : files.json
+            for command in ["rectify", "cloud", "preview"] {
+                let out = directory + "/out-\(stem)-\(command)"
+                let run = try CLI.run([command, files.json, "-o", out])
+                #expect(run.status == 1, "\(stem) \(command): \(run.stderr)")
+                let line = run.stderr.split(separator: "\n").first { $0.contains(shape) }.map(String.init) ?? ""
+                #expect(line.contains(named + ": ") && line.contains("4032×3024"), "\(stem) \(command): \(run.stderr)")
+                #expect(line.contains("neither rounding (1 %) nor a crop"), "\(stem) \(command): \(run.stderr)")
+                #expect(CLI.files(in: out).isEmpty, "\(stem) \(command): \(CLI.files(in: out))")
+            }
+            // info describes it, says the error under "errors", on stderr too, status 1.
+            let info = try CLI.run(["info", files.json])
+            #expect(info.status == 1, "\(stem): \(info.stderr)")
+            #expect(info.stdout.contains("reference") && info.stdout.contains("errors"), "\(stem): \(info.stdout)")
+            #expect(info.stdout.contains("(rectify, cloud and preview refuse it)"), "\(stem): \(info.stdout)")
+            #expect(info.stderr.contains(shape) && info.stderr.contains("4032×3024"), "\(stem): \(info.stderr)")
+            let document = try InfoCLITests.document(try CLI.run(["info", "--json", files.json]))
+            let entry = try #require(document.first)
+            #expect(entry["status"] as? String == "ok")
+            let errors = try #require(entry["errors"] as? [String])
+            #expect(errors.count == 1 && errors[0].contains(shape), "\(errors)")
+        }
+        // Crops and rounding.
+        let fine: [(String, (Int, Int), (Int, Int), Int)] = [
+            ("wide", (1344, 756), (256, 144), 2),    // 16:9 photo and depth map
+            ("square", (1008, 1008), (256, 192), 1), // a square photo
+            ("rounded", (1346, 1008), (257, 192), 0), // whole pixels, 0.15 % and 0.4 %
+        ]
+        for (stem, color, depth, warnings) in fine {
+            let files = try capture(stem, color: color, depth: depth)
+            let run = try CLI.run(["rectify", files.json, "-o", directory + "/out-" + stem])
+            #expect(run.status == 0, "\(stem): \(run.stderr)")
+            #expect(Self.occurrences(of: "as a crop would", in: run.stderr) == warnings, "\(stem): \(run.stderr)")
+            #expect(CLI.files(in: directory + "/out-" + stem).count == 4)
+            let info = try CLI.run(["info", files.json])
+            #expect(info.status == 0 && !info.stdout.contains("errors"), "\(stem): \(info.stdout)")
+        }
     }
 }
