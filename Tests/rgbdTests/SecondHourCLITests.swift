@@ -308,4 +308,70 @@ import RGBDSynth
             #expect(info.status == 0 && !info.stdout.contains("errors"), "\(stem): \(info.stdout)")
         }
     }
+
+    /// Writing into the input folder works again and again: rgbd's own outputs of an
+    /// earlier run are not inputs of the capture (its JSON holds its depth), for a single
+    /// capture and a batch, and for every command; a depth image the capture does read
+    /// is still never written over.
+    @Test func rerunningIntoTheInputFolderWorks() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let sample = directory + "/sample"
+        let capture = try CLI.writeCapture(in: sample, stem: "shot")
+        let inputs = CLI.files(in: sample)
+        let json = try Data(contentsOf: URL(fileURLWithPath: capture.json))
+        let image = try Data(contentsOf: URL(fileURLWithPath: capture.image))
+        for round in 1...2 {
+            let run = try CLI.run(["rectify", capture.json, "-o", sample])
+            #expect(run.status == 0, "round \(round): \(run.stderr)")
+            #expect(!run.stderr.contains("warning"), "round \(round): \(run.stderr)")
+        }
+        let outputs = ["shot.color.png", "shot.depth.png", "shot.depth.tiff", "shot.intrinsics.json"]
+        #expect(CLI.files(in: sample) == (inputs + outputs).sorted())
+        for command in ["cloud", "preview"] {
+            for round in 1...2 {
+                let run = try CLI.run([command, capture.json, "-o", sample, "-q"])
+                #expect(run.status == 0, "\(command) round \(round): \(run.stderr)")
+            }
+        }
+        // A batch of the folder into itself, twice: outputs are not captures either.
+        _ = try CLI.writeCapture(in: sample, stem: "other")
+        for round in 1...2 {
+            let run = try CLI.run(["rectify", sample, "-o", sample])
+            #expect(run.status == 0, "batch round \(round): \(run.stderr)")
+            #expect(!run.stderr.contains("warning") && !run.stderr.contains("skipped"), "batch round \(round): \(run.stderr)")
+            #expect(run.stderr.contains("2 of 2 captures done"), "batch round \(round): \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: capture.json)) == json)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: capture.image)) == image)
+        // The outputs of the second run are the first run's (nothing read from them).
+        let again = try CLI.run(["rectify", capture.json, "-o", directory + "/fresh", "-q"])
+        #expect(again.status == 0, "\(again.stderr)")
+        for name in outputs where name != "shot.intrinsics.json" {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: sample + "/" + name))
+                    == Data(contentsOf: URL(fileURLWithPath: directory + "/fresh/" + name)), "\(name)")
+        }
+        // A Portrait photo into its own folder, twice (its depth is in the photo).
+        let portraits = directory + "/portraits"
+        try FileManager.default.createDirectory(atPath: portraits, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Path.join(PortraitCLITests.fixtures, "portrait.heic"),
+                                         toPath: portraits + "/portrait.heic")
+        for round in 1...2 {
+            let run = try CLI.run(["rectify", portraits + "/portrait.heic", "-o", portraits, "-q"])
+            #expect(run.status == 0, "portrait round \(round): \(run.stderr)")
+        }
+        #expect(CLI.files(in: portraits).count == 6, "\(CLI.files(in: portraits))")
+        // A JSON naming its depth image reads it: that one is still never written over.
+        let named = directory + "/named"
+        try FileManager.default.createDirectory(atPath: named, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: capture.image, toPath: named + "/shot.jpg")
+        try FileManager.default.copyItem(atPath: sample + "/shot.depth.tiff", toPath: named + "/shot.depth.tiff")
+        var object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        object["depth_data"] = nil
+        object["depth_file"] = "shot.depth.tiff"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: named + "/shot.json"))
+        let refused = try CLI.run(["rectify", named + "/shot.json", "-o", named])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("would overwrite the input \(named)/shot.depth.tiff"), "\(refused.stderr)")
+    }
 }
