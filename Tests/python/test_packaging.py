@@ -335,6 +335,42 @@ def test_completions_are_installed(prefix, shell, path):
         run(shell, "-n", prefix / path)
 
 
+def tree(root: Path) -> set:
+    """Every file and folder under `root`, relative, folders with a trailing slash."""
+    return {str(p.relative_to(root)) + ("/" if p.is_dir() else "") for p in root.rglob("*")}
+
+
+def test_uninstall_removes_exactly_what_install_put(clone, prefix, tmp_path):
+    """install.sh into a prefix that already holds other software, then uninstall.sh:
+    the prefix is as it was, file for file and folder for folder (also after two
+    installs), and uninstalling again removes nothing."""
+    root = tmp_path / "usr"
+    for path in ("bin/other-tool", "lib/pkgconfig/zlib.pc", "include/zlib.h", "share/man/man1/other.1",
+                 "share/rgbd-notes/keep.txt"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("not rgbd's\n")
+    (root / "share" / "empty-before").mkdir()
+    before = tree(root)
+    for _ in range(2):
+        run(clone / "Scripts" / "install.sh", root, cwd=tmp_path)
+    installed = tree(root) - before
+    for path in ("bin/rgbd", f"lib/{LIBRARY}", "include/rgbd.h", "lib/pkgconfig/rgbd.pc",
+                 "share/bash-completion/completions/rgbd", "share/zsh/site-functions/_rgbd",
+                 "share/fish/vendor_completions.d/rgbd.fish"):
+        assert path in installed, (path, sorted(installed))
+    assert "share/fish/" in installed and "share/man/" not in installed
+    proc = run(clone / "Scripts" / "uninstall.sh", root, cwd=tmp_path)
+    assert tree(root) == before, (sorted(tree(root) - before), sorted(before - tree(root)))
+    assert "rgbd removed from" in proc.stderr
+    again = run(clone / "Scripts" / "uninstall.sh", root, cwd=tmp_path)
+    assert tree(root) == before and "nothing of rgbd was installed" in again.stderr
+    # A prefix install.sh made from nothing is left empty.
+    fresh = tmp_path / "fresh"
+    run(clone / "Scripts" / "install.sh", fresh, cwd=tmp_path)
+    run(clone / "Scripts" / "uninstall.sh", fresh, cwd=tmp_path)
+    assert tree(fresh) == set()
+
+
 # ---------------------------------------------------------------------------- Swift
 
 
