@@ -8,6 +8,7 @@
 #   PREFIX/share/bash-completion/completions/rgbd    shell completions
 #   PREFIX/share/zsh/site-functions/_rgbd
 #   PREFIX/share/fish/vendor_completions.d/rgbd.fish
+#   PREFIX/share/man/man1/rgbd.1                     man rgbd (Scripts/make-manual.sh)
 #   PREFIX/share/rgbd/install-manifest.txt           what this installed, for uninstall.sh
 #
 #   ./Scripts/install.sh [PREFIX]
@@ -70,7 +71,7 @@ echo "== installing rgbd $version into $prefix" >&2
 # uninstall.sh removes them again, and no folder that was there before.
 folders=(bin lib lib/pkgconfig include share share/bash-completion share/bash-completion/completions
          share/zsh share/zsh/site-functions share/fish share/fish/vendor_completions.d
-         share/rgbd)
+         share/man share/man/man1 share/rgbd)
 manifest=share/rgbd/install-manifest.txt
 created=()
 if [ -f "$prefix/$manifest" ]; then
@@ -103,13 +104,14 @@ PC
 "$bin/rgbd" --generate-completion-script bash >"$prefix/share/bash-completion/completions/rgbd"
 "$bin/rgbd" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_rgbd"
 "$bin/rgbd" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/rgbd.fish"
+./Scripts/make-manual.sh "$bin/rgbd" >"$prefix/share/man/man1/rgbd.1"
 
 # The manifest: every file installed, then the folders created (parents first), paths
 # relative to PREFIX; uninstall.sh reads it.
 {
   for file in bin/rgbd "lib/$library" include/rgbd.h lib/pkgconfig/rgbd.pc \
     share/bash-completion/completions/rgbd share/zsh/site-functions/_rgbd \
-    share/fish/vendor_completions.d/rgbd.fish "$manifest"; do
+    share/fish/vendor_completions.d/rgbd.fish share/man/man1/rgbd.1 "$manifest"; do
     echo "file $file"
   done
   for folder in ${created[@]+"${created[@]}"}; do echo "folder $folder"; done
@@ -130,6 +132,7 @@ Installed:
   $prefix/include/rgbd.h
   $prefix/lib/pkgconfig/rgbd.pc
   completions for bash, zsh and fish under $prefix/share/
+  $prefix/share/man/man1/rgbd.1
 Remove them with: ./Scripts/uninstall.sh $prefix
 TXT
 case ":$PATH:" in

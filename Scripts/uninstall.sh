@@ -47,7 +47,7 @@ else
   [ "$(uname -s)" = Darwin ] && library=libRGBDKit.dylib
   files=(bin/rgbd "lib/$library" include/rgbd.h lib/pkgconfig/rgbd.pc
          share/bash-completion/completions/rgbd share/zsh/site-functions/_rgbd
-         share/fish/vendor_completions.d/rgbd.fish)
+         share/fish/vendor_completions.d/rgbd.fish share/man/man1/rgbd.1)
 fi
 
 removed=0

@@ -335,6 +335,9 @@ def test_completions_are_installed(prefix, shell, path):
         run(shell, "-n", prefix / path)
 
 
+SUBCOMMANDS = ("rectify", "cloud", "info", "preview")
+
+
 def tree(root: Path) -> set:
     """Every file and folder under `root`, relative, folders with a trailing slash."""
     return {str(p.relative_to(root)) + ("/" if p.is_dir() else "") for p in root.rglob("*")}
@@ -354,7 +357,7 @@ def test_uninstall_removes_exactly_what_install_put(clone, prefix, tmp_path):
     for _ in range(2):
         run(clone / "Scripts" / "install.sh", root, cwd=tmp_path)
     installed = tree(root) - before
-    for path in ("bin/rgbd", f"lib/{LIBRARY}", "include/rgbd.h", "lib/pkgconfig/rgbd.pc",
+    for path in ("bin/rgbd", f"lib/{LIBRARY}", "include/rgbd.h", "lib/pkgconfig/rgbd.pc", "share/man/man1/rgbd.1",
                  "share/bash-completion/completions/rgbd", "share/zsh/site-functions/_rgbd",
                  "share/fish/vendor_completions.d/rgbd.fish"):
         assert path in installed, (path, sorted(installed))
@@ -369,6 +372,37 @@ def test_uninstall_removes_exactly_what_install_put(clone, prefix, tmp_path):
     run(clone / "Scripts" / "install.sh", fresh, cwd=tmp_path)
     run(clone / "Scripts" / "uninstall.sh", fresh, cwd=tmp_path)
     assert tree(fresh) == set()
+
+
+def test_manual_page_is_installed_and_renders(prefix):
+    """PREFIX/share/man/man1/rgbd.1, made from the commands' help: man finds it through
+    MANPATH, groff renders it without a warning, and it names every subcommand with
+    its options."""
+    page = prefix / "share" / "man" / "man1" / "rgbd.1"
+    assert page.is_file()
+    listed = run(prefix / "bin" / "rgbd", "--help").stdout.split("SUBCOMMANDS:")[1]
+    assert all(re.search(rf"^  {name}\b", listed, re.M) for name in SUBCOMMANDS), listed
+    if shutil.which("groff"):
+        checked = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(page)], capture_output=True, text=True)
+        assert checked.returncode == 0 and not checked.stderr, checked.stderr
+    if shutil.which("man"):
+        env = clean_env(MANPATH=str(prefix / "share" / "man"), MANWIDTH="80", MANPAGER="cat", PAGER="cat")
+        rendered = run("man", "rgbd", env=env)
+        assert not rendered.stderr.strip(), rendered.stderr
+        assert run("man", "-l", page, env=env).stdout == rendered.stdout
+        text = rendered.stdout
+    elif shutil.which("groff"):
+        text = run("groff", "-man", "-Tutf8", page).stdout
+    else:
+        pytest.fail("needs man or groff to render the page", pytrace=False)
+    text = re.sub(r".\x08", "", text)
+    assert "rgbd - Turn raw iPhone depth captures" in text
+    for name in SUBCOMMANDS:
+        assert f"rgbd {name}" in text, name
+        help_text = run(prefix / "bin" / "rgbd", name, "--help").stdout
+        for option in set(re.findall(r"--[a-z][a-z-]+", help_text)):
+            assert option in text, (name, option)
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 # ---------------------------------------------------------------------------- Swift
