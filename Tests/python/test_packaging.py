@@ -200,6 +200,32 @@ def test_wheel_works_outside_the_repository(wheel, clone, tmp_path, reference):
             assert not path.startswith(str(tree) + os.sep), f"the process uses {path}, inside {tree}"
 
 
+def test_wheel_installs_the_rgbd_command(wheel, tmp_path, reference):
+    """`pip install` of the wheel puts an `rgbd` command on the venv's PATH: the binary
+    shipped in the package (self-contained, as install.sh's), which works from anywhere
+    and says what the installed one says."""
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("rgbd/bin/rgbd")
+        entry_points = archive.read(f"rgbd-{VERSION}.dist-info/entry_points.txt").decode()
+    assert info.external_attr >> 16 & 0o111, oct(info.external_attr >> 16)
+    assert re.search(r"^\[console_scripts\]\s*\nrgbd = rgbd\._cli:main$", entry_points, re.M), entry_points
+    python = venv(tmp_path / "venv")
+    run(python, "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path)
+    command = python.parent / "rgbd"
+    site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))").stdout.strip())
+    check_self_contained(site / "rgbd" / "bin" / "rgbd")
+    assert run(command, "--version").stdout.strip() == VERSION
+    capture = sample_copy(tmp_path / "in")
+    run(command, "cloud", capture, "-o", tmp_path / "cloud.ply", "-q", cwd=tmp_path)
+    assert len(PlyData.read(str(tmp_path / "cloud.ply"))["vertex"].data) == reference["points"]
+    # Its exit status and messages are the binary's: a usage error is 64, on stderr.
+    usage = subprocess.run([str(command), "cloud"], capture_output=True, text=True, env=clean_env())
+    assert usage.returncode == 64 and "Usage: rgbd cloud" in usage.stderr, (usage.returncode, usage.stderr)
+    # On PATH as `rgbd`, from any folder.
+    env = clean_env(PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert run("rgbd", "--version", env=env, cwd=tmp_path).stdout.strip() == VERSION
+
+
 def readme_python_snippet() -> str:
     """The Python code block of README.md's "From C and Python" section."""
     text = (REPO / "README.md").read_text()
