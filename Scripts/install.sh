@@ -8,8 +8,13 @@
 #   PREFIX/share/bash-completion/completions/rgbd    shell completions
 #   PREFIX/share/zsh/site-functions/_rgbd
 #   PREFIX/share/fish/vendor_completions.d/rgbd.fish
+#   PREFIX/share/man/man1/rgbd.1                     man rgbd (Scripts/make-manual.sh)
+#   PREFIX/share/rgbd/install-manifest.txt           what this installed, for uninstall.sh
 #
 #   ./Scripts/install.sh [PREFIX]
+#
+# Scripts/uninstall.sh PREFIX removes exactly these files, and the folders this created
+# if they are empty then.
 #
 # Builds with Scripts/build-library.sh (release, Swift runtime linked in statically on
 # Linux, so neither the binary nor the library needs the Swift toolchain at run time).
@@ -61,9 +66,25 @@ library=libRGBDKit.so
 version=$("$bin/rgbd" --version)
 
 echo "== installing rgbd $version into $prefix" >&2
-install -d "$prefix/bin" "$prefix/lib/pkgconfig" "$prefix/include" \
-  "$prefix/share/bash-completion/completions" "$prefix/share/zsh/site-functions" \
-  "$prefix/share/fish/vendor_completions.d"
+# The folders the files go into, each after its parent; those that do not exist yet are
+# created and recorded in the manifest (with those an earlier install recorded), so that
+# uninstall.sh removes them again, and no folder that was there before.
+folders=(bin lib lib/pkgconfig include share share/bash-completion share/bash-completion/completions
+         share/zsh share/zsh/site-functions share/fish share/fish/vendor_completions.d
+         share/man share/man/man1 share/rgbd)
+manifest=share/rgbd/install-manifest.txt
+created=()
+if [ -f "$prefix/$manifest" ]; then
+  while read -r kind path; do
+    [ "$kind" = folder ] && created+=("$path")
+  done <"$prefix/$manifest"
+fi
+for folder in "${folders[@]}"; do
+  if [ ! -d "$prefix/$folder" ]; then
+    created+=("$folder")
+    install -d "$prefix/$folder"
+  fi
+done
 install -m 755 "$bin/rgbd" "$prefix/bin/rgbd"
 install -m 755 "$bin/$library" "$prefix/lib/$library"
 install -m 644 Sources/CRGBD/include/rgbd.h "$prefix/include/rgbd.h"
@@ -83,6 +104,19 @@ PC
 "$bin/rgbd" --generate-completion-script bash >"$prefix/share/bash-completion/completions/rgbd"
 "$bin/rgbd" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_rgbd"
 "$bin/rgbd" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/rgbd.fish"
+./Scripts/make-manual.sh "$bin/rgbd" >"$prefix/share/man/man1/rgbd.1"
+
+# The manifest: every file installed, then the folders created (parents first), paths
+# relative to PREFIX; uninstall.sh reads it.
+{
+  for file in bin/rgbd "lib/$library" include/rgbd.h lib/pkgconfig/rgbd.pc \
+    share/bash-completion/completions/rgbd share/zsh/site-functions/_rgbd \
+    share/fish/vendor_completions.d/rgbd.fish share/man/man1/rgbd.1 "$manifest"; do
+    echo "file $file"
+  done
+  for folder in ${created[@]+"${created[@]}"}; do echo "folder $folder"; done
+} | awk '!seen[$0]++' >"$prefix/$manifest.new"
+mv "$prefix/$manifest.new" "$prefix/$manifest"
 
 # A system-wide library folder: refresh the loader's cache (for programs linked without
 # the pkg-config file's run path).
@@ -98,6 +132,8 @@ Installed:
   $prefix/include/rgbd.h
   $prefix/lib/pkgconfig/rgbd.pc
   completions for bash, zsh and fish under $prefix/share/
+  $prefix/share/man/man1/rgbd.1
+Remove them with: ./Scripts/uninstall.sh $prefix
 TXT
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;

@@ -2,9 +2,11 @@
 
 ``pip install ./python`` and ``pip wheel ./python`` (from a clone of the rgbd repository,
 with the Swift toolchain and the system libraries of ``Scripts/bootstrap.sh``) run the
-repository's ``Scripts/build-library.sh``, which builds ``libRGBDKit.so``
-(``libRGBDKit.dylib`` on macOS) with SwiftPM in ``.build/dist/`` (a second or two when
-that build is up to date), and copy the library into the package. The wheel is tagged
+repository's ``Scripts/build-library.sh --cli``, which builds ``libRGBDKit.so``
+(``libRGBDKit.dylib`` on macOS) and the ``rgbd`` command with SwiftPM in ``.build/dist/``
+(a second or two when that build is up to date), and copy both into the package: the
+binary as ``rgbd/bin/rgbd``, which the ``rgbd`` command the package installs
+(``[project.scripts]``, ``rgbd/_cli.py``) runs. The wheel is tagged
 for this platform (``py3-none-<platform>``): the Python code is pure (ctypes, any Python
 3), the library is native code.
 
@@ -28,7 +30,8 @@ LIBRARY = "libRGBDKit.dylib" if sys.platform == "darwin" else "libRGBDKit.so"
 
 
 def build_library() -> Path:
-    """Runs Scripts/build-library.sh; the path of the library it built."""
+    """Runs Scripts/build-library.sh --cli; the folder holding the library and the rgbd
+    binary it built."""
     if not BUILD_SCRIPT.is_file():
         sys.exit(f"rgbd: {BUILD_SCRIPT} not found. The package is built from python/ inside a "
                  "clone of the rgbd repository (the C library is built with the Swift toolchain): "
@@ -36,26 +39,29 @@ def build_library() -> Path:
     print(f"rgbd: building the C library ({BUILD_SCRIPT})", file=sys.stderr, flush=True)
     # SwiftPM's output goes to stderr (pip shows it with -v or when the build fails);
     # the script prints the product folder on stdout.
-    proc = subprocess.run(["bash", str(BUILD_SCRIPT)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run(["bash", str(BUILD_SCRIPT), "--cli"], stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"rgbd: {BUILD_SCRIPT} failed (exit status {proc.returncode}); its output is above")
     lines = proc.stdout.strip().splitlines()
-    library = Path(lines[-1] if lines else "") / LIBRARY
-    if not library.is_file():
-        sys.exit(f"rgbd: {BUILD_SCRIPT} reported success, but there is no {library}")
-    return library
+    folder = Path(lines[-1] if lines else "")
+    for name in (LIBRARY, "rgbd"):
+        if not (folder / name).is_file():
+            sys.exit(f"rgbd: {BUILD_SCRIPT} reported success, but there is no {folder / name}")
+    return folder
 
 
 class BuildPyWithLibrary(build_py):
-    """build_py, plus the C library built and copied into the package."""
+    """build_py, plus the C library and the rgbd binary built and copied into the package
+    (the binary as rgbd/bin/rgbd, which the ``rgbd`` command, rgbd/_cli.py, runs)."""
 
     def run(self):
         super().run()
-        library = build_library()
+        folder = build_library()
         if not self.editable_mode:
-            target = Path(self.build_lib) / "rgbd" / LIBRARY
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(library, target)
+            package = Path(self.build_lib) / "rgbd"
+            (package / "bin").mkdir(parents=True, exist_ok=True)
+            shutil.copy2(folder / LIBRARY, package / LIBRARY)
+            shutil.copy2(folder / "rgbd", package / "bin" / "rgbd")
 
 
 class DistributionWithLibrary(Distribution):

@@ -28,7 +28,10 @@ struct Info: ParsableCommand {
         1, or a distortion center more than 5 % of the diagonal from the principal point).
 
         A capture rectify would reject fails here with the same one-line error on \
-        stderr; the others are still described, and the exit status is 1.
+        stderr; the others are still described, and the exit status is 1. A photo or \
+        depth map whose aspect ratio no crop or rounding explains is the exception: the \
+        capture is described, with the error under "errors" (rectify, cloud and preview \
+        refuse it), the error is also said on stderr, and the exit status is 1.
 
         --json prints one JSON document on stdout instead: an array with one object per \
         capture in input order, failed inputs included with "status": "failed" and \
@@ -90,6 +93,10 @@ struct Info: ParsableCommand {
                     print((printed > 0 ? "\n" : "") + info.text, terminator: "")
                     printed += 1
                 }
+                // Described, yet refused by rectify, cloud and preview: a failure, said once.
+                if let refusal = info.errors.first { throw Described(error: refusal) }
+            } catch let described as Described {
+                throw described.error
             } catch {
                 entries[item.json] = CaptureInfo.failureJSON(input: item.json, error: error)
                 throw error
@@ -115,4 +122,9 @@ struct Info: ParsableCommand {
         }
         if failures + sceneFailures > 0 { throw ExitCode(1) }
     }
+}
+
+/// An error of a capture `rgbd info` has described (its entry stays the description).
+private struct Described: Error {
+    let error: RGBDError
 }

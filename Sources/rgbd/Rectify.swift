@@ -24,7 +24,8 @@ struct Rectify: ParsableCommand {
             every photo without a NAME.json beside it as such; a photo that holds no depth \
             image is reported ("... holds no depth image") and the batch goes on. Its \
             Portrait Effects Matte, if any, is written rectified as NAME.matte.png (16-bit \
-            gray, aligned with the depth map). docs/portrait.md.
+            gray, aligned with the depth map; with --align-to at the pair's size, like the \
+            depth), its intrinsics in the sidecar under matte. docs/portrait.md.
 
             Depth is read from the JSON (rows, a flat array or base64 float32, with the \
             calibration under any known key set: docs/format.md); a JSON without depth \
@@ -54,7 +55,7 @@ struct Rectify: ParsableCommand {
             files at the photo's size, the depth rectified straight onto the photo's pixel \
             grid with the same edge-aware sampling (nothing invented between a foreground \
             and a background, holes stay holes). The sidecar's top level, color and depth \
-            entries then all give that one grid. Open3D: \
+            (and matte) entries then all give that one grid. Open3D: \
             create_from_color_and_depth(color, depth, depth_scale=1000, depth_trunc=..., \
             convert_rgb_to_intensity=False); its default depth_trunc of 3 m drops \
             everything from 3 m on.

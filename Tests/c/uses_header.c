@@ -248,9 +248,11 @@ int main(int argc, char **argv) {
         if (json != NULL && jpeg != NULL) {
             CHECK(rgbd_capture_load_memory(json, json_size, jpeg, jpeg_size, "sample", &from_memory) == RGBD_OK);
             if (from_memory != NULL) check_capture(from_memory, argc, argv);
+            /* Cut short (here in the depth map), as empty: not valid JSON. */
             CHECK(rgbd_capture_load_memory(json, json_size / 2, jpeg, jpeg_size, "half", &capture) ==
-                  RGBD_ERROR_INVALID_CAPTURE);
+                  RGBD_ERROR_INVALID_JSON);
             CHECK(strstr(rgbd_last_error(), "half") != NULL);
+            CHECK(rgbd_capture_load_memory(json, 0, jpeg, jpeg_size, "empty", &capture) == RGBD_ERROR_INVALID_JSON);
             rgbd_capture_destroy(from_memory);
         }
         free(json);

@@ -200,6 +200,32 @@ def test_wheel_works_outside_the_repository(wheel, clone, tmp_path, reference):
             assert not path.startswith(str(tree) + os.sep), f"the process uses {path}, inside {tree}"
 
 
+def test_wheel_installs_the_rgbd_command(wheel, tmp_path, reference):
+    """`pip install` of the wheel puts an `rgbd` command on the venv's PATH: the binary
+    shipped in the package (self-contained, as install.sh's), which works from anywhere
+    and says what the installed one says."""
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("rgbd/bin/rgbd")
+        entry_points = archive.read(f"rgbd-{VERSION}.dist-info/entry_points.txt").decode()
+    assert info.external_attr >> 16 & 0o111, oct(info.external_attr >> 16)
+    assert re.search(r"^\[console_scripts\]\s*\nrgbd = rgbd\._cli:main$", entry_points, re.M), entry_points
+    python = venv(tmp_path / "venv")
+    run(python, "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path)
+    command = python.parent / "rgbd"
+    site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))").stdout.strip())
+    check_self_contained(site / "rgbd" / "bin" / "rgbd")
+    assert run(command, "--version").stdout.strip() == VERSION
+    capture = sample_copy(tmp_path / "in")
+    run(command, "cloud", capture, "-o", tmp_path / "cloud.ply", "-q", cwd=tmp_path)
+    assert len(PlyData.read(str(tmp_path / "cloud.ply"))["vertex"].data) == reference["points"]
+    # Its exit status and messages are the binary's: a usage error is 64, on stderr.
+    usage = subprocess.run([str(command), "cloud"], capture_output=True, text=True, env=clean_env())
+    assert usage.returncode == 64 and "Usage: rgbd cloud" in usage.stderr, (usage.returncode, usage.stderr)
+    # On PATH as `rgbd`, from any folder.
+    env = clean_env(PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert run("rgbd", "--version", env=env, cwd=tmp_path).stdout.strip() == VERSION
+
+
 def readme_python_snippet() -> str:
     """The Python code block of README.md's "From C and Python" section."""
     text = (REPO / "README.md").read_text()
@@ -333,6 +359,76 @@ def test_completions_are_installed(prefix, shell, path):
         assert subcommand in text, f"{path} does not mention {subcommand}"
     if shutil.which(shell):
         run(shell, "-n", prefix / path)
+
+
+SUBCOMMANDS = ("rectify", "cloud", "info", "preview")
+
+
+def tree(root: Path) -> set:
+    """Every file and folder under `root`, relative, folders with a trailing slash."""
+    return {str(p.relative_to(root)) + ("/" if p.is_dir() else "") for p in root.rglob("*")}
+
+
+def test_uninstall_removes_exactly_what_install_put(clone, prefix, tmp_path):
+    """install.sh into a prefix that already holds other software, then uninstall.sh:
+    the prefix is as it was, file for file and folder for folder (also after two
+    installs), and uninstalling again removes nothing."""
+    root = tmp_path / "usr"
+    for path in ("bin/other-tool", "lib/pkgconfig/zlib.pc", "include/zlib.h", "share/man/man1/other.1",
+                 "share/rgbd-notes/keep.txt"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("not rgbd's\n")
+    (root / "share" / "empty-before").mkdir()
+    before = tree(root)
+    for _ in range(2):
+        run(clone / "Scripts" / "install.sh", root, cwd=tmp_path)
+    installed = tree(root) - before
+    for path in ("bin/rgbd", f"lib/{LIBRARY}", "include/rgbd.h", "lib/pkgconfig/rgbd.pc", "share/man/man1/rgbd.1",
+                 "share/bash-completion/completions/rgbd", "share/zsh/site-functions/_rgbd",
+                 "share/fish/vendor_completions.d/rgbd.fish"):
+        assert path in installed, (path, sorted(installed))
+    assert "share/fish/" in installed and "share/man/" not in installed
+    proc = run(clone / "Scripts" / "uninstall.sh", root, cwd=tmp_path)
+    assert tree(root) == before, (sorted(tree(root) - before), sorted(before - tree(root)))
+    assert "rgbd removed from" in proc.stderr
+    again = run(clone / "Scripts" / "uninstall.sh", root, cwd=tmp_path)
+    assert tree(root) == before and "nothing of rgbd was installed" in again.stderr
+    # A prefix install.sh made from nothing is left empty.
+    fresh = tmp_path / "fresh"
+    run(clone / "Scripts" / "install.sh", fresh, cwd=tmp_path)
+    run(clone / "Scripts" / "uninstall.sh", fresh, cwd=tmp_path)
+    assert tree(fresh) == set()
+
+
+def test_manual_page_is_installed_and_renders(prefix):
+    """PREFIX/share/man/man1/rgbd.1, made from the commands' help: man finds it through
+    MANPATH, groff renders it without a warning, and it names every subcommand with
+    its options."""
+    page = prefix / "share" / "man" / "man1" / "rgbd.1"
+    assert page.is_file()
+    listed = run(prefix / "bin" / "rgbd", "--help").stdout.split("SUBCOMMANDS:")[1]
+    assert all(re.search(rf"^  {name}\b", listed, re.M) for name in SUBCOMMANDS), listed
+    if shutil.which("groff"):
+        checked = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(page)], capture_output=True, text=True)
+        assert checked.returncode == 0 and not checked.stderr, checked.stderr
+    if shutil.which("man"):
+        env = clean_env(MANPATH=str(prefix / "share" / "man"), MANWIDTH="80", MANPAGER="cat", PAGER="cat")
+        rendered = run("man", "rgbd", env=env)
+        assert not rendered.stderr.strip(), rendered.stderr
+        assert run("man", "-l", page, env=env).stdout == rendered.stdout
+        text = rendered.stdout
+    elif shutil.which("groff"):
+        text = run("groff", "-man", "-Tutf8", page).stdout
+    else:
+        pytest.fail("needs man or groff to render the page", pytrace=False)
+    text = re.sub(r".\x08", "", text)
+    assert "rgbd - Turn raw iPhone depth captures" in text
+    for name in SUBCOMMANDS:
+        assert f"rgbd {name}" in text, name
+        help_text = run(prefix / "bin" / "rgbd", name, "--help").stdout
+        for option in set(re.findall(r"--[a-z][a-z-]+", help_text)):
+            assert option in text, (name, option)
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 # ---------------------------------------------------------------------------- Swift

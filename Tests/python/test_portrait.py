@@ -196,6 +196,43 @@ def test_matte_is_written_rectified(files, rectified):
         assert (matte[background] <= 257 * 3).all()
 
 
+@pytest.mark.parametrize("alignment", ["color", "depth"])
+def test_aligned_matte_is_on_the_pairs_grid(files, rectified, rgbd_bin, alignment):
+    """With --align-to, the matte is put on the pixel-aligned pair's grid like the depth
+    map (same size, its edges where the foreground plane is), and the sidecar gives its
+    intrinsics: the pair's. Without, the sidecar gives the matte's own (the depth map's
+    scaled to its size)."""
+    directory, scene = files
+    target = directory / f"out-align-{alignment}"
+    run(rgbd_bin, "rectify", directory / "portrait.heic", "--align-to", alignment, "-o", target)
+    depth = tifffile.imread(target / "portrait.depth.tiff")
+    color = cv2.imread(str(target / "portrait.color.png"))
+    matte = cv2.imread(str(target / "portrait.matte.png"), cv2.IMREAD_UNCHANGED)
+    h, w = (scene.height, scene.width) if alignment == "color" else (scene.depth_height, scene.depth_width)
+    assert depth.shape == (h, w) and color.shape[:2] == (h, w)
+    assert matte.shape == (h, w) and matte.dtype == np.uint16
+    truth = plane_regions(scene, w, h, margin=2)
+    person = truth == portrait_files.PLANES["near"]
+    background = np.isfinite(truth) & ~person
+    background[:3, :] = background[-3:, :] = background[:, :3] = background[:, -3:] = False
+    assert person.sum() > (1000 if alignment == "color" else 100)
+    assert (matte[person] >= 65535 - 257 * 3).all()
+    assert (matte[background] <= 257 * 3).all()
+    # The matte's foreground is the depth's near plane, pixel for pixel.
+    near = np.abs(depth - portrait_files.PLANES["near"]) < 0.01
+    assert (person & near).sum() >= 0.95 * person.sum()
+    sidecar = json.loads((target / "portrait.intrinsics.json").read_text())
+    assert sidecar["matte"] == sidecar["depth"] == sidecar["color"]
+    assert (sidecar["matte"]["width"], sidecar["matte"]["height"]) == (w, h)
+    # Without alignment: the matte's own size and intrinsics, every image's in the sidecar.
+    own = json.loads((rectified["heic"] / "portrait.intrinsics.json").read_text())
+    mh, mw = cv2.imread(str(rectified["heic"] / "portrait.matte.png"), cv2.IMREAD_UNCHANGED).shape
+    assert (own["matte"]["width"], own["matte"]["height"]) == (mw, mh)
+    k, kd = own["matte"]["intrinsic_matrix"], own["depth"]["intrinsic_matrix"]
+    assert k[0] == pytest.approx(kd[0] * mw / own["depth"]["width"], rel=1e-12)
+    assert k[7] == pytest.approx(kd[7] * mh / own["depth"]["height"], rel=1e-12)
+
+
 # -------------------------------------------------------------------- what users are told
 
 def test_info_says_kind_accuracy_source(files, rgbd_bin):

@@ -558,12 +558,32 @@ def write(name, data):
 
 cut_json = write("cut.json", json_bytes[: len(json_bytes) // 2])
 write("cut.jpg", jpeg_bytes)
+empty_json = write("empty.json", b"")
+write("empty.jpg", jpeg_bytes)
+blank_json = write("blank.json", b" \n\t ")
+write("blank.jpg", jpeg_bytes)
+depth_at = json_bytes.index(b'"depth_data"')
+number_at = json_bytes.index(b".", depth_at)
+row_end = json_bytes.index(b"]", depth_at)
+calibration_at = json_bytes.index(b"lens_distortion_lookup_table")
+rows = json.loads(json_bytes)["depth_data"]
+b64 = dict(json.loads(json_bytes), depth_data=__import__("base64").b64encode(
+    np.asarray(rows, np.float32).tobytes()).decode(), depth_width=len(rows[0]), depth_height=len(rows))
+b64_bytes = json.dumps(b64).encode()
+after_depth = json.dumps(dict(depth_data=rows, calibration_data=doc["calibration_data"])).encode()
 rng = np.random.default_rng(4)
 garbled = bytearray(jpeg_bytes)
 garbled[len(garbled) // 3: len(garbled) // 3 + 4000] = rng.bytes(4000)
 cases = {
     "truncated_json_file": lambda: rgbd.load_capture(cut_json),
     "truncated_json": lambda: rgbd.load_capture_bytes(json_bytes[: len(json_bytes) // 2], jpeg_bytes),
+    "empty_json_file": lambda: rgbd.load_capture(empty_json),
+    "blank_json_file": lambda: rgbd.load_capture(blank_json),
+    "json_cut_in_calibration": lambda: rgbd.load_capture_bytes(json_bytes[: calibration_at + 40], jpeg_bytes),
+    "json_cut_in_a_number": lambda: rgbd.load_capture_bytes(json_bytes[: number_at + 1], jpeg_bytes),
+    "json_cut_in_a_row": lambda: rgbd.load_capture_bytes(json_bytes[: row_end + 2], jpeg_bytes),
+    "json_cut_in_base64": lambda: rgbd.load_capture_bytes(b64_bytes[: b64_bytes.index(b"depth_data") + 100], jpeg_bytes),
+    "json_cut_after_depth": lambda: rgbd.load_capture_bytes(after_depth[: len(after_depth) - 30], jpeg_bytes),
     "ragged_depth_rows": lambda: rgbd.load_capture_bytes(variant(ragged), jpeg_bytes),
     "string_in_depth": lambda: rgbd.load_capture_bytes(variant(string_depth), jpeg_bytes),
     "empty_depth": lambda: rgbd.load_capture_bytes(variant(empty_depth), jpeg_bytes),
@@ -609,8 +629,17 @@ print(json.dumps(results))
 '''
 
 _EXPECTED_STATUS = {
-    "truncated_json_file": rgbd.Status.INVALID_CAPTURE,
-    "truncated_json": rgbd.Status.INVALID_CAPTURE,
+    # A JSON cut short is not valid JSON, wherever the cut falls (issue 27: a cut in the
+    # depth map once gave INVALID_CAPTURE, an empty file INVALID_JSON).
+    "truncated_json_file": rgbd.Status.INVALID_JSON,
+    "truncated_json": rgbd.Status.INVALID_JSON,
+    "empty_json_file": rgbd.Status.INVALID_JSON,
+    "blank_json_file": rgbd.Status.INVALID_JSON,
+    "json_cut_in_calibration": rgbd.Status.INVALID_JSON,
+    "json_cut_in_a_number": rgbd.Status.INVALID_JSON,
+    "json_cut_in_a_row": rgbd.Status.INVALID_JSON,
+    "json_cut_in_base64": rgbd.Status.INVALID_JSON,
+    "json_cut_after_depth": rgbd.Status.INVALID_JSON,
     "ragged_depth_rows": rgbd.Status.INVALID_CAPTURE,
     "string_in_depth": rgbd.Status.INVALID_CAPTURE,
     "empty_depth": rgbd.Status.INVALID_CAPTURE,

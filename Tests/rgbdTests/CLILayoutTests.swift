@@ -96,8 +96,8 @@ import RGBDSynth
         }
     }
 
-    /// A depth image beside an input is an input: rectify never writes over it, even
-    /// when the JSON has depth of its own (and the image is not read).
+    /// A depth image beside a JSON without depth is an input: rectify never writes over
+    /// it. (One beside a JSON that holds its depth is not read: SecondHourCLITests.)
     @Test func depthImageBesideIsNeverOverwritten() throws {
         let directory = try CLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import RGBDKit
+import RGBDSynth
 
 /// Issue 27, "the second hour": what a user meets after the first runs.
 @Suite(.serialized) struct SecondHourCLITests {
@@ -246,5 +248,130 @@ import Testing
                 "\(fish.stdout)")
         #expect(fish.stdout.contains(" -ge 1' -F\n"), "\(fish.stdout)")
         #expect(fish.stdout.contains("-rfa '(__rgbd_complete_directories)'"), "\(fish.stdout)")
+    }
+
+    /// A photo or depth map whose aspect ratio no crop or rounding explains is an error
+    /// naming the file and both shapes, with nothing written; crops to camera shapes
+    /// (16:9, square) still work with a warning, and rounding says nothing. `info` still
+    /// describes a refused capture and lists the error.
+    @Test func wrongShapesAreErrors() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func capture(_ stem: String, color: (Int, Int), depth: (Int, Int)) throws -> (json: String, image: String) {
+            let synthetic = SyntheticCapture(colorWidth: color.0, colorHeight: color.1, depthWidth: depth.0, depthHeight: depth.1)
+            return try synthetic.write(to: directory + "/" + stem, stem: stem, jpegQuality: 80, supersampling: 1)
+        }
+        // The issue's shapes, for the 4032×3024 calibration.
+        let wrong: [(String, (Int, Int), (Int, Int), String, isPhoto: Bool)] = [
+            ("flat", (1344, 100), (256, 192), "1344×100", true),
+            ("band", (1344, 1008), (256, 50), "256×50", false),
+            ("tall", (1344, 1008), (128, 192), "128×192", false),
+            ("upright", (1008, 1300), (256, 192), "1008×1300", true),
+        ]
+        for (stem, color, depth, shape, isPhoto) in wrong {
+            let files = try capture(stem, color: color, depth: depth)
+            let named = isPhoto ? files.image : files.json
+            for command in ["rectify", "cloud", "preview"] {
+                let out = directory + "/out-\(stem)-\(command)"
+                let run = try CLI.run([command, files.json, "-o", out])
+                #expect(run.status == 1, "\(stem) \(command): \(run.stderr)")
+                let line = run.stderr.split(separator: "\n").first { $0.contains(shape) }.map(String.init) ?? ""
+                #expect(line.contains(named + ": ") && line.contains("4032×3024"), "\(stem) \(command): \(run.stderr)")
+                #expect(line.contains("neither rounding (1 %) nor a crop"), "\(stem) \(command): \(run.stderr)")
+                #expect(CLI.files(in: out).isEmpty, "\(stem) \(command): \(CLI.files(in: out))")
+            }
+            // info describes it, says the error under "errors", on stderr too, status 1.
+            let info = try CLI.run(["info", files.json])
+            #expect(info.status == 1, "\(stem): \(info.stderr)")
+            #expect(info.stdout.contains("reference") && info.stdout.contains("errors"), "\(stem): \(info.stdout)")
+            #expect(info.stdout.contains("(rectify, cloud and preview refuse it)"), "\(stem): \(info.stdout)")
+            #expect(info.stderr.contains(shape) && info.stderr.contains("4032×3024"), "\(stem): \(info.stderr)")
+            let document = try InfoCLITests.document(try CLI.run(["info", "--json", files.json]))
+            let entry = try #require(document.first)
+            #expect(entry["status"] as? String == "ok")
+            let errors = try #require(entry["errors"] as? [String])
+            #expect(errors.count == 1 && errors[0].contains(shape), "\(errors)")
+        }
+        // Crops and rounding.
+        let fine: [(String, (Int, Int), (Int, Int), Int)] = [
+            ("wide", (1344, 756), (256, 144), 2),    // 16:9 photo and depth map
+            ("square", (1008, 1008), (256, 192), 1), // a square photo
+            ("rounded", (1346, 1008), (257, 192), 0), // whole pixels, 0.15 % and 0.4 %
+        ]
+        for (stem, color, depth, warnings) in fine {
+            let files = try capture(stem, color: color, depth: depth)
+            let run = try CLI.run(["rectify", files.json, "-o", directory + "/out-" + stem])
+            #expect(run.status == 0, "\(stem): \(run.stderr)")
+            #expect(Self.occurrences(of: "as a crop would", in: run.stderr) == warnings, "\(stem): \(run.stderr)")
+            #expect(CLI.files(in: directory + "/out-" + stem).count == 4)
+            let info = try CLI.run(["info", files.json])
+            #expect(info.status == 0 && !info.stdout.contains("errors"), "\(stem): \(info.stdout)")
+        }
+    }
+
+    /// Writing into the input folder works again and again: rgbd's own outputs of an
+    /// earlier run are not inputs of the capture (its JSON holds its depth), for a single
+    /// capture and a batch, and for every command; a depth image the capture does read
+    /// is still never written over.
+    @Test func rerunningIntoTheInputFolderWorks() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let sample = directory + "/sample"
+        let capture = try CLI.writeCapture(in: sample, stem: "shot")
+        let inputs = CLI.files(in: sample)
+        let json = try Data(contentsOf: URL(fileURLWithPath: capture.json))
+        let image = try Data(contentsOf: URL(fileURLWithPath: capture.image))
+        for round in 1...2 {
+            let run = try CLI.run(["rectify", capture.json, "-o", sample])
+            #expect(run.status == 0, "round \(round): \(run.stderr)")
+            #expect(!run.stderr.contains("warning"), "round \(round): \(run.stderr)")
+        }
+        let outputs = ["shot.color.png", "shot.depth.png", "shot.depth.tiff", "shot.intrinsics.json"]
+        #expect(CLI.files(in: sample) == (inputs + outputs).sorted())
+        for command in ["cloud", "preview"] {
+            for round in 1...2 {
+                let run = try CLI.run([command, capture.json, "-o", sample, "-q"])
+                #expect(run.status == 0, "\(command) round \(round): \(run.stderr)")
+            }
+        }
+        // A batch of the folder into itself, twice: outputs are not captures either.
+        _ = try CLI.writeCapture(in: sample, stem: "other")
+        for round in 1...2 {
+            let run = try CLI.run(["rectify", sample, "-o", sample])
+            #expect(run.status == 0, "batch round \(round): \(run.stderr)")
+            #expect(!run.stderr.contains("warning") && !run.stderr.contains("skipped"), "batch round \(round): \(run.stderr)")
+            #expect(run.stderr.contains("2 of 2 captures done"), "batch round \(round): \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: capture.json)) == json)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: capture.image)) == image)
+        // The outputs of the second run are the first run's (nothing read from them).
+        let again = try CLI.run(["rectify", capture.json, "-o", directory + "/fresh", "-q"])
+        #expect(again.status == 0, "\(again.stderr)")
+        for name in outputs where name != "shot.intrinsics.json" {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: sample + "/" + name))
+                    == Data(contentsOf: URL(fileURLWithPath: directory + "/fresh/" + name)), "\(name)")
+        }
+        // A Portrait photo into its own folder, twice (its depth is in the photo).
+        let portraits = directory + "/portraits"
+        try FileManager.default.createDirectory(atPath: portraits, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Path.join(PortraitCLITests.fixtures, "portrait.heic"),
+                                         toPath: portraits + "/portrait.heic")
+        for round in 1...2 {
+            let run = try CLI.run(["rectify", portraits + "/portrait.heic", "-o", portraits, "-q"])
+            #expect(run.status == 0, "portrait round \(round): \(run.stderr)")
+        }
+        #expect(CLI.files(in: portraits).count == 6, "\(CLI.files(in: portraits))")
+        // A JSON naming its depth image reads it: that one is still never written over.
+        let named = directory + "/named"
+        try FileManager.default.createDirectory(atPath: named, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: capture.image, toPath: named + "/shot.jpg")
+        try FileManager.default.copyItem(atPath: sample + "/shot.depth.tiff", toPath: named + "/shot.depth.tiff")
+        var object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        object["depth_data"] = nil
+        object["depth_file"] = "shot.depth.tiff"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: named + "/shot.json"))
+        let refused = try CLI.run(["rectify", named + "/shot.json", "-o", named])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("would overwrite the input \(named)/shot.depth.tiff"), "\(refused.stderr)")
     }
 }

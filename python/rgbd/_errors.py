@@ -15,8 +15,8 @@ class Status(enum.IntEnum):
 
     OK = _lib.RGBD_OK
     IO = _lib.RGBD_ERROR_IO  #: a file could not be read or written
-    INVALID_JSON = _lib.RGBD_ERROR_INVALID_JSON  #: the JSON is not valid JSON
-    INVALID_CAPTURE = _lib.RGBD_ERROR_INVALID_CAPTURE  #: a key is missing or holds the wrong value
+    INVALID_JSON = _lib.RGBD_ERROR_INVALID_JSON  #: the JSON is not valid JSON (empty, cut short, syntax)
+    INVALID_CAPTURE = _lib.RGBD_ERROR_INVALID_CAPTURE  #: valid JSON; a key is missing or holds the wrong value
     INVALID_IMAGE = _lib.RGBD_ERROR_INVALID_IMAGE  #: an image cannot be decoded or has the wrong size
     INVALID_ARGUMENT = _lib.RGBD_ERROR_INVALID_ARGUMENT  #: NULL pointer, buffer too small, bad option
     INVALID_SCENE = _lib.RGBD_ERROR_INVALID_SCENE  #: a scan's table, frame, pose or archive is malformed

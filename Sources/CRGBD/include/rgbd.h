@@ -32,11 +32,26 @@
 extern "C" {
 #endif
 
-/* Status codes. */
+/* Status codes. Each failure has one, whichever way the input came (a file or bytes):
+ *  RGBD_ERROR_IO               a file is missing, cannot be read (a directory, a FIFO,
+ *                              more than 512 MiB) or written; no photo beside the JSON.
+ *  RGBD_ERROR_INVALID_JSON     the capture JSON is not JSON: empty or blank, cut short
+ *                              anywhere (in the calibration, in the middle of the depth
+ *                              map or of a number), a syntax error, or another kind of
+ *                              file (a photo given as the JSON).
+ *  RGBD_ERROR_INVALID_CAPTURE  valid JSON, but not a capture rgbd can use: a key missing,
+ *                              a value of the wrong type or out of range (ragged depth
+ *                              rows, a string in the depth map, an implausible focal
+ *                              length), a key given twice, transposed reference sizes.
+ *  RGBD_ERROR_INVALID_IMAGE    the photo or a depth image cannot be decoded, or its size
+ *                              contradicts the calibration (rotated pixels, an aspect ratio
+ *                              no crop or rounding explains).
+ *  RGBD_ERROR_INVALID_ARGUMENT an argument of the call is wrong: NULL where a pointer is
+ *                              needed, a buffer too small, an option out of range. */
 #define RGBD_OK 0
 #define RGBD_ERROR_IO 1               /* a file could not be read or written */
-#define RGBD_ERROR_INVALID_JSON 2     /* the JSON is not valid JSON */
-#define RGBD_ERROR_INVALID_CAPTURE 3  /* a key is missing or holds the wrong value */
+#define RGBD_ERROR_INVALID_JSON 2     /* the JSON is not valid JSON (empty, cut short, syntax) */
+#define RGBD_ERROR_INVALID_CAPTURE 3  /* valid JSON; a key is missing or holds the wrong value */
 #define RGBD_ERROR_INVALID_IMAGE 4    /* an image cannot be decoded or has the wrong size */
 #define RGBD_ERROR_INVALID_ARGUMENT 5 /* NULL where a pointer is needed, buffer too small, ... */
 #define RGBD_ERROR_INVALID_SCENE 6    /* a scan's table, frame, pose or archive is malformed */

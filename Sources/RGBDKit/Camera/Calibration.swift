@@ -54,6 +54,41 @@ public struct Calibration: Equatable, Sendable {
         let image = Double(width) / Double(height)
         return abs(image / reference - 1)
     }
+
+    /// How an image's shape agrees with the reference dimensions (docs/format.md, "Sizes").
+    public enum AspectAgreement: Equatable, Sendable {
+        /// The same aspect ratio, within `aspectRoundingTolerance` (whole-pixel sizes,
+        /// such as a 3088×2320 photo of a 3088×2316 reference).
+        case same
+        /// A different aspect ratio that a crop of the frame to a camera's shape explains:
+        /// square to `widestCropAspect`, in the reference's orientation (a 16:9 or a square
+        /// photo of a 4:3 reference). Accepted with a warning; the calibration is scaled
+        /// per axis.
+        case crop
+        /// A shape no crop or rounding explains (an image of the opposite orientation, or
+        /// more elongated than 16:9): not an image of this calibration.
+        case wrong
+    }
+
+    /// How far an image's aspect ratio may be from the reference's (or from the shapes of
+    /// `AspectAgreement.crop`) and still count as the same: 1 %.
+    public static let aspectRoundingTolerance = 0.01
+
+    /// The most elongated crop cameras write, long side over short side: 16:9.
+    public static let widestCropAspect = 16.0 / 9.0
+
+    /// How a `width × height` image's shape agrees with the reference dimensions.
+    public func aspectAgreement(width: Int, height: Int) -> AspectAgreement {
+        let tolerance = Self.aspectRoundingTolerance
+        if aspectMismatch(width: width, height: height) <= tolerance { return .same }
+        let (W, H) = referenceSize
+        let elongation = Double(max(width, height)) / Double(min(width, height))
+        let referenceElongation = Double(max(W, H)) / Double(min(W, H))
+        // A nearly square image or reference fits either orientation.
+        let keepsOrientation = elongation <= 1 + tolerance || referenceElongation <= 1 + tolerance
+            || (width > height) == (W > H)
+        return keepsOrientation && elongation <= Self.widestCropAspect * (1 + tolerance) ? .crop : .wrong
+    }
 }
 
 /// A calibration scaled to one image: the pinhole intrinsics of the rectified image and

@@ -100,7 +100,10 @@ public struct Capture: Sendable {
 
     /// Checks the sizes of the color image (`width × height`, from `image`) and of the
     /// depth map (from `json`, or the depth image `depthFile`) against the calibration;
-    /// returns the warnings.
+    /// returns the warnings (an aspect ratio a crop explains). An aspect ratio no crop or
+    /// rounding explains (`Calibration.aspectAgreement`) is an error naming the file and
+    /// both shapes: thrown, or with `collectingShapeErrors` (`rgbd info`, which shows such
+    /// a capture) returned.
     ///
     /// An image whose size is the reference size transposed, or a principal point that
     /// lies as if the frame were transposed, is an orientation mismatch. Which input is
@@ -109,7 +112,8 @@ public struct Capture: Sendable {
     /// is the calibration's.
     static func checkSizes(image: String, width: Int, height: Int, json: String, depth: DepthMap,
                            calibration: Calibration, keys: CalibrationKeys = CalibrationKeys(),
-                           depthFile: String? = nil) throws -> [String] {
+                           depthFile: String? = nil, collectingShapeErrors: Bool = false)
+        throws -> (warnings: [String], shapeErrors: [RGBDError]) {
         let (W, H) = calibration.referenceSize
         let pointAgrees = calibration.principalPointAgreesWithReference
         let k = calibration.intrinsics
@@ -128,13 +132,30 @@ public struct Capture: Sendable {
                             "the principal point \(point) lies as in a \(H)×\(W) frame, but the reference dimensions and the images are \(orientation(W, H)) (\(W)×\(H)): the intrinsic matrix is of a rotated frame")
         }
         var warnings: [String] = []
+        var shapeErrors: [RGBDError] = []
         for (w, h, what, file) in images {
-            let mismatch = calibration.aspectMismatch(width: w, height: h)
-            if mismatch > 0.01 {
-                warnings.append("\(file): the \(what) is \(w)×\(h), whose aspect ratio differs from the reference \(W)×\(H) by \(Int((mismatch * 100).rounded())) %; calibration is scaled per axis")
+            let percent = Int((calibration.aspectMismatch(width: w, height: h) * 100).rounded())
+            switch calibration.aspectAgreement(width: w, height: h) {
+            case .same:
+                break
+            case .crop:
+                warnings.append("\(file): the \(what) is \(w)×\(h), whose aspect ratio differs from the reference \(W)×\(H) by \(percent) % (as a crop would); calibration is scaled per axis")
+            case .wrong:
+                let error = aspectError(file: file, what: what, width: w, height: h, W: W, H: H, percent: percent)
+                guard collectingShapeErrors else { throw error }
+                shapeErrors.append(error)
             }
         }
-        return warnings
+        return (warnings, shapeErrors)
+    }
+
+    /// The error for an image whose shape no crop or rounding explains
+    /// (`Calibration.AspectAgreement.wrong`): one line naming the file and both shapes.
+    static func aspectError(file: String, what: String, width w: Int, height h: Int, W: Int, H: Int,
+                            percent: Int) -> RGBDError {
+        let widest = "16:9"
+        return RGBDError(.invalidImage, file: file,
+                         "the \(what) is \(w)×\(h) (\(orientation(w, h)), aspect \(DecimalText.fixed(Double(w) / Double(h), 3))), but the calibration's reference is \(W)×\(H) (\(orientation(W, H)), aspect \(DecimalText.fixed(Double(W) / Double(H), 3))): a difference of \(percent) % that neither rounding (1 %) nor a crop (square to \(widest), in the reference's orientation) explains; it is not the \(what) this calibration describes")
     }
 
     /// Whether a `width × height` image has the aspect of `H × W` and not of `W × H`.

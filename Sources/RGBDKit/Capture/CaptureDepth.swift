@@ -294,4 +294,40 @@ extension Capture {
     public static func depthImagePath(besideJSON json: String) -> String? {
         CaptureDepth.besidePath(json: json)
     }
+
+    /// The depth image capture `json` reads, decided from the JSON's top-level keys
+    /// without parsing its depth map: none when the JSON holds a depth map (a
+    /// `NAME.depth.tiff` beside it is then not an input, but maybe rgbd's own output of
+    /// an earlier run), the one a depth-file key (`depth_file`, ...) names, else the one
+    /// beside it (`depthImagePath(besideJSON:)`). A Portrait photo (a photo by content or
+    /// name) holds its depth image and reads none. A JSON that cannot be read or scanned
+    /// is taken to read the one beside it, if any.
+    package static func depthImageRead(byJSON json: String) -> String? {
+        if FileFormat(path: json)?.isPhoto ?? FileFormat.isNamedLikePhoto(json) { return nil }
+        guard let bytes = try? FileSystem.readFile(json) else { return depthImagePath(besideJSON: json) }
+        var holdsDepth = false
+        var namesFile = false
+        let scanned: Bool = bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return false }
+            let scanner = JSONTopLevelScanner(base: base, end: buffer.count)
+            return (try? scanner.walk { member in
+                if CaptureSchema.allDepthKeys.contains(member.key) { holdsDepth = true }
+                if CaptureSchema.allDepthFileKeys.contains(member.key) { namesFile = true }
+                return nil
+            }) ?? false
+        }
+        guard scanned else { return depthImagePath(besideJSON: json) }
+        if holdsDepth { return nil }
+        if namesFile {
+            // A JSON that names its depth image holds no depth map: small, parsed whole.
+            let name: String? = bytes.withUnsafeBufferPointer { buffer in
+                guard case .success(let document) = JSONDocument.parse(buffer) else { return nil }
+                return CaptureSchema.allDepthFileKeys.sorted().lazy.compactMap { document.rootNode.member($0)?.string }.first
+            }
+            if let name, !name.isEmpty {
+                return name.hasPrefix("/") ? name : Path.join(Path.directory(of: json), name)
+            }
+        }
+        return depthImagePath(besideJSON: json)
+    }
 }

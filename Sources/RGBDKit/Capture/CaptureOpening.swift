@@ -44,6 +44,9 @@ package struct CaptureOpening: Sendable {
         package var contents: CaptureReader.Contents
         /// What reading found worth telling (aspect mismatches, discarded depth markers).
         package var warnings: [String]
+        /// With `collectingShapeErrors`, the images whose shape the calibration refuses
+        /// (`Capture.checkSizes`): what rectifying would fail with.
+        package var shapeErrors: [RGBDError] = []
     }
 
     /// Whether the capture is a Portrait photo (the photo holds its own depth).
@@ -150,8 +153,10 @@ package struct CaptureOpening: Sendable {
 
     /// Reads the calibration and depth map and checks the photo's and the depth map's
     /// sizes against the calibration (`Capture.checkSizes`); `reading` sanitizes the depth.
+    /// With `collectingShapeErrors`, an image whose aspect ratio no crop or rounding
+    /// explains is returned in `shapeErrors` instead of thrown (for `rgbd info`).
     package func readDepthSide(reading: CaptureReadingOptions = CaptureReadingOptions(),
-                               timings: StageTimings? = nil) throws -> DepthSide {
+                               timings: StageTimings? = nil, collectingShapeErrors: Bool = false) throws -> DepthSide {
         let contents = try timings.measure("parse") {
             switch source {
             case .jsonFile: try CaptureReader.read(path: jsonPath, options: reading)
@@ -160,11 +165,12 @@ package struct CaptureOpening: Sendable {
             }
         }
         if let headerError { throw headerError }
-        var warnings = try Capture.checkSizes(image: imagePath, width: width, height: height, json: jsonPath,
-                                              depth: contents.depth, calibration: contents.calibration,
-                                              keys: contents.keys, depthFile: contents.depthSource.path)
+        var (warnings, shapeErrors) = try Capture.checkSizes(
+            image: imagePath, width: width, height: height, json: jsonPath, depth: contents.depth,
+            calibration: contents.calibration, keys: contents.keys, depthFile: contents.depthSource.path,
+            collectingShapeErrors: collectingShapeErrors)
         if let warning = contents.discardWarning(json: jsonPath) { warnings.append(warning) }
-        return DepthSide(contents: contents, warnings: warnings)
+        return DepthSide(contents: contents, warnings: warnings, shapeErrors: shapeErrors)
     }
 
     /// A Portrait photo's depth side; a photo without a depth image that has a capture JSON

@@ -76,7 +76,14 @@ package enum CaptureReader {
                     depthSpan = member.valueStart..<end
                     return end
                 } catch let error as DepthArrayParser.Failure {
-                    throw RGBDError(.invalidCapture, file: file, location: "line \(line(of: error.offset, base: base, count: count))", error.message)
+                    let location = "line \(line(of: error.offset, base: base, count: count))"
+                    // A file cut short in its depth map (the data ends, or no ']' follows to
+                    // close the array) is not valid JSON, as one cut anywhere else is.
+                    let rest = UnsafeBufferPointer(start: base + min(error.offset, count), count: count - min(error.offset, count))
+                    if error.cutShort || !rest.contains(0x5D) {
+                        throw RGBDError(.invalidJSON, file: file, location: location, "invalid JSON, cut short: \(error.message)")
+                    }
+                    throw RGBDError(.invalidCapture, file: file, location: location, error.message)
                 }
             }
         } catch let error as JSONTopLevelScanner.KeyError {

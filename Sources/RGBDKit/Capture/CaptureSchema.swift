@@ -129,4 +129,7 @@ package struct CaptureSchema: Sendable {
 
     /// Every top-level key any schema reads the depth map from.
     static let allDepthKeys: Set<String> = Set(all.flatMap(\.depth))
+
+    /// Every top-level key any schema reads the name of a depth image from.
+    static let allDepthFileKeys: Set<String> = Set(all.flatMap(\.depthFile))
 }

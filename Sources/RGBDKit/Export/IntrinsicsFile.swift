@@ -3,14 +3,18 @@
 ///
 /// The top level holds the depth map's intrinsics (`width`, `height`,
 /// `intrinsic_matrix` as 9 numbers column-major), so Open3D reads the camera of the
-/// depth PNG directly; `color` and `depth` hold both in the same layout. For a
+/// depth PNG directly; `color` and `depth` hold both in the same layout (and `matte`,
+/// a Portrait photo's matte file's, when one is written). For a
 /// pixel-aligned pair (`rgbd rectify --align-to`) the two are equal, and the note says
 /// so.
 package enum IntrinsicsFile {
     /// The file's text.
     /// `depthAccuracy` (a Portrait photo's `Accuracy`) is written as `depth_accuracy`, with
     /// a note when it is `relative` (the depth's scale is not guaranteed).
-    package static func json(color: Intrinsics, depth: Intrinsics, source: String, depthAccuracy: String? = nil) -> String {
+    /// `matte` (the intrinsics of `NAME.matte.png`, when one is written) is written under
+    /// `matte` in the same layout.
+    package static func json(color: Intrinsics, depth: Intrinsics, matte: Intrinsics? = nil, source: String,
+                             depthAccuracy: String? = nil) -> String {
         let pairing = color == depth
             ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
             : "color and depth have different sizes: each file's intrinsics are under its key"
@@ -23,6 +27,7 @@ package enum IntrinsicsFile {
             M("depth_scale", .number(1000)),
             M("depth", .object(camera(depth))),
             M("color", .object(camera(color))),
+        ] + (matte.map { [M("matte", .object(camera($0)))] } ?? []) + [
             M("note", .string("rectified pinhole intrinsics; top level = depth map (Open3D read_pinhole_camera_intrinsic); \(pairing); intrinsic_matrix is column-major [fx, 0, 0, 0, fy, 0, cx, cy, 1]; depth PNG is millimeters (depth_scale 1000), depth TIFF is meters")),
             M("source", .string(source)),
         ]

@@ -37,10 +37,12 @@ extension RectifiedCapture {
     }
 
     /// Encodes and stages the depth PNG, the depth TIFF and the intrinsics sidecar
-    /// (`paths[1...3]` of `outputPaths`).
+    /// (`paths[1...3]` of `outputPaths`); `matteIntrinsics` are those of a matte file
+    /// written beside them, if one is.
     static func stageDepthOutputs(depth: DepthMap, colorIntrinsics: Intrinsics, depthIntrinsics: Intrinsics,
-                                  source: String, metadata: CaptureMetadata = CaptureMetadata(), paths: [String], files: StagedFiles, pngEffort: PNGCodec.Effort,
-                                  timings: StageTimings?) throws {
+                                  matteIntrinsics: Intrinsics? = nil, source: String,
+                                  metadata: CaptureMetadata = CaptureMetadata(), paths: [String], files: StagedFiles,
+                                  pngEffort: PNGCodec.Effort, timings: StageTimings?) throws {
         let millimeters = DepthEncoding.millimeters(depth)
         let depthPNG = try timings.measure("encode depth png") {
             try PNGCodec.encodeGray16(width: depth.width, height: depth.height, samples: millimeters, effort: pngEffort)
@@ -50,26 +52,58 @@ extension RectifiedCapture {
             try files.stage(paths[2]) { fd, temporary in try TIFFCodec.writeFloat(depth, fd: fd, path: temporary) }
         }
         try timings.measure("write intrinsics") {
-            let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, source: source,
-                                           depthAccuracy: metadata.portrait?.accuracy)
+            let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, matte: matteIntrinsics,
+                                           source: source, depthAccuracy: metadata.portrait?.accuracy)
             try files.stage(paths[3], bytes: Array(text.utf8))
         }
     }
 
-    /// A Portrait Effects Matte rectified with the calibration scaled to its size (it is
-    /// aligned with the depth map), as a 16-bit grayscale PNG (0 to 65535 = 0 to 1).
+    /// The intrinsics of the matte file `mattePNG` writes for a matte of `width × height`,
+    /// given those of the depth output (`depth`): with `alignment`, the same (the matte is
+    /// on the pixel-aligned pair's grid); without, scaled to the matte's size (the matte
+    /// is aligned with the depth map).
+    static func matteIntrinsics(width: Int, height: Int, depth: Intrinsics, alignment: PixelAlignment?) -> Intrinsics {
+        alignment == nil ? depth.scaled(toWidth: width, height: height) : depth
+    }
+
+    /// A Portrait Effects Matte rectified, as a 16-bit grayscale PNG (0 to 65535 = 0 to 1).
+    /// It is aligned with the depth map: rectified with the depth map's calibration
+    /// (`calibration`) scaled to its size. Without `alignment` it keeps its own size; with
+    /// one it is put on the pixel-aligned pair's grid (`grid`), as the depth map is: with
+    /// `.color`, rectified straight onto the photo's grid in one bilinear resampling
+    /// (the pair's depth's mapping); with `.depth`, rectified at its size and averaged
+    /// over each depth pixel's footprint (as the pair's color is).
     static func mattePNG(_ matte: ImageBuffer<UInt8>, calibration: ImageCalibration, rectifier: Rectifier,
+                         alignment: PixelAlignment? = nil, grid: (width: Int, height: Int)? = nil,
                          effort: PNGCodec.Effort) throws -> [UInt8] {
-        let scaled = LensDistortion(center: SIMD2(calibration.distortion.center.x * Double(matte.width) / Double(calibration.distortion.width),
-                                                  calibration.distortion.center.y * Double(matte.height) / Double(calibration.distortion.height)),
-                                    table: calibration.distortion.table, width: matte.width, height: matte.height)
-        var rectified = [UInt8](repeating: 0, count: matte.samples.count)
-        matte.samples.withUnsafeBufferPointer { source in
-            rectified.withUnsafeMutableBufferPointer { destination in
-                rectifier.rectify(source, channels: 1, distortion: scaled, into: destination)
-            }
+        let rectified = rectifiedMatte(matte, calibration: calibration, rectifier: rectifier, alignment: alignment,
+                                       grid: grid ?? (matte.width, matte.height))
+        return try PNGCodec.encodeGray16(width: rectified.width, height: rectified.height,
+                                         samples: rectified.samples.map { UInt16($0) * 257 }, effort: effort)
+    }
+
+    /// The rectified matte of `mattePNG`, 8-bit.
+    static func rectifiedMatte(_ matte: ImageBuffer<UInt8>, calibration: ImageCalibration, rectifier: Rectifier,
+                               alignment: PixelAlignment?, grid: (width: Int, height: Int)) -> ImageBuffer<UInt8> {
+        let lens = LensDistortion(center: SIMD2(calibration.distortion.center.x * Double(matte.width) / Double(calibration.distortion.width),
+                                                calibration.distortion.center.y * Double(matte.height) / Double(calibration.distortion.height)),
+                                  table: calibration.distortion.table, width: matte.width, height: matte.height)
+        switch alignment {
+        case nil:
+            return rectifier.rectify(matte, distortion: lens)
+        case .depth?:
+            return rectifier.rectify(matte, distortion: lens).areaAverage(toWidth: grid.width, height: grid.height,
+                                                                         scheduler: rectifier.scheduler)
+        case .color?:
+            // The depth resampling onto a grid, every neighbor blended (no edge to keep
+            // in a matte: plain bilinear), on values 1…256 so that none is a hole.
+            var blending = rectifier
+            blending.maxRelativeDepthStep = .greatestFiniteMagnitude
+            let values = DepthMap(width: matte.width, height: matte.height, channels: 1,
+                                  samples: matte.samples.map { Float($0) + 1 })
+            let resampled = blending.rectify(values, distortion: lens, toWidth: grid.width, height: grid.height)
+            return ImageBuffer(width: grid.width, height: grid.height, channels: 1,
+                               samples: resampled.samples.map { $0.isFinite ? UInt8(clamping: Int(($0 - 1).rounded())) : 0 })
         }
-        return try PNGCodec.encodeGray16(width: matte.width, height: matte.height,
-                                         samples: rectified.map { UInt16($0) * 257 }, effort: effort)
     }
 }

@@ -71,6 +71,10 @@ extension CaptureInfo {
         } else {
             for (i, warning) in info.warnings.enumerated() { row(i == 0 ? "warnings" : "", warning) }
         }
+        // Only when there are some: what rectify, cloud and preview refuse the capture for.
+        for (i, error) in info.errors.enumerated() {
+            row(i == 0 ? "errors" : "", "\(error) (rectify, cloud and preview refuse it)")
+        }
 
         let width = (rows.map(\.0.count).max() ?? 0) + 2
         var out = info.json + "\n"

@@ -199,6 +199,10 @@ public struct CaptureInfo: Sendable {
     public var portrait: PortraitDepth? = nil
     /// For a Portrait photo: the size of its Portrait Effects Matte, if it has one.
     public var matteSize: (width: Int, height: Int)? = nil
+    /// What `rectify`, `cloud` and `preview` refuse this capture for though it can be
+    /// described: an image whose aspect ratio no crop or rounding explains
+    /// (`Calibration.aspectAgreement`). Empty if none.
+    public var errors: [RGBDError] = []
 
     /// The largest corner displacement, pixels of the photo.
     public var maxCornerDisplacement: Double { corners.map(\.pixels).max() ?? 0 }
@@ -209,7 +213,8 @@ public struct CaptureInfo: Sendable {
     /// Reads capture `json` and the header of its photo (`image`, default the photo beside
     /// the JSON as `Capture.imagePath(besideJSON:)` finds it), with the checks rectifying
     /// makes: what would fail to rectify fails here with the same error (a JPEG's stream
-    /// is decoded at 1/8 scale for that; a HEIC's HEVC stream is not decoded).
+    /// is decoded at 1/8 scale for that; a HEIC's HEVC stream is not decoded), except an
+    /// image of the wrong shape, which is described and listed in `errors`.
     ///
     /// A Portrait photo given as `json` with no `image` is described from its depth
     /// image and depth metadata (`PortraitReader`); its depth image is decoded.
@@ -217,7 +222,7 @@ public struct CaptureInfo: Sendable {
         let opening = try CaptureOpening(json: json, image: image)
         // The photo checked as decoding it would (on the other processor while the depth
         // side is read), so that info refuses what rectifying refuses.
-        let (side, _) = try opening.run(depthSide: { try opening.readDepthSide() },
+        let (side, _) = try opening.run(depthSide: { try opening.readDepthSide(collectingShapeErrors: true) },
                                         colorSide: { try PhotoDecoder.validate(opening.photo, file: opening.imagePath) })
         let contents = side.contents
         var warnings = side.warnings
@@ -249,6 +254,7 @@ public struct CaptureInfo: Sendable {
             depthStatistics: statistics, warnings: warnings)
         info.portrait = contents.metadata.portrait
         info.matteSize = contents.metadata.matte.map { ($0.width, $0.height) }
+        info.errors = side.shapeErrors
         return info
     }
 

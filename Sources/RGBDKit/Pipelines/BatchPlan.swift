@@ -67,9 +67,11 @@ package struct BatchPlan {
     package func conflicts(outputs: (CaptureDiscovery.Item) -> [String]) -> [String] {
         var inputs: [String: String] = [:]
         for item in items {
-            // A depth image beside the JSON may be an input (read when the JSON holds no
-            // depth), and is named like rectify's depth output: never written over.
-            let depthImage = Capture.depthImagePath(besideJSON: item.json).map { [$0] } ?? []
+            // The depth image the JSON reads (one it names, or the one beside it when it
+            // holds no depth map) is an input, named like rectify's depth output: never
+            // written over. One beside a JSON that holds its depth map is not read (it
+            // may be this capture's own output of an earlier run): re-running writes it.
+            let depthImage = Capture.depthImageRead(byJSON: item.json).map { [$0] } ?? []
             for path in [item.json] + (item.image.map { [$0] } ?? []) + depthImage {
                 if let key = FileSystem.canonicalPath(path) { inputs[Self.fileKey(key)] = path }
             }

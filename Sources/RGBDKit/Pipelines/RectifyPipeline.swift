@@ -184,9 +184,10 @@ public enum RectifyPipeline {
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side
-    /// files staged while the photo decodes, all committed together. With `alignment`,
-    /// color and depth files are a pixel-aligned pair at one size (see `PixelAlignment`)
-    /// and the sidecar's intrinsics are that grid's. Returns the paths written with the
+    /// files staged while the photo decodes, all committed together, and a Portrait
+    /// photo's matte (`NAME.matte.png`, its intrinsics in the sidecar under `matte`). With
+    /// `alignment`, color, depth and matte files are a pixel-aligned trio at one size (see
+    /// `PixelAlignment`) and the sidecar's intrinsics are that grid's. Returns the paths written with the
     /// warnings and metadata.
     ///
     /// `directory` (and its parents) is created only once the capture has been read and
@@ -206,9 +207,14 @@ public enum RectifyPipeline {
             opening, rectifier: rectifier, alignment: alignment, reading: reading,
             timings: timings) { depth, colorIntrinsics, depthIntrinsics, metadata in
             try files.createDirectory(directory)
+            let matteIntrinsics = metadata.matte.map {
+                RectifiedCapture.matteIntrinsics(width: $0.width, height: $0.height, depth: depthIntrinsics,
+                                                 alignment: alignment)
+            }
             try RectifiedCapture.stageDepthOutputs(
-                depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics, source: json,
-                metadata: metadata, paths: paths, files: files, pngEffort: pngEffort, timings: timings)
+                depth: depth, colorIntrinsics: colorIntrinsics, depthIntrinsics: depthIntrinsics,
+                matteIntrinsics: matteIntrinsics, source: json, metadata: metadata, paths: paths, files: files,
+                pngEffort: pngEffort, timings: timings)
         }
         let capture = result.output
         var written = paths
@@ -216,6 +222,7 @@ public enum RectifyPipeline {
             let path = Path.join(directory, "\(Path.stem(json)).matte.png")
             let png = try timings.measure("matte") {
                 try RectifiedCapture.mattePNG(matte, calibration: side.depthCalibration, rectifier: rectifier,
+                                              alignment: alignment, grid: (capture.depth.width, capture.depth.height),
                                               effort: pngEffort)
             }
             try files.stage(path, bytes: png)

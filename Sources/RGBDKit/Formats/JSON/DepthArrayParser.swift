@@ -17,6 +17,9 @@ struct DepthArrayParser {
     struct Failure: Error {
         var offset: Int
         var message: String
+        /// Whether the data ended where more was due (a string or an array left open):
+        /// the document is cut short, not valid JSON.
+        var cutShort = false
     }
 
     /// How the depth member was written.
@@ -37,7 +40,7 @@ struct DepthArrayParser {
         if byte(i) == 0x22 {
             var stop = i + 1
             while stop < end && base[stop] != 0x22 { stop += base[stop] == 0x5C ? 2 : 1 }
-            guard stop < end else { throw Failure(offset: i, message: "\(key): unterminated string") }
+            guard stop < end else { throw Failure(offset: i, message: "\(key): unterminated string", cutShort: true) }
             let floats: [Float]
             do {
                 floats = try Base64.float32LittleEndian(UnsafeBufferPointer(start: base + i + 1, count: stop - i - 1),
