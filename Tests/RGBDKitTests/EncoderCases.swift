@@ -16,8 +16,20 @@ enum EncoderCases {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("rgbd-\(kind)-cases-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.removeItem(at: directory)
+        lock.withLock {
+            if made.isEmpty { atexit { EncoderCases.removeAll() } }
+            made.append(directory)
+        }
         try run(testPython(), [script.path, kind, directory.path])
         return directory
+    }
+
+    /// The directories made (tens of MB), removed when the test process exits.
+    nonisolated(unsafe) private static var made: [URL] = []
+    private static let lock = NSLock()
+
+    private static func removeAll() {
+        lock.withLock { for directory in made { try? FileManager.default.removeItem(at: directory) } }
     }
 
     /// Runs a program; throws with its error output if it fails.

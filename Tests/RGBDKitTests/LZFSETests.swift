@@ -98,6 +98,12 @@ import Testing
         badTable[50] &+= 1
         #expect(error(badTable)?.hasPrefix("LZFSE: LZFSE block at byte 0: L frequencies sum to ") == true,
                 "\(error(badTable) ?? "")")
+        // More triplets than output bytes: refused before any is decoded (the work a
+        // block asks for is bounded by its output).
+        var few = v1
+        few.replaceSubrange(4..<8, with: [10, 0, 0, 0])
+        #expect(error(few)?.hasPrefix("LZFSE: LZFSE block at byte 0: ") == true
+                && error(few)?.hasSuffix(" matches for 10 bytes") == true, "\(error(few) ?? "")")
         // A match reaching before the output: LZVN "small distance" (L 0, M 3, D 5) first.
         let far = Array("bvxn".utf8) + [3, 0, 0, 0, 10, 0, 0, 0] + [0x00, 5] + [6, 0, 0, 0, 0, 0, 0, 0] + Array("bvx$".utf8)
         #expect(error(far) == "LZFSE: LZVN match distance 5 beyond the 0 bytes decoded")

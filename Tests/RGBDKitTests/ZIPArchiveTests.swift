@@ -4,7 +4,8 @@ import Testing
 @testable import RGBDKit
 
 /// The ZIP reader against archives Python's `zipfile` writes at test time
-/// (`EncoderCases`): stored, deflated, ZIP64 extra fields, a comment, 70,000 entries
+/// (`EncoderCases`): stored, deflated, ZIP64 extra fields, a comment, data descriptors
+/// (written to a file it cannot seek in), 70,000 entries
 /// (the ZIP64 end record), and hostile edits of them, each with its one-line error.
 @Suite struct ZIPArchiveTests {
     /// An archive of the cases, and its manifest's entries.
@@ -16,7 +17,7 @@ import Testing
 
     /// Each archive's entries, in order, with the sizes, CRC and method Python reports,
     /// and contents equal to what was written.
-    @Test(arguments: ["stored.zip", "deflated.zip", "zip64.zip", "comment.zip"])
+    @Test(arguments: ["stored.zip", "deflated.zip", "zip64.zip", "comment.zip", "streamed.zip"])
     func readsEveryEntry(name: String) throws {
         let (path, expected, directory) = try Self.archive(name)
         let archive = try ZIPArchive(path: path)

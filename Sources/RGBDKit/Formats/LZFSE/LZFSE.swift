@@ -190,6 +190,13 @@ enum LZFSEStream {
                 try LZVNDecoder.decode(payload, into: &window)
             case .lzfse:
                 let header = try LZFSEBlockHeader(input, at: block.offset)
+                // Every triplet the encoder writes makes at least one byte, and the
+                // literals are padded to a multiple of 4 at most: so the work a block
+                // asks for is bounded by its output (a block of 40,000 literals and no
+                // output would burn time for nothing).
+                guard header.matchCount <= block.rawSize, header.literalCount <= block.rawSize + 3 else {
+                    throw LZFSEBlockHeader.invalid(block.offset, "\(header.literalCount) literals and \(header.matchCount) matches for \(block.rawSize) bytes")
+                }
                 if lzfse == nil { lzfse = LZFSEBlockDecoder() }
                 try lzfse?.decode(header, input: input, into: &window)
             }

@@ -165,15 +165,30 @@ def zip_cases(out):
 
     manifest = {}
 
-    def archive(file, method, force_zip64=False, comment=b"", names=None):
+    class Unseekable(io.RawIOBase):
+        """A file zipfile cannot seek in: it writes data descriptors (flag 8) instead
+        of going back to the local headers."""
+        def __init__(self, f):
+            self.f = f
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            return self.f.write(b)
+
+    def archive(file, method, force_zip64=False, comment=b"", names=None, streamed=False):
         names = names or list(contents)
-        with zipfile.ZipFile(out / file, "w", compression=method, allowZip64=True) as z:
+        target = Unseekable(open(out / file, "wb")) if streamed else out / file
+        with zipfile.ZipFile(target, "w", compression=method, allowZip64=True) as z:
             for name in names:
                 info = zipfile.ZipInfo(name, date_time=(2024, 5, 1, 12, 0, 0))
                 info.compress_type = method
                 with z.open(info, "w", force_zip64=force_zip64) as f:
                     f.write(contents[name])
             z.comment = comment
+        if streamed:
+            target.f.close()
         with zipfile.ZipFile(out / file) as z:
             manifest[file] = [{"name": i.filename, "size": i.file_size, "crc": i.CRC, "method": i.compress_type,
                                "compressed": i.compress_size, "content": files[i.filename]} for i in z.infolist()]
@@ -183,6 +198,7 @@ def zip_cases(out):
     archive("zip64.zip", zipfile.ZIP_DEFLATED, force_zip64=True)
     archive("comment.zip", zipfile.ZIP_DEFLATED, comment=b"Record3D scan \xe2\x80\x94 a comment of the archive")
     archive("bzip2.zip", zipfile.ZIP_BZIP2, names=["metadata", "text/long.txt"])
+    archive("streamed.zip", zipfile.ZIP_DEFLATED, streamed=True)
 
     # More entries than 16 bits count: the ZIP64 end record and its locator.
     with zipfile.ZipFile(out / "many.zip", "w", compression=zipfile.ZIP_STORED) as z:
