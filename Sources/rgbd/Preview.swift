@@ -112,7 +112,7 @@ struct Preview: ParsableCommand {
                 guard written.insert(target).inserted else {
                     throw RGBDError(.invalidArgument, file: path, "its sheet \(target) would overwrite another scan's")
                 }
-                let scene = try SceneInputs.open(path, report: !reporting.quiet)
+                let scene = try SceneInputs.open(path)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: reporting.quiet)
                 defer { progress.finish() }
                 try ScenePreviewSheet.write(scene, to: target, options: sceneOptions) { done, total in

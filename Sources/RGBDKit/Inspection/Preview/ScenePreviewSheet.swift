@@ -114,6 +114,7 @@ package enum ScenePreviewSheet {
             let r = UInt32(cloud.colors[3 * i]), g = UInt32(cloud.colors[3 * i + 1]), b = UInt32(cloud.colors[3 * i + 2])
             packed.append(r << 16 | g << 8 | b)
         }
+        if scene.colorSize == nil { packed = grayByHeight(points, up: SIMD3<Float>(axes.up)) }
         let pointSide = max(2, Int((cloudOptions.voxel * above.scale).rounded(.up)))
         let cloudView = CloudRenderer(points: points, colors: packed)
             .render(width: layout.panelWidth, height: layout.panelHeight, plan: above, side: pointSide)
@@ -161,7 +162,7 @@ package enum ScenePreviewSheet {
                   verticalUp: true)
         drawPanel(canvas, layout: layout, panel: .cloudAbove, view: above, geometry: geometry, frustums: false,
                   title: "Merged cloud from above", note: "\(cloud.count) points",
-                  caption: "\(cloud.frames) frames (every \(cloudOptions.every)), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, confidence ≥ \(cloudOptions.minConfidence)\(scene.colorSize == nil ? ", depth-only: white" : "")",
+                  caption: "\(cloud.frames) frames (every \(cloudOptions.every)), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, confidence ≥ \(cloudOptions.minConfidence)\(scene.colorSize == nil ? "; no color: gray by height, light high" : "")",
                   horizontal: axes.rightName, vertical: axes.forwardDownName)
         drawStrip(canvas, layout: layout, strip: strip, scene: scene)
         PreviewSheet.drawColorbar(canvas, bar: layout.colorbar, textScale: t, scale: depthScale)
@@ -179,6 +180,21 @@ package enum ScenePreviewSheet {
         let files = StagedFiles()
         try files.stage(path, bytes: png)
         try files.commit()
+    }
+
+    /// Gray levels for a cloud without color: from 80 at its low end to 255 at its high
+    /// end (1st and 99th percentiles of the height along `up`), equal channels.
+    static func grayByHeight(_ points: [SIMD3<Float>], up: SIMD3<Float>) -> [UInt32] {
+        guard !points.isEmpty else { return [] }
+        let step = max(1, points.count / 20_000)
+        let sample = Swift.stride(from: 0, to: points.count, by: step).map { (points[$0] * up).sum() }.sorted()
+        let low = sample[Int(Double(sample.count - 1) * 0.01)], high = sample[Int(Double(sample.count - 1) * 0.99)]
+        let span = max(high - low, 1e-6)
+        return points.map { p in
+            let t = min(max(((p * up).sum() - low) / span, 0), 1)
+            let level = UInt32((80 + 175 * t).rounded())
+            return level << 16 | level << 8 | level
+        }
     }
 
     /// A frame of the strip, as small as the sheet needs it.
