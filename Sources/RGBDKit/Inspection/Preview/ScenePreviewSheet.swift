@@ -152,7 +152,7 @@ package enum ScenePreviewSheet {
             : "not gravity-aligned: up is the first camera's −y"
         let k = geometry.frustumStep
         drawPanel(canvas, layout: layout, panel: .trajectoryAbove, view: above, geometry: geometry, frustums: true,
-                  title: "Trajectory from above", note: "\(frames.count) cameras, frustum every \(k)",
+                  title: "Trajectory from above", note: "\(plural(frames.count, "camera")), frustum every \(k)",
                   caption: "looking down \(axes.upName); \(worldNote)",
                   horizontal: axes.rightName, vertical: axes.forwardDownName)
         drawPanel(canvas, layout: layout, panel: .trajectorySide, view: side, geometry: geometry, frustums: true,
@@ -162,7 +162,7 @@ package enum ScenePreviewSheet {
                   verticalUp: true)
         drawPanel(canvas, layout: layout, panel: .cloudAbove, view: above, geometry: geometry, frustums: false,
                   title: "Merged cloud from above", note: "\(cloud.count) points",
-                  caption: "\(cloud.frames) frames (every \(cloudOptions.every)), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, confidence ≥ \(cloudOptions.minConfidence)\(scene.colorSize == nil ? "; no color: gray by height, light high" : "")",
+                  caption: "\(plural(cloud.frames, "frame"))\(cloudOptions.every > 1 ? " (every \(cloudOptions.every))" : ""), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, confidence ≥ \(cloudOptions.minConfidence)\(scene.colorSize == nil ? "; gray by height" : "")",
                   horizontal: axes.rightName, vertical: axes.forwardDownName)
         drawStrip(canvas, layout: layout, strip: strip, scene: scene)
         PreviewSheet.drawColorbar(canvas, bar: layout.colorbar, textScale: t, scale: depthScale)
@@ -181,6 +181,9 @@ package enum ScenePreviewSheet {
         try files.stage(path, bytes: png)
         try files.commit()
     }
+
+    /// "1 frame", "2 frames".
+    static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
     /// Gray levels for a cloud without color: from 80 at its low end to 255 at its high
     /// end (1st and 99th percentiles of the height along `up`), equal channels.
@@ -247,18 +250,22 @@ package enum ScenePreviewSheet {
              ("color", scene.colorSize.map { "\($0.width)×\($0.height)" } ?? "none (depth-only)"),
              ("depth", "\(scene.depthSize.width)×\(scene.depthSize.height)"),
              ("confidence", scene.details.first { $0.key == "confidence" }?.value ?? "per frame when present")],
-            [("world", scene.world.rawValue), ("path length", "\(PreviewSheet.format(trajectoryLength, decimals: 2)) m"),
-             ("poses", "camera-to-world, OpenCV camera axes")],
+            [("world", scene.world.rawValue), ("path length", "\(PreviewSheet.format(trajectoryLength, decimals: 2)) m")],
         ]
         y += 8 * layout.scale
-        let size = 13 * t
         for line in lines {
             y += 19 * t
+            // A line wider than the sheet is set smaller (down to 70 %).
+            var size = 13 * t
+            let natural = line.reduce(0.0) { sum, entry in
+                sum + canvas.textWidth(entry.0 + "  ", size: size) + canvas.textWidth(entry.1, size: size) + 26 * t
+            } - 26 * t
+            if natural > right - x { size = max(0.7 * size, size * (right - x) / natural) }
             var cursor = x
             for (label, value) in line {
                 cursor += canvas.text(label + "  ", x: cursor, y: y, size: size, color: PreviewSheet.dimTextColor)
                 cursor += canvas.text(value, x: cursor, y: y, size: size, color: PreviewSheet.textColor)
-                cursor += 26 * t
+                cursor += 26 * t * size / (13 * t)
             }
         }
     }
@@ -304,9 +311,10 @@ package enum ScenePreviewSheet {
                 let r = 6 * t
                 canvas.disc(center: at(first), radius: r, color: color(startColor))
                 canvas.disc(center: at(last), radius: r, color: color(endColor))
-                canvas.text("start", x: at(first).x + r + 3 * t, y: at(first).y - r, size: 11.5 * t,
-                            color: Canvas.Color(bytes: 160, 240, 180), bold: true)
-                canvas.text("end", x: at(last).x + r + 3 * t, y: at(last).y + r + 9 * t, size: 11.5 * t,
+                // Labels beside their markers: start on the left, end on the right.
+                canvas.text("start", x: at(first).x - r - 3 * t, y: at(first).y + 4 * t, size: 11.5 * t,
+                            color: Canvas.Color(bytes: 160, 240, 180), bold: true, alignment: .right)
+                canvas.text("end", x: at(last).x + r + 3 * t, y: at(last).y + 4 * t, size: 11.5 * t,
                             color: Canvas.Color(bytes: 255, 165, 165), bold: true)
             }
             // Scale bar, bottom left.
