@@ -1,11 +1,11 @@
 import ArgumentParser
 import RGBDKit
 
-/// `rgbd preview`: one labelled sheet per capture to check it by looking.
+/// `rgbd preview`: one labelled sheet per capture or scan to check it by looking.
 struct Preview: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
-            abstract: "Draw a sheet per capture: the lens, rectified color and depth, alignment and the point cloud.",
+            abstract: "Draw a sheet per capture or scan: lens, rectified color and depth, alignment and cloud; a scan's trajectory, frames and merged cloud.",
             discussion: """
             For each capture NAME, NAME.preview.png (8-bit RGB) is written into the output \
             directory: a header with the file names, image sizes, intrinsics of the rectified \
@@ -13,8 +13,16 @@ struct Preview: ParsableCommand {
 
             \(HelpText.table(Self.panelTable))
 
-            Files appear only when complete. A capture that fails is reported on stderr and \
-            the others are still processed; the exit status is 1 if any failed.
+            A SCAN (a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, \
+            recognised by content; docs/scans.md) gets NAME.preview.png too, NAME the \
+            folder's or file's stem: a header (path, app and layout, frames, frame rate, \
+            duration, color and depth sizes, world), then
+
+            \(HelpText.table(Self.scanPanelTable))
+
+            Captures and scans may be mixed in the inputs. Files appear only when \
+            complete. A capture or scan that fails is reported on stderr (one line naming \
+            the file) and the others are still processed; the exit status is 1 if any failed.
             """)
     }
 
@@ -25,6 +33,13 @@ struct Preview: ParsableCommand {
         ("rectified depth", "in the Turbo colormap from --min-depth to --max-depth (default: the 99th percentile rounded up), with a scale bar in meters; holes gray; depth range and the fraction of holes in this rectified depth map written (rgbd info counts the captured one's);"),
         ("depth over color", "the colormap blended over the gray rectified color, depth edges white: they should follow the edges of the color;"),
         ("point cloud", "from the camera (front) and from three quarters (turned left and from above), colored, with a depth buffer; magenta points are flying-pixel candidates (what rgbd cloud drops: a 4-neighbor's depth differs by more than --flying-pixel-step of its own)."),
+    ]
+
+    /// The scan sheet's panels, for the help table.
+    static let scanPanelTable: [(name: String, text: String)] = [
+        ("trajectory", "from above (down the world's up axis: +y for a gravity-aligned world, the x-z plane; for a world that is not, such as Record3D's, the first camera's -y, as the caption says) and from the side: the camera centres as a path, a frustum (the image corners at a fixed depth) every k-th camera, start green and end red, the world's axes and a scale bar in meters;"),
+        ("merged cloud", "from above over the same extent, the camera path drawn on it: rgbd cloud's merge (high confidence, flying pixels dropped) on 2 cm cells, over at most 300 frames;"),
+        ("frames", "--frames frames spread over the scan, each labelled with its number and time: color (when the scan has it), depth in Turbo on one scale for the strip (--min-depth to --max-depth, default the 99th percentile; holes gray) and confidence (0 low, 1 medium, 2 high in three colors)."),
     ]
 
     @OptionGroup var captures: CaptureInputs
@@ -43,6 +58,9 @@ struct Preview: ParsableCommand {
 
     @Option(parsing: .unconditional, help: "Mark a point as a flying-pixel candidate when a neighbor's depth differs by more than this fraction of its own.")
     var flyingPixelStep: Float = 0.05
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: frames in the sheet's strip, spread over the scan (1 to \(ScenePreviewLayout.maximumFrames)).", valueName: "N"))
+    var frames: Int = 5
 
     @OptionGroup var reading: ReadingOptions
 
@@ -67,9 +85,57 @@ struct Preview: ParsableCommand {
             throw ValidationError("--max-depth must be greater than --min-depth")
         }
         if !(flyingPixelStep > 0 && flyingPixelStep.isFinite) { throw ValidationError("--flying-pixel-step must be positive") }
+        if frames < 1 || frames > ScenePreviewLayout.maximumFrames {
+            throw ValidationError("--frames must be between 1 and \(ScenePreviewLayout.maximumFrames)")
+        }
+    }
+
+    var sceneOptions: ScenePreviewOptions {
+        var options = ScenePreviewOptions()
+        options.width = width
+        options.frames = frames
+        options.minDepth = minDepth
+        options.maxDepth = maxDepth
+        options.cloud.points.edgeThreshold = flyingPixelStep
+        return options
+    }
+
+    /// The sheets of scans: NAME.preview.png each. Returns how many failed (each reported
+    /// in one line; nothing written for them).
+    func runScenes(_ scenes: [String]) -> Int {
+        var failures = 0
+        var written: Set<String> = []
+        for path in scenes {
+            do {
+                let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
+                let target = Path.join(output, "\(name).preview.png")
+                guard written.insert(target).inserted else {
+                    throw RGBDError(.invalidArgument, file: path, "its sheet \(target) would overwrite another scan's")
+                }
+                let scene = try SceneInputs.open(path)
+                let progress = FrameProgress(name: Path.lastComponent(path), quiet: reporting.quiet)
+                defer { progress.finish() }
+                try ScenePreviewSheet.write(scene, to: target, options: sceneOptions) { done, total in
+                    progress.update(done: done, total: total)
+                }
+            } catch {
+                Report.error(error)
+                failures += 1
+            }
+        }
+        return failures
     }
 
     func run() throws {
+        // Scans get the scan sheet; the other inputs are captures.
+        let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
+        let sceneFailures = runScenes(scenes)
+        guard !captureInputs.isEmpty else {
+            if sceneFailures > 0 { throw ExitCode(1) }
+            return
+        }
+        var captures = captures
+        captures.inputs = captureInputs
         let options = self.options
         let batch = reporting.batch(captures)
         let path = { (item: CaptureDiscovery.Item) in Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).preview.png") }
@@ -79,6 +145,6 @@ struct Preview: ParsableCommand {
             for warning in warnings { Report.warning(warning) }
             return .done
         }
-        if failures > 0 { throw ExitCode(1) }
+        if failures + sceneFailures > 0 { throw ExitCode(1) }
     }
 }

@@ -62,6 +62,32 @@ struct CloudRenderer {
         self.depthWidth = depth.width
     }
 
+    /// Points already in the frame to render (a scene's merged cloud in its world), with
+    /// their packed colors (`0x00RRGGBB`), for `render(width:height:plan:side:)`; none is
+    /// a flying-pixel candidate.
+    init(points: [SIMD3<Float>], colors: [UInt32]) {
+        precondition(points.count == colors.count, "a color per point")
+        self.points = points
+        self.colors = colors
+        flying = 0
+        pivotDepth = 1
+        depthWidth = 1
+    }
+
+    /// An orthographic view: the panel pixel of a point `p` is
+    /// `plan.pixel(p)` (`plan.right`/`plan.down` at `plan.scale` pixels per meter), and
+    /// where points overlap the one farthest along `plan.toward` (nearest the viewer)
+    /// wins. Each point is a square of `side` pixels.
+    func render(width: Int, height: Int, plan: OrthographicView, side: Int) -> View {
+        let right = SIMD3<Float>(plan.right), down = SIMD3<Float>(plan.down), toward = SIMD3<Float>(plan.toward)
+        let scale = Float(plan.scale), offset = SIMD2<Float>(plan.offset)
+        let image = splat(width: width, height: height, side: max(1, side)) { p in
+            // Depth buffer keeps the smallest value: the negated height toward the viewer.
+            (scale * (right * p).sum() + offset.x, scale * (down * p).sum() + offset.y, -(toward * p).sum())
+        }
+        return View(image: image, points: points.count, flying: flying)
+    }
+
     /// The cloud turned by `yawDegrees` about the vertical axis through the pivot (positive:
     /// the camera moves to the right) and `pitchDegrees` about the horizontal one
     /// (positive: the camera moves up), seen by a camera that frames all points in a
@@ -103,34 +129,71 @@ struct CloudRenderer {
         let ox = Float(width) / 2 - f * (lo.x + hi.x) / 2, oy = Float(height) / 2 - f * (lo.y + hi.y) / 2
         // A point covers about a depth pixel at the pivot's distance, at least 2 panel pixels.
         let side = max(2, Int((1.25 * Float(width) / Float(max(1, depthWidth))).rounded(.up)))
+        let image = splat(width: width, height: height, side: side) { p in
+            let q = view(p)
+            guard q.z > near else { return nil }
+            return (f * q.x / q.z + ox, f * q.y / q.z + oy, q.z)
+        }
+        return View(image: image, points: points.count, flying: flying)
+    }
+
+    /// Every point at the panel position `project` gives it (x, y, and a depth: the
+    /// smallest wins), as a `side × side` square centred there, over the sheet's background.
+    private func splat(width: Int, height: Int, side: Int,
+                       project: (SIMD3<Float>) -> (x: Float, y: Float, depth: Float)?) -> ColorImage {
+        let (br, bg, bb) = PreviewSheet.background
         var zbuffer = [Float](repeating: .infinity, count: width * height)
         var pixels = [UInt32](repeating: UInt32(br) << 16 | UInt32(bg) << 8 | UInt32(bb), count: width * height)
         zbuffer.withUnsafeMutableBufferPointer { zb in
             pixels.withUnsafeMutableBufferPointer { px in
                 for (i, p) in points.enumerated() {
-                    let q = view(p)
-                    guard q.z > near else { continue }
-                    let x = Int((f * q.x / q.z + ox).rounded(.down)) - side / 2
-                    let y = Int((f * q.y / q.z + oy).rounded(.down)) - side / 2
+                    guard let q = project(p), q.x.isFinite, q.y.isFinite,
+                          abs(q.x) < 1e7, abs(q.y) < 1e7 else { continue }
+                    let x = Int(q.x.rounded(.down)) - side / 2
+                    let y = Int(q.y.rounded(.down)) - side / 2
                     guard x + side > 0, y + side > 0, x < width, y < height else { continue }
                     let color = colors[i]
                     for yy in max(0, y)..<min(height, y + side) {
                         let row = yy * width
-                        for xx in max(0, x)..<min(width, x + side) where q.z < zb[row + xx] {
-                            zb[row + xx] = q.z
+                        for xx in max(0, x)..<min(width, x + side) where q.depth < zb[row + xx] {
+                            zb[row + xx] = q.depth
                             px[row + xx] = color
                         }
                     }
                 }
             }
         }
-        var image = background
+        var image = ColorImage(width: width, height: height, channels: 3, repeating: 0)
         for i in 0..<(width * height) {
             let c = pixels[i]
             image.samples[3 * i] = UInt8(truncatingIfNeeded: c >> 16)
             image.samples[3 * i + 1] = UInt8(truncatingIfNeeded: c >> 8)
             image.samples[3 * i + 2] = UInt8(truncatingIfNeeded: c)
         }
-        return View(image: image, points: points.count, flying: flying)
+        return image
+    }
+}
+
+/// An orthographic view of world points onto a panel: a point `p` is drawn at
+/// `(scale·(right·p) + offset.x, scale·(down·p) + offset.y)` panel pixels; `toward` points
+/// from the scene to the viewer (`right × down` would be away from it).
+struct OrthographicView {
+    /// The world direction drawn to the right, unit length.
+    var right: SIMD3<Double>
+    /// The world direction drawn downward, unit length.
+    var down: SIMD3<Double>
+    /// Pixels per meter.
+    var scale: Double
+    /// Panel position of the world origin, pixels.
+    var offset: SIMD2<Double>
+
+    /// The world direction toward the viewer: `down × right`.
+    var toward: SIMD3<Double> {
+        SIMD3(down.y * right.z - down.z * right.y, down.z * right.x - down.x * right.z, down.x * right.y - down.y * right.x)
+    }
+
+    /// The panel position of world point `p`, pixels.
+    func pixel(_ p: SIMD3<Double>) -> SIMD2<Double> {
+        SIMD2(scale * (right * p).sum() + offset.x, scale * (down * p).sum() + offset.y)
     }
 }

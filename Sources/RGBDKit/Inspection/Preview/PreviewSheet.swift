@@ -361,8 +361,13 @@ package enum PreviewSheet {
     }
 
     static func drawColorbar(_ canvas: Canvas, layout: PreviewLayout, scale: DepthScale) {
-        let bar = layout.colorbar
-        let t = layout.textScale
+        drawColorbar(canvas, bar: layout.colorbar, textScale: layout.textScale, scale: scale)
+    }
+
+    /// A Turbo colorbar over `scale` in the rectangle `bar`, with ticks and labels in
+    /// meters below it and the unit after it.
+    static func drawColorbar(_ canvas: Canvas, bar: (x: Int, y: Int, width: Int, height: Int), textScale t: Double,
+                             scale: DepthScale) {
         var strip = ColorImage(width: bar.width, height: bar.height, channels: 3, repeating: 0)
         for x in 0..<bar.width {
             let (r, g, b) = Colormap.turbo(bar.width > 1 ? Float(x) / Float(bar.width - 1) : 0)
