@@ -23,6 +23,8 @@ static inline int rgbd_averror_eof(void) { return AVERROR_EOF; }
 static inline int rgbd_averror_no_entry(void) { return AVERROR(ENOENT); }
 /// AVERROR(EACCES): permission denied.
 static inline int rgbd_averror_access(void) { return AVERROR(EACCES); }
+/// AVERROR(EINVAL): invalid argument (also what a format outside the whitelist gives).
+static inline int rgbd_averror_invalid(void) { return AVERROR(EINVAL); }
 /// AV_NOPTS_VALUE: "no timestamp".
 static inline int64_t rgbd_av_nopts(void) { return AV_NOPTS_VALUE; }
 

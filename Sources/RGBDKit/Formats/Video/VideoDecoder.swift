@@ -1,5 +1,11 @@
 import CFFmpeg
 
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
 /// Reads a video file frame by frame, as 8-bit RGB: the `rgb.mp4` of a Stray Scanner
 /// scan (HEVC, H.264 in older versions), frame `i` of which is frame `i` of the scan.
 ///
@@ -384,9 +390,56 @@ package final class VideoDecoder {
             if status == rgbd_averror_access() {
                 throw RGBDError(.io, file: path, "cannot open (permission denied)")
             }
+            if let truncation = truncation(path) {
+                throw RGBDError(.invalidImage, file: path, truncation)
+            }
+            if status == rgbd_averror_invalid() {
+                // What the format whitelist answers for any other kind of file.
+                throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (not MP4, QuickTime or Matroska)")
+            }
             throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (\(describe(status)))")
         }
         return context
+    }
+
+    /// Why an MP4/QuickTime file is unreadable, when its top-level boxes tell: media data
+    /// (`mdat`) without the index (`moov`) that its writer adds when it finishes, as an
+    /// app stopped in the middle of recording leaves it, or an index cut short. Reads
+    /// only the top-level box headers; nil when neither.
+    static func truncation(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let end = lseek(descriptor, 0, SEEK_END)
+        guard end > 0 else { return nil }
+        var types: Set<String> = []
+        var indexCut = false
+        var offset: UInt64 = 0
+        var header = [UInt8](repeating: 0, count: 16)
+        while offset < UInt64(end), types.count < 1000 {
+            let count = pread(descriptor, &header, 16, off_t(offset))
+            guard count >= 8 else { break }
+            func number(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            types.insert(type)
+            var size = number(0..<4)
+            if size == 1 {
+                guard count >= 16 else { break }
+                size = number(8..<16)
+            }
+            if size == 0 { size = UInt64(end) - offset }  // to the end of the file
+            guard size >= 8 else { break }
+            let (next, overflow) = offset.addingReportingOverflow(size)
+            if type == "moov", overflow || next > UInt64(end) { indexCut = true }
+            guard !overflow else { break }
+            offset = next
+        }
+        guard types.contains("ftyp") || types.contains("moov") || types.contains("mdat") else { return nil }
+        if indexCut { return "truncated: its index (moov box) is cut short" }
+        if types.contains("mdat"), !types.contains("moov") {
+            return "truncated: media data without its index (no moov box; the recording was not finished)"
+        }
+        return nil
     }
 
     /// FFmpeg's words for an error code.
