@@ -167,7 +167,8 @@ private final class EXRReadContext {
         return output
     }
 
-    /// The index and name of the depth channel (see `EXRDepth`).
+    /// The name of the depth channel (the rule is `EXRDepth`'s), checked to hold float
+    /// or half samples at full resolution.
     private func depthChannel(_ context: exr_context_t) throws -> String {
         var list: UnsafePointer<exr_attr_chlist_t>?
         try check(exr_get_channels(context, 0, &list), "cannot read its channel list")

@@ -416,7 +416,9 @@ package final class VideoDecoder {
         var indexCut = false
         var offset: UInt64 = 0
         var header = [UInt8](repeating: 0, count: 16)
-        while offset < UInt64(end), types.count < 1000 {
+        var boxes = 0
+        while offset < UInt64(end), boxes < 100_000 {
+            boxes += 1
             let count = pread(descriptor, &header, 16, off_t(offset))
             guard count >= 8 else { break }
             func number(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
