@@ -49,14 +49,13 @@ private final class EXRReadContext {
 
     let path: String
     private var context: exr_context_t?
+    /// Kept alive by this instance, which closes the context before it goes.
     private let messages = Messages()
-    private let messagesReference: Unmanaged<Messages>
 
     init(path: String) throws {
         self.path = path
-        messagesReference = Unmanaged.passRetained(messages)
         var initializer = rgbd_exr_default_initializer()
-        initializer.user_data = messagesReference.toOpaque()
+        initializer.user_data = Unmanaged.passUnretained(messages).toOpaque()
         initializer.error_handler_fn = { context, _, message in
             guard let context, let message else { return }
             var user: UnsafeMutableRawPointer?
@@ -68,7 +67,7 @@ private final class EXRReadContext {
         var opened: exr_context_t?
         let status = exr_start_read(&opened, path, &initializer)
         context = opened
-        // (On a throw below, deinit closes the context and releases the messages.)
+        // (On a throw below, deinit closes the context.)
         guard status == 0, opened != nil else {
             if status == Self.code(EXR_ERR_FILE_ACCESS) {
                 throw RGBDError(.io, file: path, "cannot open the file (\(messages.last ?? "no such file or no permission"))")
@@ -79,7 +78,6 @@ private final class EXRReadContext {
 
     deinit {
         finish()
-        messagesReference.release()
     }
 
     /// Closes the file (once).
