@@ -19,8 +19,10 @@ import Darwin
 /// names the file (`scan/rgb.mp4: frame 37: truncated or corrupt (decoder said: …)`);
 /// FFmpeg's own logging is switched off for the whole process (`av_log_set_level`), so
 /// that the user sees that line and nothing else. A file cut short ends in such an error
-/// (or, where the container lost its index, fails to open), never in a silently shorter
-/// sequence: at the end of the file, fewer packets than the container listed is an error.
+/// (or, where the container lost its index, fails to open with `truncated: …`): at the end
+/// of the file, fewer packets than the container listed is an error. (MP4 always lists
+/// them; for a container that does not, a cut file gives a shorter sequence, whose length
+/// is the number of frames `nextFrame` gave.)
 ///
 /// An instance is not thread-safe: use it from one thread at a time.
 package final class VideoDecoder {
@@ -167,7 +169,8 @@ package final class VideoDecoder {
     }
 
     /// The next frame as 8-bit RGB (3 channels, rows top to bottom, not rotated) and its
-    /// presentation time in seconds (nil when the container has none); nil at the end.
+    /// presentation time in seconds, as the container gives it (in MP4 files the first
+    /// frame's is usually 0; nil when there is none); nil at the end.
     package func nextFrame() throws -> (image: ColorImage, time: Double?)? {
         if holdingFrame {
             holdingFrame = false
@@ -178,7 +181,8 @@ package final class VideoDecoder {
             av_frame_unref(frame)
             nextIndex += 1
         }
-        let time = Self.presentationTime(frame).map { Double($0) * Double(timeBase.num) / Double(timeBase.den) }
+        let time = timeBase.den > 0
+            ? Self.presentationTime(frame).map { Double($0) * Double(timeBase.num) / Double(timeBase.den) } : nil
         return (try convertFrame(), time)
     }
 
