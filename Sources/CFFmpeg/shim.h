@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
@@ -23,8 +24,46 @@ static inline int rgbd_averror_eof(void) { return AVERROR_EOF; }
 static inline int rgbd_averror_no_entry(void) { return AVERROR(ENOENT); }
 /// AVERROR(EACCES): permission denied.
 static inline int rgbd_averror_access(void) { return AVERROR(EACCES); }
+/// AVERROR(EINVAL): invalid argument (also what a format outside the whitelist gives).
+static inline int rgbd_averror_invalid(void) { return AVERROR(EINVAL); }
 /// AV_NOPTS_VALUE: "no timestamp".
 static inline int64_t rgbd_av_nopts(void) { return AV_NOPTS_VALUE; }
+
+/// A libswscale context converting `width` × `height` pictures of pixel format `format`
+/// to packed 8-bit RGB, reading Y′CbCr with the coefficients of `colorspace` (an
+/// AVColorSpace value libswscale has coefficients for: BT.709, FCC, BT.601, SMPTE 240M,
+/// BT.2020) and limited or full range; NULL when libswscale cannot. Behind `void *`
+/// because FFmpeg 8 made SwsContext a public struct (and its flags an enum), which
+/// Swift would import differently across versions.
+static inline void *rgbd_sws_rgb_context(int width, int height, int format, int colorspace, int full_range) {
+    struct SwsContext *context = sws_getContext(width, height, (enum AVPixelFormat)format, width, height,
+                                                AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL, NULL);
+    if (!context) return NULL;
+    if (sws_setColorspaceDetails(context, sws_getCoefficients(colorspace), full_range,
+                                 sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16) < 0) {
+        sws_freeContext(context);
+        return NULL;
+    }
+    return context;
+}
+
+/// Converts a picture's planes to packed RGB rows of `rgb_stride` bytes; the number of
+/// rows written.
+static inline int rgbd_sws_rgb_convert(void *context, const AVFrame *frame, uint8_t *rgb, int rgb_stride) {
+    uint8_t *destinations[4] = {rgb, NULL, NULL, NULL};
+    int strides[4] = {rgb_stride, 0, 0, 0};
+    return sws_scale((struct SwsContext *)context, (const uint8_t *const *)frame->data, frame->linesize,
+                     0, frame->height, destinations, strides);
+}
+
+/// Frees a context of rgbd_sws_rgb_context (NULL: nothing).
+static inline void rgbd_sws_free(void *context) { sws_freeContext((struct SwsContext *)context); }
+
+/// Whether `format` is one of the deprecated full-range `yuvj` formats.
+static inline int rgbd_pix_fmt_is_full_range(int format) {
+    const AVPixFmtDescriptor *descriptor = av_pix_fmt_desc_get((enum AVPixelFormat)format);
+    return descriptor && descriptor->name && strncmp(descriptor->name, "yuvj", 4) == 0;
+}
 
 /// The stream's display matrix (nine 16.16 / 2.30 fixed-point values), or NULL when it has none.
 static inline const int32_t *rgbd_display_matrix(const AVStream *stream) {

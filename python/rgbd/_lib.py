@@ -359,7 +359,8 @@ def lib() -> ctypes.CDLL:
             except OSError as error:
                 raise LibraryNotFoundError(
                     f"could not load {path}: {error}. It needs the system libraries "
-                    "libturbojpeg, libpng16, libtiff, libjson-c, libheif, libcairo, libisal, zlib and libstdc++ "
+                    "libturbojpeg, libpng16, libtiff, libjson-c, libheif, libde265, libcairo, libisal, libdeflate, "
+                    "FFmpeg (libavformat, libavcodec, libswscale, libavutil), OpenEXR, zlib and libstdc++ "
                     "(see `ldd` on the file)"
                 ) from error
             _declare(loaded, path)

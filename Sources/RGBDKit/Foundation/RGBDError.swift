@@ -62,6 +62,13 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         return "\(description) (\(spell(argument)))"
     }
 
+    /// Text from a file, shown in a message: at most `limit` characters, control
+    /// characters (line breaks included) as `?`, so that a message stays one line.
+    package static func shown(_ text: some StringProtocol, limit: Int = 24) -> String {
+        let cleaned = String(text.prefix(limit).map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 || $0 == "\u{7F}" ? "?" : $0 })
+        return text.count > limit ? cleaned + "…" : cleaned
+    }
+
     /// `file: location: message`, leaving out the parts that are absent.
     public var description: String {
         var parts: [String] = []

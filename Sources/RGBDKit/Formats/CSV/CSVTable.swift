@@ -59,7 +59,7 @@ package struct CSVTable: Sendable {
         }
         let field = row.fields[column]
         guard let value = Double(field), value.isFinite else {
-            let shown = field.isEmpty ? "an empty field" : "\"\(field.prefix(24))\""
+            let shown = field.isEmpty ? "an empty field" : "\"\(RGBDError.shown(field))\""
             throw RGBDError(.invalidScene, file: name, location: "line \(row.line)",
                             "\(what) is \(shown), not a finite number")
         }

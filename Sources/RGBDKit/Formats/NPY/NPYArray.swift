@@ -59,13 +59,13 @@ package struct NPYArray: Sendable {
         }
         let type = descr.trimmingQuotes
         guard type.first == "<" || type.first == "|", let element = Element(rawValue: String(type.dropFirst())) else {
-            throw fail("element type \(type.prefix(12)) (rgbd reads <u2, |u1, <f4)")
+            throw fail("element type \(RGBDError.shown(type, limit: 12)) (rgbd reads <u2, |u1, <f4)")
         }
         let dims = shape.drop { $0 == "(" }.prefix { $0 != ")" }.split(separator: ",")
             .map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
         guard dims.count == 2, let h = Int(dims[0]), let w = Int(dims[1]), h > 0, w > 0,
               h <= maxElements, w <= maxElements, h * w <= maxElements else {
-            throw fail("shape \(shape.prefix(40)) (rgbd reads 2-D arrays of at most \(maxElements) elements)")
+            throw fail("shape \(RGBDError.shown(shape, limit: 40)) (rgbd reads 2-D arrays of at most \(maxElements) elements)")
         }
         let dataStart = headerStart + headerLength
         guard bytes.count - dataStart == h * w * element.size else {

@@ -13,15 +13,16 @@ final class PictureConverter {
         var format: Int32
         var width: Int32
         var height: Int32
-        var matrix: Int32
+        var colorspace: Int32
         var fullRange: Bool
     }
 
-    private var context: OpaquePointer?
+    /// The libswscale context (behind the shim's `void *`).
+    private var context: UnsafeMutableRawPointer?
     private var setup: Setup?
 
     deinit {
-        sws_freeContext(context)
+        rgbd_sws_free(context)
     }
 
     /// The picture in `frame` as RGB; nil when libswscale cannot convert its format.
@@ -30,34 +31,22 @@ final class PictureConverter {
         let picture = frame.pointee
         let width = Int(picture.width), height = Int(picture.height)
         guard width > 0, height > 0 else { return nil }
-        let format = AVPixelFormat(rawValue: picture.format)
         let wanted = Setup(format: picture.format, width: picture.width, height: picture.height,
-                           matrix: Self.matrix(picture.colorspace, defaultHD: defaultHD),
+                           colorspace: Self.colorspace(picture.colorspace, defaultHD: defaultHD),
                            fullRange: picture.color_range == AVCOL_RANGE_JPEG
-                               || (picture.color_range == AVCOL_RANGE_UNSPECIFIED && Self.isFullRangeFormat(format)))
+                               || (picture.color_range == AVCOL_RANGE_UNSPECIFIED && rgbd_pix_fmt_is_full_range(picture.format) != 0))
         if setup != wanted {
-            sws_freeContext(context)
+            rgbd_sws_free(context)
             setup = nil
-            context = sws_getContext(picture.width, picture.height, format, picture.width, picture.height,
-                                     AV_PIX_FMT_RGB24, SWS_BILINEAR, nil, nil, nil)
-            guard let context else { return nil }
-            // Source: the picture's matrix and range; destination: full-range RGB.
-            _ = sws_setColorspaceDetails(context, sws_getCoefficients(wanted.matrix), wanted.fullRange ? 1 : 0,
-                                         sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16)
+            context = rgbd_sws_rgb_context(picture.width, picture.height, picture.format, wanted.colorspace,
+                                           wanted.fullRange ? 1 : 0)
+            guard context != nil else { return nil }
             setup = wanted
         }
         guard let context else { return nil }
         var converted = true
         let samples = LargeBuffer.make(count: width * height * 3) { (output: UnsafeMutableBufferPointer<UInt8>) in
-            let sources: [UnsafePointer<UInt8>?] = [
-                UnsafePointer(picture.data.0), UnsafePointer(picture.data.1),
-                UnsafePointer(picture.data.2), UnsafePointer(picture.data.3),
-            ]
-            let sourceStrides: [Int32] = [picture.linesize.0, picture.linesize.1, picture.linesize.2, picture.linesize.3]
-            let destinations: [UnsafeMutablePointer<UInt8>?] = [output.baseAddress, nil, nil, nil]
-            let destinationStrides: [Int32] = [Int32(width * 3), 0, 0, 0]
-            let rows = sws_scale(context, sources, sourceStrides, 0, picture.height, destinations, destinationStrides)
-            if rows != picture.height {
+            if rgbd_sws_rgb_convert(context, frame, output.baseAddress, Int32(width * 3)) != picture.height {
                 converted = false
                 output.update(repeating: 0)
             }
@@ -65,21 +54,15 @@ final class PictureConverter {
         return converted ? ColorImage(width: width, height: height, channels: 3, samples: samples) : nil
     }
 
-    /// libswscale's coefficient set for a stream's matrix.
-    private static func matrix(_ space: AVColorSpace, defaultHD: Bool) -> Int32 {
+    /// The colour space whose coefficients libswscale uses for a stream's: its own where
+    /// libswscale has them, else BT.709 for HD and BT.601 for smaller pictures.
+    private static func colorspace(_ space: AVColorSpace, defaultHD: Bool) -> Int32 {
         switch space {
-        case AVCOL_SPC_BT709: SWS_CS_ITU709
-        case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M: SWS_CS_ITU601
-        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: SWS_CS_BT2020
-        case AVCOL_SPC_SMPTE240M: SWS_CS_SMPTE240M
-        case AVCOL_SPC_FCC: SWS_CS_FCC
-        default: defaultHD ? SWS_CS_ITU709 : SWS_CS_ITU601
+        case AVCOL_SPC_BT709, AVCOL_SPC_FCC, AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M, AVCOL_SPC_SMPTE240M,
+             AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL:
+            Int32(space.rawValue)
+        default:
+            Int32((defaultHD ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M).rawValue)
         }
-    }
-
-    /// The deprecated `yuvj` formats, full range by definition.
-    private static func isFullRangeFormat(_ format: AVPixelFormat) -> Bool {
-        [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P, AV_PIX_FMT_YUVJ411P]
-            .contains(format)
     }
 }

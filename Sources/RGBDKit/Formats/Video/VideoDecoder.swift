@@ -1,5 +1,11 @@
 import CFFmpeg
 
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
 /// Reads a video file frame by frame, as 8-bit RGB: the `rgb.mp4` of a Stray Scanner
 /// scan (HEVC, H.264 in older versions), frame `i` of which is frame `i` of the scan.
 ///
@@ -13,8 +19,10 @@ import CFFmpeg
 /// names the file (`scan/rgb.mp4: frame 37: truncated or corrupt (decoder said: …)`);
 /// FFmpeg's own logging is switched off for the whole process (`av_log_set_level`), so
 /// that the user sees that line and nothing else. A file cut short ends in such an error
-/// (or, where the container lost its index, fails to open), never in a silently shorter
-/// sequence: at the end of the file, fewer packets than the container listed is an error.
+/// (or, where the container lost its index, fails to open with `truncated: …`): at the end
+/// of the file, fewer packets than the container listed is an error. (MP4 always lists
+/// them; for a container that does not, a cut file gives a shorter sequence, whose length
+/// is the number of frames `nextFrame` gave.)
 ///
 /// An instance is not thread-safe: use it from one thread at a time.
 package final class VideoDecoder {
@@ -161,7 +169,8 @@ package final class VideoDecoder {
     }
 
     /// The next frame as 8-bit RGB (3 channels, rows top to bottom, not rotated) and its
-    /// presentation time in seconds (nil when the container has none); nil at the end.
+    /// presentation time in seconds, as the container gives it (in MP4 files the first
+    /// frame's is usually 0; nil when there is none); nil at the end.
     package func nextFrame() throws -> (image: ColorImage, time: Double?)? {
         if holdingFrame {
             holdingFrame = false
@@ -172,7 +181,8 @@ package final class VideoDecoder {
             av_frame_unref(frame)
             nextIndex += 1
         }
-        let time = Self.presentationTime(frame).map { Double($0) * Double(timeBase.num) / Double(timeBase.den) }
+        let time = timeBase.den > 0
+            ? Self.presentationTime(frame).map { Double($0) * Double(timeBase.num) / Double(timeBase.den) } : nil
         return (try convertFrame(), time)
     }
 
@@ -384,9 +394,58 @@ package final class VideoDecoder {
             if status == rgbd_averror_access() {
                 throw RGBDError(.io, file: path, "cannot open (permission denied)")
             }
+            if let truncation = truncation(path) {
+                throw RGBDError(.invalidImage, file: path, truncation)
+            }
+            if status == rgbd_averror_invalid() {
+                // What the format whitelist answers for any other kind of file.
+                throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (not MP4, QuickTime or Matroska)")
+            }
             throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (\(describe(status)))")
         }
         return context
+    }
+
+    /// Why an MP4/QuickTime file is unreadable, when its top-level boxes tell: media data
+    /// (`mdat`) without the index (`moov`) that its writer adds when it finishes, as an
+    /// app stopped in the middle of recording leaves it, or an index cut short. Reads
+    /// only the top-level box headers; nil when neither.
+    static func truncation(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let end = lseek(descriptor, 0, SEEK_END)
+        guard end > 0 else { return nil }
+        var types: Set<String> = []
+        var indexCut = false
+        var offset: UInt64 = 0
+        var header = [UInt8](repeating: 0, count: 16)
+        var boxes = 0
+        while offset < UInt64(end), boxes < 100_000 {
+            boxes += 1
+            let count = pread(descriptor, &header, 16, off_t(offset))
+            guard count >= 8 else { break }
+            func number(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            types.insert(type)
+            var size = number(0..<4)
+            if size == 1 {
+                guard count >= 16 else { break }
+                size = number(8..<16)
+            }
+            if size == 0 { size = UInt64(end) - offset }  // to the end of the file
+            guard size >= 8 else { break }
+            let (next, overflow) = offset.addingReportingOverflow(size)
+            if type == "moov", overflow || next > UInt64(end) { indexCut = true }
+            guard !overflow else { break }
+            offset = next
+        }
+        guard types.contains("ftyp") || types.contains("moov") || types.contains("mdat") else { return nil }
+        if indexCut { return "truncated: its index (moov box) is cut short" }
+        if types.contains("mdat"), !types.contains("moov") {
+            return "truncated: media data without its index (no moov box; the recording was not finished)"
+        }
+        return nil
     }
 
     /// FFmpeg's words for an error code.

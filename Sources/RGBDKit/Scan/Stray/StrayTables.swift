@@ -52,7 +52,7 @@ package enum StrayTables {
             for (i, field) in first.fields.enumerated() { columns[String(field)] = i }
             for key in ["x", "y", "z", "qx", "qy", "qz", "qw"] where columns[key] == nil {
                 throw RGBDError(.invalidScene, file: name, location: "line \(first.line)",
-                                "the header has no column \"\(key)\" (it has: \(first.fields.joined(separator: ", ")))")
+                                "the header has no column \"\(key)\" (it has: \(RGBDError.shown(first.fields.joined(separator: ", "), limit: 120)))")
             }
             variant = columns["fx"] != nil ? .fifteen : .nine
         } else {
@@ -79,7 +79,7 @@ package enum StrayTables {
             if let column = columns["frame"] {
                 guard let n = Int(row.fields[column]), n >= 0, n < 100_000_000 else {
                     throw RGBDError(.invalidScene, file: name, location: "line \(row.line)",
-                                    "frame \"\(row.fields[column].prefix(24))\" is not a frame number")
+                                    "frame \"\(RGBDError.shown(row.fields[column]))\" is not a frame number")
                 }
                 frame = n
             } else {
