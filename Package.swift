@@ -1,6 +1,16 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// OpenEXR's pkg-config file adds -pthread to its compiler flags, which SwiftPM refuses with
+// a warning on every build. On Linux its headers are under /usr/include (the shim includes
+// <OpenEXR/openexr.h>) and its C library is found by name, so pkg-config is not needed there;
+// Homebrew's prefix is not searched by default, so macOS keeps it.
+#if os(Linux)
+let openEXRPkgConfig: String? = nil
+#else
+let openEXRPkgConfig: String? = "OpenEXR"
+#endif
+
 let package = Package(
     name: "rgbd",
     platforms: [.macOS(.v13)],
@@ -55,7 +65,7 @@ let package = Package(
                         .brew(["ffmpeg"])]),
         // OpenEXR's C library (OpenEXRCore): the EXR depth maps of Record3D's exports (EXRDepth).
         .systemLibrary(
-            name: "COpenEXR", pkgConfig: "OpenEXR",
+            name: "COpenEXR", pkgConfig: openEXRPkgConfig,
             providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
 
         // The few inner loops written for AVX2 in C (a target attribute per function, so

@@ -5,7 +5,7 @@
 // its value, whatever the library version's initializer struct holds.
 #include <stddef.h>
 #include <stdint.h>
-#include <openexr.h>
+#include <OpenEXR/openexr.h>
 
 /// EXR_DEFAULT_CONTEXT_INITIALIZER.
 static inline exr_context_initializer_t rgbd_exr_default_initializer(void) {

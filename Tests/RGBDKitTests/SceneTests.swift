@@ -36,6 +36,8 @@ import RGBDSynth
         .record3D(.r3d, keys: .new, portrait: false),
         .record3D(.r3d, keys: .old, portrait: false),
         .record3D(.r3d, keys: .new, portrait: true),
+        .record3D(.exr, keys: .new, portrait: false),
+        .record3D(.exr, keys: .old, portrait: true),
     ]
 
     /// Every merged point lies on a true surface of the room (distances, not snapshots),
