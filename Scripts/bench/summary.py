@@ -196,7 +196,17 @@ def render_case(case: casefile.Case, records: list[dict], session: dict, against
     inputs = []
     for name, w in session.get("workloads", {}).items():
         if name in used:
-            files = ", ".join(f"{f} {show(float(n), 'bytes')}" for f, n in w.get("files", {}).items())
+            listed = w.get("files", {})
+            if len(listed) > 12:
+                # A scan holds thousands of frame files: folder by folder, a count and a size.
+                folders: dict[str, list[float]] = {}
+                for f, n in listed.items():
+                    folder = f.rsplit("/", 1)[0] + "/" if "/" in f else f
+                    folders.setdefault(folder if f.count("/") > 1 or f.endswith("/") else f, []).append(float(n))
+                files = ", ".join(f"{f} {show(sum(ns), 'bytes')}" if len(ns) == 1 else
+                                  f"{f} {len(ns)} files {show(sum(ns), 'bytes')}" for f, ns in folders.items())
+            else:
+                files = ", ".join(f"{f} {show(float(n), 'bytes')}" for f, n in listed.items())
             inputs.append(f"`{name}` ({files})")
     if inputs:
         lines.append("Inputs (bench-out/workloads/): " + "; ".join(inputs) + ".")
