@@ -39,6 +39,12 @@ import RGBDSynth
                    stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// The private memory `forgedJPEGHeadersCostNoMemory` gives the binary: room for a
+    /// plausible 8000×6000 photo (144 MB) and the process itself (about 40 MB of writable
+    /// data before main: the Swift runtime and the shared libraries, FFmpeg's codec
+    /// libraries among them), never for a forged 16000×12000 header (576 MB).
+    static let forgedHeaderMemoryLimit = 256_000_000
+
     /// Whether this test process (and so the `rgbd` built beside it) runs under a
     /// sanitizer, whose shadow memory no memory limit can accommodate.
     static let sanitized: Bool = {
@@ -293,6 +299,7 @@ import RGBDSynth
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = try Self.writeCapture(in: directory, stem: "shot")
+        #expect(Self.forgedHeaderMemoryLimit < 16000 * 12000 * 3, "the limit would let a forged 16000×12000 header be allocated")
         func claiming(_ width: Int, _ height: Int, _ jpeg: [UInt8]) -> [UInt8] {
             var forged = jpeg
             if let sof = (0..<(forged.count - 8)).first(where: { forged[$0] == 0xFF && forged[$0 + 1] == 0xC0 }) {
@@ -316,9 +323,9 @@ import RGBDSynth
         ]
         #expect(plausible.count >= 16000 * 12000 / JPEGCodec.maxPixelsPerByte, "\(plausible.count) bytes")
         // The limit leaves room for real work: the capture itself, rectified and as a cloud.
-        let sound = try Self.run(["rectify", capture.json, "-o", directory + "/sound", "-q"], memoryLimit: 200_000_000)
+        let sound = try Self.run(["rectify", capture.json, "-o", directory + "/sound", "-q"], memoryLimit: Self.forgedHeaderMemoryLimit)
         #expect(sound.status == 0, "\(sound.stderr)")
-        let cloud = try Self.run(["cloud", capture.json, "-o", directory + "/sound.ply", "-q"], memoryLimit: 200_000_000)
+        let cloud = try Self.run(["cloud", capture.json, "-o", directory + "/sound.ply", "-q"], memoryLimit: Self.forgedHeaderMemoryLimit)
         #expect(cloud.status == 0, "\(cloud.stderr)")
 
         for command in ["rectify", "cloud"] {
@@ -328,7 +335,7 @@ import RGBDSynth
                 let output = directory + "/out-\(command)-\(c.name)"
                 let run = try Self.run([command, capture.json, "--image", image, "-o",
                                         command == "cloud" ? output + ".ply" : output, "-q"],
-                                       memoryLimit: 200_000_000)
+                                       memoryLimit: Self.forgedHeaderMemoryLimit)
                 #expect(run.status == 1, "\(command) \(c.name): status \(run.status): \(run.stderr)")
                 #expect(run.stderr.contains("\(c.name).jpg") && run.stderr.contains(c.expect), "\(command) \(c.name): \(run.stderr)")
                 #expect(!FileManager.default.fileExists(atPath: output) || Self.files(in: output).isEmpty)

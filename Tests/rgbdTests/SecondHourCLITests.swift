@@ -114,7 +114,9 @@ import RGBDSynth
         let help = try CLI.run(["preview", "--help"])
         #expect(help.status == 0)
         let text = help.stdout
-        guard let start = text.range(of: "panels:\n"), let end = text.range(of: "\n\nFiles appear") else {
+        // The table runs from the blank line after "panels:" to the next blank line.
+        guard let start = text.range(of: "panels:\n\n"),
+              let end = text.range(of: "\n\n", range: start.upperBound..<text.endIndex) else {
             Issue.record("no panel list in: \(text)")
             return
         }
