@@ -82,7 +82,9 @@ for target in "${targets[@]}"; do
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    # (No progress line at all when a seed input crashed: grep finds nothing, which
+    # must not end the script before the summary.)
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
     cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<< "$last")
     ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<< "$last")
     corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<< "$last")
