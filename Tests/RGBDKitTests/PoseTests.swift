@@ -24,9 +24,9 @@ struct PoseTests {
 
     /// The quaternion read back from a rotation turns vectors the same way (either sign).
     @Test func quaternionRoundTripsThroughTheMatrix() throws {
-        var rng = SplitMix(seed: 7)
+        var rng = SeededGenerator(seed: 7)
         for _ in 0..<200 {
-            var q = (0..<4).map { _ in rng.nextDouble() * 2 - 1 }
+            var q = (0..<4).map { _ in Double.random(in: -1...1, using: &rng) }
             let n = q.map { $0 * $0 }.reduce(0, +).squareRoot()
             q = q.map { $0 / n }
             let pose = try #require(Pose(quaternionX: q[0], y: q[1], z: q[2], w: q[3], translation: .zero))
@@ -68,20 +68,6 @@ struct PoseTests {
         let b = try #require(Pose(quaternionX: 0, y: 0.6, z: 0, w: 0.8, translation: SIMD3(0, 1, 2)))
         #expect(close(a.composed(with: b).apply(p), a.apply(b.apply(p)), 1e-12))
     }
-}
-
-/// A small deterministic generator for the tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func nextDouble() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
 
 /// Stray Scanner's tables: the three odometry layouts, and what is refused.
