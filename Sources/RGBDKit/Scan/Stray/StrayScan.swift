@@ -86,7 +86,7 @@ enum StrayScan {
         }
 
         details.append(("depth files", depthExtension == "npy" ? "uint16 .npy, millimeters (before 2022)" : "16-bit PNG, millimeters"))
-        details.append(("confidence", confidenceFiles.isEmpty ? "none" : "\(confidenceFiles.count) maps (0 low, 1 medium, 2 high)"))
+        details.append(("confidence maps", confidenceFiles.isEmpty ? "none" : "\(confidenceFiles.count) maps (0 low, 1 medium, 2 high)"))
         if let video { details.append(("video", "\(video.codec) \(video.width)×\(video.height)" + (video.frameCount.map { ", \($0) frames" } ?? ""))) }
         let imuPath = Path.join(folder, "imu.csv")
         if FileSystem.exists(imuPath) {
