@@ -48,21 +48,13 @@ package struct PreviewLayout: Equatable, Sendable {
 
     /// The layout of a `width`-pixel sheet for a `colorWidth × colorHeight` color image.
     package init(width: Int, colorWidth: Int, colorHeight: Int) throws {
-        guard width >= Self.minimumWidth, width <= Self.maximumWidth else {
-            throw RGBDError(.invalidArgument, "the sheet width must be between \(Self.minimumWidth) and \(Self.maximumWidth) pixels, not \(width)")
-        }
+        let bands = try SheetBands(width: width)
         guard colorWidth > 0, colorHeight > 0 else {
             throw RGBDError(.invalidArgument, "the color image is empty (\(colorWidth)×\(colorHeight))")
         }
-        self.width = width
-        scale = Double(width) / Double(Self.defaultWidth)
-        let text = Self.textScale(scale)
-        margin = Int((20 * scale).rounded())
-        gap = Int((16 * scale).rounded())
-        headerHeight = Int((30 * text + 3 * 19 * text + 14 * scale).rounded())
-        titleHeight = Int((26 * text).rounded())
-        captionHeight = Int((44 * text).rounded())
-        panelWidth = (width - 2 * margin - 2 * gap) / 3
+        (self.width, scale, margin, gap) = (width, bands.scale, bands.margin, bands.gap)
+        (headerHeight, titleHeight, captionHeight, panelWidth)
+            = (bands.headerHeight, bands.titleHeight, bands.captionHeight, bands.panelWidth)
         // Very tall or wide images are letterboxed into at most 2:1 / 1:2 panels.
         let aspect = min(2, max(0.5, Double(colorHeight) / Double(colorWidth)))
         panelHeight = max(1, Int((Double(panelWidth) * aspect).rounded()))
@@ -93,5 +85,40 @@ package struct PreviewLayout: Equatable, Sendable {
         let room = Int((26 * textScale).rounded())
         return (x, y + panelHeight + Int((7 * textScale).rounded()), max(1, panelWidth - room),
                 Int((11 * textScale).rounded()))
+    }
+}
+
+/// The bands every preview sheet (a capture's, `PreviewLayout`; a scan's,
+/// `ScenePreviewLayout`) shares, scaled to its width: margin, gap, header, the title and
+/// caption bands around a panel, and the width of three panels across.
+package struct SheetBands: Equatable, Sendable {
+    /// Scale of every length against the 1600-pixel default sheet.
+    package let scale: Double
+    /// Margin around the sheet, pixels.
+    package let margin: Int
+    /// Space between panels.
+    package let gap: Int
+    /// Height of the header band (below the top margin).
+    package let headerHeight: Int
+    /// Height of the title band above a panel.
+    package let titleHeight: Int
+    /// Height of the caption band below a panel.
+    package let captionHeight: Int
+    /// Width of each of three panels across the sheet.
+    package let panelWidth: Int
+
+    /// The bands of a `width`-pixel sheet (`PreviewLayout.minimumWidth ... maximumWidth`).
+    package init(width: Int) throws {
+        guard width >= PreviewLayout.minimumWidth, width <= PreviewLayout.maximumWidth else {
+            throw RGBDError(.invalidArgument, "the sheet width must be between \(PreviewLayout.minimumWidth) and \(PreviewLayout.maximumWidth) pixels, not \(width)")
+        }
+        scale = Double(width) / Double(PreviewLayout.defaultWidth)
+        let text = PreviewLayout.textScale(scale)
+        margin = Int((20 * scale).rounded())
+        gap = Int((16 * scale).rounded())
+        headerHeight = Int((30 * text + 3 * 19 * text + 14 * scale).rounded())
+        titleHeight = Int((26 * text).rounded())
+        captionHeight = Int((44 * text).rounded())
+        panelWidth = (width - 2 * margin - 2 * gap) / 3
     }
 }

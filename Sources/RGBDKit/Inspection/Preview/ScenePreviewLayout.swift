@@ -62,25 +62,17 @@ package struct ScenePreviewLayout: Equatable, Sendable {
     /// with `frames` frames (1 ... `maximumFrames`) of `depthWidth × depthHeight` depth maps
     /// in the strip, with a color row when `color` is true.
     package init(width: Int, frames: Int, depthWidth: Int, depthHeight: Int, color: Bool) throws {
-        guard width >= PreviewLayout.minimumWidth, width <= PreviewLayout.maximumWidth else {
-            throw RGBDError(.invalidArgument, "the sheet width must be between \(PreviewLayout.minimumWidth) and \(PreviewLayout.maximumWidth) pixels, not \(width)")
-        }
+        let bands = try SheetBands(width: width)
         guard frames >= 1, frames <= Self.maximumFrames else {
             throw RGBDError(.invalidArgument, "the strip shows 1 to \(Self.maximumFrames) frames, not \(frames)")
         }
         guard depthWidth > 0, depthHeight > 0 else {
             throw RGBDError(.invalidArgument, "the depth maps are empty (\(depthWidth)×\(depthHeight))")
         }
-        self.width = width
         self.frames = frames
-        scale = Double(width) / Double(PreviewLayout.defaultWidth)
-        let text = PreviewLayout.textScale(scale)
-        margin = Int((20 * scale).rounded())
-        gap = Int((16 * scale).rounded())
-        headerHeight = Int((30 * text + 3 * 19 * text + 14 * scale).rounded())
-        titleHeight = Int((26 * text).rounded())
-        captionHeight = Int((44 * text).rounded())
-        panelWidth = (width - 2 * margin - 2 * gap) / 3
+        (self.width, scale, margin, gap) = (width, bands.scale, bands.margin, bands.gap)
+        (headerHeight, titleHeight, captionHeight, panelWidth)
+            = (bands.headerHeight, bands.titleHeight, bands.captionHeight, bands.panelWidth)
         panelHeight = max(1, panelWidth * 3 / 4)
         rows = color ? [.color, .depth, .confidence] : [.depth, .confidence]
         tileGap = max(2, Int((6 * scale).rounded()))
