@@ -260,27 +260,29 @@ struct StrayFrameReader: SceneFrameReader {
         return SceneFrame(info: info, depth: rectifiedDepth, confidence: rectifiedConfidence, color: color)
     }
 
-    /// A depth file (16-bit PNG or uint16 `.npy`, millimeters; 0 = none) in meters, NaN
-    /// where there is none; an error naming the file when its size is not `expected`.
+    /// A depth file in meters, NaN where there is none (0 in the file); an error naming the
+    /// file when its size is not `expected`. A PNG is read as a capture's depth image is
+    /// (`CaptureDepth.readImage`: 16-bit grayscale millimeters, by content); an older scan's
+    /// `.npy` holds uint16 millimeters.
     static func readDepth(_ path: String, expected: (width: Int, height: Int)?) throws
         -> (map: DepthMap, size: (width: Int, height: Int)) {
-        let bytes = try FileSystem.readFile(path, limit: 128 << 20)
-        let width: Int, height: Int, millimeters: [Float]
+        let width: Int, height: Int, stored: [Float]
         if Path.pathExtension(path).lowercased() == "npy" {
+            let bytes = try FileSystem.readFile(path, limit: 128 << 20)
             let array = try NPYArray(bytes, name: path, maxElements: InputLimits.maxDepthPixels)
             guard array.element == .uint16 else {
                 throw RGBDError(.invalidScene, file: path, "a depth array of \(array.element.rawValue), not uint16 millimeters")
             }
-            (width, height, millimeters) = (array.width, array.height, array.values)
+            (width, height, stored) = (array.width, array.height, array.values.map { $0 / 1000 })
         } else {
-            let image = try PNGCodec.decodeGray16(bytes, file: path)
-            (width, height, millimeters) = (image.width, image.height, image.samples.map { Float($0) })
+            let (image, _) = try CaptureDepth.readImage(path: path, key: nil)
+            (width, height, stored) = (image.width, image.height, image.samples)
         }
         if let expected, expected.width != width || expected.height != height {
             throw RGBDError(.invalidScene, file: path,
                             "a \(width)×\(height) depth map where the scan's are \(expected.width)×\(expected.height)")
         }
-        let meters = millimeters.map { $0 > 0 ? $0 / 1000 : Float.nan }
+        let meters = stored.map { $0 > 0 ? $0 : Float.nan }
         return (DepthMap(width: width, height: height, channels: 1, samples: meters), (width, height))
     }
 }
