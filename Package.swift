@@ -11,6 +11,14 @@ let openEXRPkgConfig: String? = nil
 let openEXRPkgConfig: String? = "OpenEXR"
 #endif
 
+// FFmpeg's headers (CFFmpegHeaders, below): pkg-config only where they are not on the default
+// include path.
+#if os(Linux)
+let ffmpegPkgConfig: String? = nil
+#else
+let ffmpegPkgConfig: String? = "libavformat"
+#endif
+
 let package = Package(
     name: "rgbd",
     platforms: [.macOS(.v13)],
@@ -59,10 +67,19 @@ let package = Package(
 
         // FFmpeg (libavformat, libavcodec, libswscale, libavutil): the videos of LiDAR scans
         // (Stray Scanner's rgb.mp4, HEVC or H.264), decoded on all cores (VideoDecoder).
+        // Not linked: CFFmpeg's loader `dlopen`s the libraries at the first video (linked,
+        // they and their ~130 dependencies were loaded at every start of rgbd). The headers
+        // still come from the system: on Linux they are on the compiler's default include
+        // path, so CFFmpegHeaders names no pkg-config package (SwiftPM links whatever a
+        // system-library target's pkg-config file lists); Homebrew's prefix is not searched
+        // by default, so on macOS it keeps pkg-config, which also links the libraries there.
         .systemLibrary(
-            name: "CFFmpeg", pkgConfig: "libavformat",
+            name: "CFFmpegHeaders", pkgConfig: ffmpegPkgConfig,
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"]),
                         .brew(["ffmpeg"])]),
+        .target(
+            name: "CFFmpeg", dependencies: ["CFFmpegHeaders"],
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // OpenEXR's C library (OpenEXRCore): the EXR depth maps of Record3D's exports (EXRDepth).
         .systemLibrary(
             name: "COpenEXR", pkgConfig: openEXRPkgConfig,

@@ -24,10 +24,15 @@ import RGBDSynth
 
     struct Run { var status: Int32; var stdout: String; var stderr: String }
 
-    static func run(_ arguments: [String], executable: String = binary) throws -> Run {
+    /// Runs `executable` (the `rgbd` binary unless said) with `arguments`; `environment`
+    /// adds to (or replaces in) this process's environment.
+    static func run(_ arguments: [String], executable: String = binary, environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -40,10 +45,10 @@ import RGBDSynth
     }
 
     /// The private memory `forgedJPEGHeadersCostNoMemory` gives the binary: room for a
-    /// plausible 8000×6000 photo (144 MB) and the process itself (about 40 MB of writable
-    /// data before main: the Swift runtime and the shared libraries, FFmpeg's codec
-    /// libraries among them), never for a forged 16000×12000 header (576 MB).
-    static let forgedHeaderMemoryLimit = 256_000_000
+    /// plausible 8000×6000 photo (144 MB) and the process itself (the Swift runtime and the
+    /// shared libraries; FFmpeg's, loaded only for scan videos, are not among them), never
+    /// for a forged 16000×12000 header (576 MB).
+    static let forgedHeaderMemoryLimit = 200_000_000
 
     /// Whether this test process (and so the `rgbd` built beside it) runs under a
     /// sanitizer, whose shadow memory no memory limit can accommodate.

@@ -360,8 +360,8 @@ def lib() -> ctypes.CDLL:
                 raise LibraryNotFoundError(
                     f"could not load {path}: {error}. It needs the system libraries "
                     "libturbojpeg, libpng16, libtiff, libjson-c, libheif, libde265, libcairo, libisal, libdeflate, "
-                    "FFmpeg (libavformat, libavcodec, libswscale, libavutil), OpenEXR, zlib and libstdc++ "
-                    "(see `ldd` on the file)"
+                    "OpenEXR, zlib and libstdc++ (see `ldd` on the file; FFmpeg's libraries are loaded later, "
+                    "when a scan video is read)"
                 ) from error
             _declare(loaded, path)
             _library = loaded

@@ -46,9 +46,11 @@ final class PictureConverter {
         guard let context else { return nil }
         var converted = true
         let samples = LargeBuffer.make(count: width * height * 3) { (output: UnsafeMutableBufferPointer<UInt8>) in
-            if rgbd_sws_rgb_convert(context, frame, output.baseAddress, Int32(width * 3)) != picture.height {
+            guard let rgb = output.baseAddress,
+                  rgbd_sws_rgb_convert(context, frame, rgb, Int32(width * 3)) == picture.height else {
                 converted = false
                 output.update(repeating: 0)
+                return
             }
         }
         return converted ? ColorImage(width: width, height: height, channels: 3, samples: samples) : nil

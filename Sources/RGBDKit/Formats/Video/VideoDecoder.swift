@@ -18,7 +18,10 @@ import Darwin
 /// Frames are refused over `maxPixels`. Every failure is an `RGBDError` of one line that
 /// names the file (`scan/rgb.mp4: frame 37: truncated or corrupt (decoder said: …)`);
 /// FFmpeg's own logging is switched off for the whole process (`av_log_set_level`), so
-/// that the user sees that line and nothing else. A file cut short ends in such an error
+/// that the user sees that line and nothing else.
+///
+/// FFmpeg's libraries are not linked but loaded when the first video is opened
+/// (`FFmpegLibraries`); without them, opening a video is an error saying what to install. A file cut short ends in such an error
 /// (or, where the container lost its index, fails to open with `truncated: …`): at the end
 /// of the file, fewer packets than the container listed is an error. (MP4 always lists
 /// them; for a container that does not, a cut file gives a shorter sequence, whose length
@@ -46,6 +49,8 @@ package final class VideoDecoder {
     /// applied (iPhone videos shot upright say 90).
     package let rotationDegrees: Int
 
+    /// FFmpeg's functions (loaded at first use).
+    private let ff: rgbd_ffmpeg
     private let format: UnsafeMutablePointer<AVFormatContext>
     private let codec: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -73,32 +78,33 @@ package final class VideoDecoder {
 
     /// Opens `path`, finds its video stream and opens a decoder for it.
     package init(path: String) throws {
-        _ = Self.loggingSilenced
+        let ff = try FFmpegLibraries.load(for: path)
+        self.ff = ff
         self.path = path
         // Owned here until the end of the initializer; freed by the defers on failure.
-        var openedFormat: UnsafeMutablePointer<AVFormatContext>? = try Self.openContainer(path)
-        defer { avformat_close_input(&openedFormat) }
+        var openedFormat: UnsafeMutablePointer<AVFormatContext>? = try Self.openContainer(path, ff)
+        defer { ff.avformat_close_input(&openedFormat) }
         var openedCodec: UnsafeMutablePointer<AVCodecContext>?
-        defer { avcodec_free_context(&openedCodec) }
+        defer { ff.avcodec_free_context(&openedCodec) }
         var openedPacket: UnsafeMutablePointer<AVPacket>?
-        defer { av_packet_free(&openedPacket) }
+        defer { ff.av_packet_free(&openedPacket) }
         var openedFrame: UnsafeMutablePointer<AVFrame>?
-        defer { av_frame_free(&openedFrame) }
+        defer { ff.av_frame_free(&openedFrame) }
         guard let format = openedFormat else {
             throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read")
         }
 
-        let found = avformat_find_stream_info(format, nil)
+        let found = ff.avformat_find_stream_info(format, nil)
         guard found >= 0 else {
-            throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (\(Self.describe(found)))")
+            throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (\(Self.describe(found, ff)))")
         }
         var decoder: UnsafePointer<AVCodec>?
-        let best = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0)
+        let best = ff.av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0)
         guard best >= 0, Int(best) < Int(format.pointee.nb_streams),
               let stream = format.pointee.streams[Int(best)], let parameters = stream.pointee.codecpar else {
             throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (no video stream)")
         }
-        let codecName = avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
+        let codecName = ff.avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
         guard let decoder else {
             throw RGBDError(.invalidImage, file: path, "FFmpeg has no decoder for its \(codecName) video")
         }
@@ -115,24 +121,24 @@ package final class VideoDecoder {
             format.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
         }
 
-        guard let context = avcodec_alloc_context3(decoder) else {
+        guard let context = ff.avcodec_alloc_context3(decoder) else {
             throw RGBDError(.io, file: path, "cannot start FFmpeg's \(codecName) decoder (out of memory)")
         }
         openedCodec = context
-        var status = avcodec_parameters_to_context(context, parameters)
+        var status = ff.avcodec_parameters_to_context(context, parameters)
         if status >= 0 {
             context.pointee.thread_count = Int32(Host.processorCount)
             context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             context.pointee.max_pixels = Int64(Self.maxPixels)
             context.pointee.pkt_timebase = stream.pointee.time_base
-            status = avcodec_open2(context, decoder, nil)
+            status = ff.avcodec_open2(context, decoder, nil)
         }
         guard status >= 0 else {
             throw RGBDError(.invalidImage, file: path,
-                            "FFmpeg cannot decode its \(codecName) video (\(Self.describe(status)))")
+                            "FFmpeg cannot decode its \(codecName) video (\(Self.describe(status, ff)))")
         }
-        openedPacket = av_packet_alloc()
-        openedFrame = av_frame_alloc()
+        openedPacket = ff.av_packet_alloc()
+        openedFrame = ff.av_frame_alloc()
         guard let packet = openedPacket, let frame = openedFrame else {
             throw RGBDError(.io, file: path, "cannot start FFmpeg's decoder (out of memory)")
         }
@@ -149,7 +155,7 @@ package final class VideoDecoder {
         frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
         let rate = stream.pointee.avg_frame_rate
         framesPerSecond = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : nil
-        rotationDegrees = Self.rotation(of: stream)
+        rotationDegrees = Self.rotation(of: stream, ff)
         // Owned by the instance from here on (deinit frees them).
         openedFormat = nil
         openedCodec = nil
@@ -159,13 +165,13 @@ package final class VideoDecoder {
 
     deinit {
         var frame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&frame)
+        ff.av_frame_free(&frame)
         var packet: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&packet)
+        ff.av_packet_free(&packet)
         var codec: UnsafeMutablePointer<AVCodecContext>? = codec
-        avcodec_free_context(&codec)
+        ff.avcodec_free_context(&codec)
         var format: UnsafeMutablePointer<AVFormatContext>? = format
-        avformat_close_input(&format)
+        ff.avformat_close_input(&format)
     }
 
     /// The next frame as 8-bit RGB (3 channels, rows top to bottom, not rotated) and its
@@ -178,7 +184,7 @@ package final class VideoDecoder {
             guard try decodeFrame() else { return nil }
         }
         defer {
-            av_frame_unref(frame)
+            ff.av_frame_unref(frame)
             nextIndex += 1
         }
         let time = timeBase.den > 0
@@ -215,7 +221,7 @@ package final class VideoDecoder {
                     nextIndex = index
                     return
                 }
-                av_frame_unref(frame)
+                ff.av_frame_unref(frame)
                 if time > target { break }
             }
             guard from > 0 else {
@@ -231,10 +237,10 @@ package final class VideoDecoder {
     private func decodeFrame() throws -> Bool {
         guard !finished else { return false }
         while true {
-            let received = avcodec_receive_frame(codec, frame)
+            let received = ff.avcodec_receive_frame(codec, frame)
             if received == 0 {
                 if frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 || frame.pointee.decode_error_flags != 0 {
-                    av_frame_unref(frame)
+                    ff.av_frame_unref(frame)
                     throw corrupt("the decoder marked it damaged")
                 }
                 return true
@@ -248,31 +254,31 @@ package final class VideoDecoder {
                 return false
             }
             guard received == rgbd_averror_again() else {
-                throw corrupt("decoder said: \(Self.describe(received))")
+                throw corrupt("decoder said: \(describe(received))")
             }
             if draining {
                 // Unreachable in practice: a draining decoder ends with EOF, not EAGAIN.
                 finished = true
                 return false
             }
-            let read = av_read_frame(format, packet)
+            let read = ff.av_read_frame(format, packet)
             if read == rgbd_averror_eof() {
                 draining = true
-                _ = avcodec_send_packet(codec, nil)
+                _ = ff.avcodec_send_packet(codec, nil)
                 continue
             }
             guard read >= 0 else {
-                throw corrupt("FFmpeg said: \(Self.describe(read))")
+                throw corrupt("FFmpeg said: \(describe(read))")
             }
-            defer { av_packet_unref(packet) }
+            defer { ff.av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
             packetsRead += 1
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
                 throw corrupt("its data is cut short")
             }
-            let sent = avcodec_send_packet(codec, packet)
+            let sent = ff.avcodec_send_packet(codec, packet)
             guard sent >= 0 || sent == rgbd_averror_again() else {
-                throw corrupt("decoder said: \(Self.describe(sent))")
+                throw corrupt("decoder said: \(describe(sent))")
             }
         }
     }
@@ -306,13 +312,13 @@ package final class VideoDecoder {
 
     /// Moves the demuxer to the keyframe at or before `timestamp` and empties the decoder.
     private func jump(toTimestamp timestamp: Int64) throws {
-        av_frame_unref(frame)
+        ff.av_frame_unref(frame)
         holdingFrame = false
-        let status = av_seek_frame(format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
+        let status = ff.av_seek_frame(format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         guard status >= 0 else {
-            throw RGBDError(.invalidImage, file: path, "cannot seek in the video (\(Self.describe(status)))")
+            throw RGBDError(.invalidImage, file: path, "cannot seek in the video (\(describe(status)))")
         }
-        avcodec_flush_buffers(codec)
+        ff.avcodec_flush_buffers(codec)
         draining = false
         finished = false
         packetsRead = 0
@@ -324,10 +330,10 @@ package final class VideoDecoder {
     /// file's packets through a second demuxer (this one's position is untouched).
     private func presentationTimeline() throws -> [Int64] {
         if let timeline { return timeline }
-        let scan = try Self.openContainer(path)
+        let scan = try Self.openContainer(path, ff)
         defer {
             var f: UnsafeMutablePointer<AVFormatContext>? = scan
-            avformat_close_input(&f)
+            ff.avformat_close_input(&f)
         }
         guard Int(streamIndex) < Int(scan.pointee.nb_streams) else {
             throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (its streams changed)")
@@ -335,22 +341,22 @@ package final class VideoDecoder {
         for index in 0..<Int(scan.pointee.nb_streams) where index != Int(streamIndex) {
             scan.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
         }
-        guard let packet = av_packet_alloc() else {
+        guard let packet = ff.av_packet_alloc() else {
             throw RGBDError(.io, file: path, "cannot read the video (out of memory)")
         }
         defer {
             var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
+            ff.av_packet_free(&p)
         }
         var times: [Int64] = []
         while true {
-            let read = av_read_frame(scan, packet)
+            let read = ff.av_read_frame(scan, packet)
             if read == rgbd_averror_eof() { break }
             guard read >= 0 else {
                 throw RGBDError(.invalidImage, file: path, location: "frame \(times.count)",
-                                "truncated or corrupt (FFmpeg said: \(Self.describe(read)))")
+                                "truncated or corrupt (FFmpeg said: \(describe(read)))")
             }
-            defer { av_packet_unref(packet) }
+            defer { ff.av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex,
                   packet.pointee.flags & AV_PKT_FLAG_DISCARD == 0 else { continue }
             guard packet.pointee.pts != rgbd_av_nopts() else {
@@ -370,23 +376,20 @@ package final class VideoDecoder {
 
     // MARK: FFmpeg
 
-    /// Switches FFmpeg's logging off, once per process.
-    private static let loggingSilenced: Void = av_log_set_level(AV_LOG_QUIET)
-
     /// The demuxers accepted: MP4/QuickTime (iPhone apps write these) and Matroska.
     /// FFmpeg's other readers (playlists, image sequences, network streams) are refused,
     /// so that a file named like a video cannot make FFmpeg open other files or URLs.
     private static let formats = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm"
 
     /// Opens the container at `path` (a local file, one of `formats`).
-    private static func openContainer(_ path: String) throws -> UnsafeMutablePointer<AVFormatContext> {
+    private static func openContainer(_ path: String, _ ff: rgbd_ffmpeg) throws -> UnsafeMutablePointer<AVFormatContext> {
         var options: OpaquePointer?
-        av_dict_set(&options, "protocol_whitelist", "file", 0)
-        av_dict_set(&options, "format_whitelist", formats, 0)
-        defer { av_dict_free(&options) }
+        _ = ff.av_dict_set(&options, "protocol_whitelist", "file", 0)
+        _ = ff.av_dict_set(&options, "format_whitelist", formats, 0)
+        defer { ff.av_dict_free(&options) }
         var context: UnsafeMutablePointer<AVFormatContext>?
         // The `file:` prefix keeps a colon in the path from naming another protocol.
-        let status = avformat_open_input(&context, "file:" + path, nil, &options)
+        let status = ff.avformat_open_input(&context, "file:" + path, nil, &options)
         guard status >= 0, let context else {
             if status == rgbd_averror_no_entry() {
                 throw RGBDError(.io, file: path, "no such file")
@@ -401,7 +404,7 @@ package final class VideoDecoder {
                 // What the format whitelist answers for any other kind of file.
                 throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (not MP4, QuickTime or Matroska)")
             }
-            throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (\(describe(status)))")
+            throw RGBDError(.invalidImage, file: path, "not a video FFmpeg can read (\(describe(status, ff)))")
         }
         return context
     }
@@ -449,17 +452,22 @@ package final class VideoDecoder {
     }
 
     /// FFmpeg's words for an error code.
-    static func describe(_ code: Int32) -> String {
+    private func describe(_ code: Int32) -> String {
+        Self.describe(code, ff)
+    }
+
+    /// FFmpeg's words for an error code.
+    private static func describe(_ code: Int32, _ ff: rgbd_ffmpeg) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
-        guard av_strerror(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
+        guard ff.av_strerror(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The clockwise display rotation of the stream's display matrix, in [0, 360).
-    private static func rotation(of stream: UnsafeMutablePointer<AVStream>) -> Int {
+    private static func rotation(of stream: UnsafeMutablePointer<AVStream>, _ ff: rgbd_ffmpeg) -> Int {
         guard let matrix = rgbd_display_matrix(stream) else { return 0 }
         // av_display_rotation_get gives the counterclockwise angle, in (-180, 180].
-        let counterclockwise = av_display_rotation_get(matrix)
+        let counterclockwise = ff.av_display_rotation_get(matrix)
         guard counterclockwise.isFinite else { return 0 }
         let degrees = Int((-counterclockwise).rounded())
         return ((degrees % 360) + 360) % 360
