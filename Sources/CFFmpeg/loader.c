@@ -130,6 +130,7 @@ static void load(void) {
     RGBD_RESOLVE(avutil, av_display_rotation_get);
     RGBD_RESOLVE(avutil, av_pix_fmt_desc_get);
     RGBD_RESOLVE(avcodec, avcodec_get_name);
+    RGBD_RESOLVE(avcodec, avcodec_find_decoder);
     RGBD_RESOLVE(avcodec, avcodec_alloc_context3);
     RGBD_RESOLVE(avcodec, avcodec_free_context);
     RGBD_RESOLVE(avcodec, avcodec_parameters_to_context);
@@ -140,6 +141,7 @@ static void load(void) {
     RGBD_RESOLVE(avcodec, av_packet_alloc);
     RGBD_RESOLVE(avcodec, av_packet_free);
     RGBD_RESOLVE(avcodec, av_packet_unref);
+    RGBD_RESOLVE(avcodec, av_new_packet);
     RGBD_RESOLVE(avformat, avformat_open_input);
     RGBD_RESOLVE(avformat, avformat_find_stream_info);
     RGBD_RESOLVE(avformat, avformat_close_input);

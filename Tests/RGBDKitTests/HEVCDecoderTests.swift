@@ -109,6 +109,45 @@ import Testing
         #expect(try HEIFCodec.decodeRGB(cropped).width == 48)
     }
 
+    /// FFmpeg's and libde265's HEVC decoders give the same pixels (a conforming decoder's
+    /// output is exact): on the real iPhone photos of the benchmarks (48-tile grids from an
+    /// iPhone 8 and an XR), on heif-enc files of each matrix, and on the fuzz corpus's grid.
+    @Test func decodersAgreeExactly() throws {
+        _ = try FFmpegHEVCDecoder(threads: 1)  // FFmpeg's decoder starts (no silent fallback)
+        var files: [(String, [UInt8])] = []
+        for name in ["iphone8.heic", "iphonexr.heic"] {
+            let url = Self.repository.appendingPathComponent("Benchmarks/phone/\(name)")
+            files.append((name, Array(try Data(contentsOf: url))))
+        }
+        files.append(("grid", Array(try Data(contentsOf: Self.repository
+            .appendingPathComponent("Fuzz/corpus/FuzzImage/heic-200x136-grid-64")))))
+        for arguments in [["-q", "60"], ["-q", "90", "--matrix_coefficients=1", "--full_range_flag=0"]] {
+            files.append(("\(arguments)", try Self.heifEnc(Self.scene(), arguments)))
+        }
+        for (name, bytes) in files {
+            let items = try #require(HEIFItems.primary(of: bytes), "\(name)")
+            let ffmpeg = try HEVCImageDecoder.decodeRGB(items, file: nil, backend: .ffmpeg)
+            let libde265 = try HEVCImageDecoder.decodeRGB(items, file: nil, backend: .libde265)
+            #expect(ffmpeg.width == items.width && ffmpeg.height == items.height, "\(name)")
+            let same = ffmpeg.samples == libde265.samples
+            #expect(same, "\(name): \(Self.difference(ffmpeg, libde265))")
+        }
+    }
+
+    /// A damaged tile is an error from FFmpeg's decoder, not a picture with the damage
+    /// concealed (libde265 conceals it and gives a picture): bytes in the middle of every
+    /// tile's data flipped. `HEIFCodec` then leaves the file to libheif.
+    @Test func damagedTilesAreErrors() throws {
+        var bytes = Array(try Data(contentsOf: Self.repository.appendingPathComponent("Benchmarks/phone/iphone8.heic")))
+        let items = try #require(HEIFItems.primary(of: bytes))
+        for tile in items.tiles {
+            let middle = (tile.data.startIndex + tile.data.endIndex) / 2
+            for i in middle..<middle + 64 { bytes[i] ^= 0x5A }
+        }
+        let damaged = try #require(HEIFItems.primary(of: bytes))
+        #expect(throws: RGBDError.self) { _ = try HEVCImageDecoder.decodeRGB(damaged, file: nil, backend: .ffmpeg) }
+    }
+
     /// Forms the fast path leaves to libheif: 4:4:4, and lossless identity-matrix files.
     @Test func otherFormsGoToLibheif() throws {
         let scene = Self.scene()

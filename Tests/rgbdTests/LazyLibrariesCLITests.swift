@@ -85,6 +85,26 @@ import RGBDSynth
         #expect(rectify.status == 0, "\(rectify.stderr)")
     }
 
+    /// A HEIC photo's tiles are decoded by FFmpeg's HEVC decoder when its libraries load,
+    /// and by libde265 when they do not: the same color image either way, exit 0.
+    @Test func heicDecodesWithAndWithoutFFmpeg() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let empty = directory + "/no-ffmpeg"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let heic = Path.join(PortraitCLITests.fixtures, "portrait.heic")
+        var colors: [[UInt8]] = []
+        for (name, environment) in [("with", [String: String]()), ("without", ["RGBD_FFMPEG_DIR": empty])] {
+            let out = directory + "/" + name
+            let run = try CLITests.run(["rectify", heic, "-o", out, "-q"], environment: environment)
+            #expect(run.status == 0, "\(name) FFmpeg: \(run.stderr)")
+            colors.append(try PNGCodec.decodeRGB(try FileSystem.readFile(Path.join(out, "portrait.color.png"))).samples)
+        }
+        #expect(colors.count == 2 && !colors[0].isEmpty)
+        let same = colors.count == 2 && colors[0] == colors[1]
+        #expect(same, "the color images differ with and without FFmpeg")
+    }
+
     #if os(Linux)
     /// A library under the unversioned name whose major version differs from the headers'
     /// (whose structs rgbd was compiled against) is refused, not called.

@@ -43,6 +43,7 @@ typedef struct rgbd_ffmpeg {
     __typeof__(av_pix_fmt_desc_get) *_Nonnull av_pix_fmt_desc_get;
     // libavcodec
     __typeof__(avcodec_get_name) *_Nonnull avcodec_get_name;
+    __typeof__(avcodec_find_decoder) *_Nonnull avcodec_find_decoder;
     __typeof__(avcodec_alloc_context3) *_Nonnull avcodec_alloc_context3;
     __typeof__(avcodec_free_context) *_Nonnull avcodec_free_context;
     __typeof__(avcodec_parameters_to_context) *_Nonnull avcodec_parameters_to_context;
@@ -53,6 +54,7 @@ typedef struct rgbd_ffmpeg {
     __typeof__(av_packet_alloc) *_Nonnull av_packet_alloc;
     __typeof__(av_packet_free) *_Nonnull av_packet_free;
     __typeof__(av_packet_unref) *_Nonnull av_packet_unref;
+    __typeof__(av_new_packet) *_Nonnull av_new_packet;
     // libavformat
     __typeof__(avformat_open_input) *_Nonnull avformat_open_input;
     __typeof__(avformat_find_stream_info) *_Nonnull avformat_find_stream_info;

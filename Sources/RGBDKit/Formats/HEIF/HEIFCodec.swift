@@ -6,8 +6,8 @@ import CHEIF
 /// transformations (rotation `irot`, mirror `imir`, crop `clap`) are display hints like
 /// EXIF orientation and are not applied; images of more than 8 bits are converted to 8;
 /// grid (tiled) images, as iPhones write them, are decoded whole, their tiles on all
-/// processors. Files in the common form (HEVC, 8-bit 4:2:0) are decoded by rgbd with
-/// libde265 (`HEIFItems`, `HEVCImageDecoder`), the rest by libheif.
+/// processors. Files in the common form (HEVC, 8-bit 4:2:0) are decoded by rgbd itself
+/// (`HEIFItems`, `HEVCImageDecoder`: FFmpeg's HEVC decoder), the rest by libheif.
 package enum HEIFCodec {
     /// The stored pixel size of the primary image (its `ispe`, before any
     /// transformation), read without decoding.
@@ -27,7 +27,7 @@ package enum HEIFCodec {
     /// - Throws: `RGBDError(.invalidImage)` for anything libheif rejects, and for sizes
     ///   over `JPEGCodec.maxPixels`.
     package static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
-        // The common case (HEVC, 8-bit 4:2:0, a grid or one image) through libde265
+        // The common case (HEVC, 8-bit 4:2:0, a grid or one image) through FFmpeg's decoder
         // directly, tiles in parallel; libheif for everything else, and for anything the
         // fast path fails on (libheif then says what is wrong).
         if let items = HEIFItems.primary(of: bytes), items.width * items.height <= JPEGCodec.trialDecodePixels,

@@ -1,6 +1,6 @@
 /// The boxes of a HEIF file that say how its primary image is coded, read by rgbd
 /// itself so that the common case (an HEVC image, or a grid of HEVC tiles, 8-bit 4:2:0,
-/// as cameras write) can be decoded tile-parallel by libde265 (`HEVCImageDecoder`).
+/// as cameras write) can be decoded tile-parallel (`HEVCImageDecoder`).
 ///
 /// Anything else (other codecs, more than 8 bits, other chroma formats, data by
 /// reference, unusual colour matrices, and any structure this reader does not follow)

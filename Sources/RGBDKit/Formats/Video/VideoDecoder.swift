@@ -457,7 +457,7 @@ package final class VideoDecoder {
     }
 
     /// FFmpeg's words for an error code.
-    private static func describe(_ code: Int32, _ ff: rgbd_ffmpeg) -> String {
+    static func describe(_ code: Int32, _ ff: rgbd_ffmpeg) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
         guard ff.av_strerror(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
