@@ -309,6 +309,82 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
     return i;
 }
 
+/// One row's sixteen pixels: luma `y` (16 bytes) plus the chroma contributions of their
+/// eight chroma samples, each already repeated for its two pixels (red, green, blue; 8 +
+/// 8 lanes), to 48 bytes of RGB at `out`.
+__attribute__((target("avx2"), always_inline))
+static inline void ycbcr_sixteen(const uint8_t *y, __m256i red_lo, __m256i red_hi, __m256i green_lo,
+                                 __m256i green_hi, __m256i blue_lo, __m256i blue_hi, __m256i luma_scale,
+                                 __m256i luma_offset, uint8_t *out) {
+    const __m128i luma = _mm_loadu_si128((const __m128i *)(const void *)y);
+    const __m256i l_lo = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepu8_epi32(luma), luma_scale), luma_offset);
+    const __m256i l_hi = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(luma, 8)), luma_scale),
+                                          luma_offset);
+    // (l + contribution) >> 16, saturated to [0, 255] by the two packs, in pixel order.
+#define RGBD_CHANNEL(lo, hi, name)                                                                           \
+    const __m256i name##16 = _mm256_permute4x64_epi64(                                                       \
+        _mm256_packs_epi32(_mm256_srai_epi32(_mm256_add_epi32(l_lo, lo), 16),                                \
+                           _mm256_srai_epi32(_mm256_add_epi32(l_hi, hi), 16)), 0xD8);                        \
+    const __m128i name = _mm_packus_epi16(_mm256_castsi256_si128(name##16), _mm256_extracti128_si256(name##16, 1));
+    RGBD_CHANNEL(red_lo, red_hi, r)
+    RGBD_CHANNEL(green_lo, green_hi, g)
+    RGBD_CHANNEL(blue_lo, blue_hi, b)
+#undef RGBD_CHANNEL
+    // Interleaved by byte shuffles: output byte k is channel k % 3 of pixel k / 3.
+    static const int8_t masks[3][3][16] = {
+        {{0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1, 5},
+         {-1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1},
+         {-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1}},
+        {{-1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1, 10, -1},
+         {5, -1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1, 10},
+         {-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1}},
+        {{-1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15, -1, -1},
+         {-1, -1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15, -1},
+         {10, -1, -1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15}},
+    };
+    for (int j = 0; j < 3; j++) {
+        const __m128i part = _mm_or_si128(
+            _mm_or_si128(_mm_shuffle_epi8(r, _mm_loadu_si128((const __m128i *)(const void *)masks[j][0])),
+                         _mm_shuffle_epi8(g, _mm_loadu_si128((const __m128i *)(const void *)masks[j][1]))),
+            _mm_shuffle_epi8(b, _mm_loadu_si128((const __m128i *)(const void *)masks[j][2])));
+        _mm_storeu_si128((__m128i *)(void *)(out + 16 * j), part);
+    }
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
+                                  const uint8_t *cr, uint8_t *out0, uint8_t *out1, const int32_t *coefficients) {
+    const __m256i luma_scale = _mm256_set1_epi32(coefficients[0]);
+    const __m256i luma_offset = _mm256_set1_epi32(coefficients[1]);
+    const __m256i red_cr = _mm256_set1_epi32(coefficients[2]);
+    const __m256i green_cb = _mm256_set1_epi32(coefficients[3]);
+    const __m256i green_cr = _mm256_set1_epi32(coefficients[4]);
+    const __m256i blue_cb = _mm256_set1_epi32(coefficients[5]);
+    const __m256i half = _mm256_set1_epi32(128);
+    const __m256i first = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    const __m256i second = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
+    ptrdiff_t x = 0;
+    for (; x + 16 <= count; x += 16) {
+        const __m256i u = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cb + x / 2))), half);
+        const __m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cr + x / 2))), half);
+        const __m256i red = _mm256_mullo_epi32(v, red_cr);
+        const __m256i green = _mm256_add_epi32(_mm256_mullo_epi32(u, green_cb), _mm256_mullo_epi32(v, green_cr));
+        const __m256i blue = _mm256_mullo_epi32(u, blue_cb);
+        const __m256i red_lo = _mm256_permutevar8x32_epi32(red, first), red_hi = _mm256_permutevar8x32_epi32(red, second);
+        const __m256i green_lo = _mm256_permutevar8x32_epi32(green, first);
+        const __m256i green_hi = _mm256_permutevar8x32_epi32(green, second);
+        const __m256i blue_lo = _mm256_permutevar8x32_epi32(blue, first);
+        const __m256i blue_hi = _mm256_permutevar8x32_epi32(blue, second);
+        ycbcr_sixteen(y0 + x, red_lo, red_hi, green_lo, green_hi, blue_lo, blue_hi, luma_scale, luma_offset,
+                      out0 + 3 * x);
+        if (y1) {
+            ycbcr_sixteen(y1 + x, red_lo, red_hi, green_lo, green_hi, blue_lo, blue_hi, luma_scale, luma_offset,
+                          out1 + 3 * x);
+        }
+    }
+    return x;
+}
+
 #else
 
 int rgbd_kernels_have_avx2(void) { return 0; }
@@ -342,6 +418,12 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
                                  ptrdiff_t start, ptrdiff_t count) {
     (void)row; (void)above; (void)bpp; (void)out; (void)count;
     return start;
+}
+
+ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
+                                  const uint8_t *cr, uint8_t *out0, uint8_t *out1, const int32_t *coefficients) {
+    (void)count; (void)y0; (void)y1; (void)cb; (void)cr; (void)out0; (void)out1; (void)coefficients;
+    return 0;
 }
 
 #endif

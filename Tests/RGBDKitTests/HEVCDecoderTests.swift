@@ -191,3 +191,77 @@ import Testing
         #expect(decoded > 0)
     }
 }
+
+/// The AVX2 Y′CbCr kernel gives the bytes of the Swift loops, for every matrix and range,
+/// row lengths around its sixteen-pixel steps, odd last rows, and extreme samples; and the
+/// loops give the conversion's formula, rounded.
+@Suite struct YCbCrConversionTests {
+    static let matrices = [YCbCrMatrix(kr: 0.299, kb: 0.114, fullRange: true),
+                           YCbCrMatrix(kr: 0.2126, kb: 0.0722, fullRange: false),
+                           YCbCrMatrix(kr: 0.2627, kb: 0.0593, fullRange: false)]
+
+    /// Rows `y0` (and `y1`) converted; both output rows, concatenated.
+    static func convert(_ conversion: YCbCrConversion, _ y0: [UInt8], _ y1: [UInt8]?, _ cb: [UInt8], _ cr: [UInt8],
+                        avx2: Bool) -> [UInt8] {
+        let count = y0.count
+        var out0 = [UInt8](repeating: 7, count: 3 * count), out1 = [UInt8](repeating: 7, count: 3 * count)
+        let second = y1 ?? y0
+        y0.withUnsafeBufferPointer { a in
+            second.withUnsafeBufferPointer { b in
+                cb.withUnsafeBufferPointer { u in
+                    cr.withUnsafeBufferPointer { v in
+                        out0.withUnsafeMutableBufferPointer { o0 in
+                            out1.withUnsafeMutableBufferPointer { o1 in
+                                conversion.convertRows(y0: a.baseAddress!, y1: y1 == nil ? nil : b.baseAddress,
+                                                       cb: u.baseAddress!, cr: v.baseAddress!, out0: o0.baseAddress!,
+                                                       out1: y1 == nil ? nil : o1.baseAddress, count: count, avx2: avx2)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out0 + out1
+    }
+
+    @Test func avx2EqualsSwiftLoops() throws {
+        try #require(VectorKernels.cpuHasAVX2, "this CPU has no AVX2: nothing to compare")
+        var random = SeededGenerator(seed: 11)
+        func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+        for matrix in Self.matrices {
+            let conversion = YCbCrConversion(matrix)
+            for count in [1, 2, 15, 16, 17, 31, 32, 33, 100, 513] {
+                var y0 = bytes(count), cb = bytes((count + 1) / 2)
+                let y1 = bytes(count), cr = bytes((count + 1) / 2)
+                if count > 4 { y0[0] = 0; y0[1] = 255; cb[0] = 0; cb[1] = 255 }
+                for rows in [y1, nil] {
+                    let vector = Self.convert(conversion, y0, rows, cb, cr, avx2: true)
+                    let loops = Self.convert(conversion, y0, rows, cb, cr, avx2: false)
+                    #expect(vector == loops, "\(matrix) count \(count) pair \(rows != nil)")
+                }
+            }
+        }
+    }
+
+    @Test func loopsFollowTheFormula() {
+        for matrix in Self.matrices {
+            let conversion = YCbCrConversion(matrix)
+            for (y, u, v) in [(0, 128, 128), (255, 128, 128), (128, 0, 255), (16, 16, 240), (235, 240, 16), (90, 200, 60)]
+                as [(UInt8, UInt8, UInt8)] {
+                let out = Self.convert(conversion, [y, y], nil, [u], [v], avx2: false)
+                let ls = matrix.fullRange ? 1 : 255.0 / 219, cs = matrix.fullRange ? 1 : 255.0 / 224
+                let l = (Double(y) - (matrix.fullRange ? 0 : 16)) * ls
+                let pb = (Double(u) - 128) * cs, pr = (Double(v) - 128) * cs
+                let kg = 1 - matrix.kr - matrix.kb
+                let expected = [l + 2 * (1 - matrix.kr) * pr,
+                                l - 2 * matrix.kb * (1 - matrix.kb) / kg * pb - 2 * matrix.kr * (1 - matrix.kr) / kg * pr,
+                                l + 2 * (1 - matrix.kb) * pb].map { min(max($0, 0), 255) }
+                for c in 0..<3 {
+                    // Rounded to the nearest level (2^-16 coefficient rounding may tip a half).
+                    #expect(abs(Double(out[c]) - expected[c]) <= 0.5 + 0.01, "\(matrix) \(y) \(u) \(v) channel \(c)")
+                    #expect(out[c] == out[3 + c])
+                }
+            }
+        }
+    }
+}

@@ -61,4 +61,14 @@ ptrdiff_t rgbd_sample1_direct_avx2(ptrdiff_t count, const void *words, int y, in
 ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdiff_t bpp, uint8_t *out,
                                  ptrdiff_t start, ptrdiff_t count);
 
+/// Y′CbCr 4:2:0 to packed RGB for two rows that share a chroma row, as Swift's
+/// `YCbCrConversion.convertRows`: pixels [0, count) of luma rows `y0` and `y1` (`y1` and
+/// `out1` NULL for a single last row) with chroma `cb`, `cr` at half width, each chroma
+/// sample repeated over its two pixels. coefficients (1/65536): luma scale, luma offset,
+/// red from Cr, green from Cb, green from Cr, blue from Cb; a channel is
+/// clamp((luma scale * Y + luma offset + contributions of Cb - 128 and Cr - 128) >> 16).
+/// Works sixteen pixels at a time; returns how many pixels it did (0 without AVX2).
+ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
+                                  const uint8_t *cr, uint8_t *out0, uint8_t *out1, const int32_t *coefficients);
+
 #endif

@@ -1,3 +1,4 @@
+import CKernels
 import Dispatch
 
 /// Decodes the primary image `HEIFItems` describes, to 8-bit RGB.
@@ -22,7 +23,7 @@ enum HEVCImageDecoder {
 
     static func decodeRGB(_ items: HEIFItems, file: String?, backend: Backend = .ffmpeg) throws -> ColorImage {
         let width = items.width, height = items.height
-        let tables = ConversionTables(items.matrix)
+        let conversion = YCbCrConversion(items.matrix)
         let tileCount = items.tiles.count
         let workers = max(1, min(Host.processorCount, tileCount))
         let slots = UnsafeMutableBufferPointer<(any Error)?>.allocate(capacity: tileCount)
@@ -39,7 +40,7 @@ enum HEVCImageDecoder {
                 do {
                     try makeDecoder(backend, threads: Host.processorCount).decode(items.tiles[0]) { picture in
                         picture.convert(into: out, rowBytes: width * 3, x: 0, y: 0, width: width, height: height,
-                                        tables: tables, threads: Host.processorCount)
+                                        conversion: conversion, threads: Host.processorCount)
                     }
                 } catch {
                     errors[0] = error
@@ -62,7 +63,7 @@ enum HEVCImageDecoder {
                         try decoder.decode(tile) { picture in
                             picture.convert(into: out, rowBytes: width * 3, x: x, y: y,
                                             width: min(tile.width, width - x), height: min(tile.height, height - y),
-                                            tables: tables, threads: 1)
+                                            conversion: conversion, threads: 1)
                         }
                     } catch {
                         errors[index] = error
@@ -85,20 +86,24 @@ enum HEVCImageDecoder {
 
 extension HEVCPicture {
     /// Converts the picture's top-left `width` × `height` pixels into `out` at (x, y),
-    /// rows of `rowBytes`, in bands over `threads` threads.
+    /// rows of `rowBytes`, in bands of row pairs over `threads` threads.
     func convert(into out: UnsafeMutablePointer<UInt8>, rowBytes: Int, x: Int, y top: Int,
-                 width: Int, height: Int, tables: ConversionTables, threads: Int) {
+                 width: Int, height: Int, conversion: YCbCrConversion, threads: Int) {
         let pairs = (height + 1) / 2
         let bands = max(1, min(threads * 4, pairs))
         nonisolated(unsafe) let picture = self
         nonisolated(unsafe) let destination = out
+        let avx2 = VectorKernels.avx2
         let work: @Sendable (Int) -> Void = { band in
             for pair in (band * pairs / bands)..<((band + 1) * pairs / bands) {
-                for row in (2 * pair)..<min(height, 2 * pair + 2) {
-                    tables.convertRow(y: picture.y + row * picture.yStride, cb: picture.cb + pair * picture.cbStride,
-                                      cr: picture.cr + pair * picture.crStride,
-                                      out: destination + (top + row) * rowBytes + x * 3, count: width)
-                }
+                let row = 2 * pair
+                let second = row + 1 < height
+                conversion.convertRows(y0: picture.y + row * picture.yStride,
+                                       y1: second ? picture.y + (row + 1) * picture.yStride : nil,
+                                       cb: picture.cb + pair * picture.cbStride, cr: picture.cr + pair * picture.crStride,
+                                       out0: destination + (top + row) * rowBytes + x * 3,
+                                       out1: second ? destination + (top + row + 1) * rowBytes + x * 3 : nil,
+                                       count: width, avx2: avx2)
             }
         }
         if bands == 1 || threads <= 1 {
@@ -109,65 +114,54 @@ extension HEVCPicture {
     }
 }
 
-/// Y′CbCr → R′G′B′ in integers: per chroma value its contribution to each channel, in
-/// 1/2^16, from the matrix (and the range expansion for limited range).
-struct ConversionTables: Sendable {
-    private var luma: [Int32]
-    private var redFromCr: [Int32]
-    private var greenFromCb: [Int32]
-    private var greenFromCr: [Int32]
-    private var blueFromCb: [Int32]
+/// Y′CbCr → R′G′B′ in integers, for 4:2:0 (each chroma sample over 2×2 pixels): a channel
+/// is `clamp((lumaScale·Y + lumaOffset + contributions of Cb − 128 and Cr − 128) >> 16)`,
+/// the coefficients in 1/2^16 from the matrix and the range (limited range expanded).
+/// The AVX2 kernel (`rgbd_ycbcr420_rows_avx2`) computes the same bytes.
+struct YCbCrConversion: Sendable {
+    /// Luma scale, luma offset (with half a unit, so that >> 16 rounds), red from Cr,
+    /// green from Cb, green from Cr, blue from Cb.
+    let coefficients: [Int32]
 
     init(_ matrix: YCbCrMatrix) {
         let one = 65_536.0
         let kg = 1 - matrix.kr - matrix.kb
         let lumaScale = matrix.fullRange ? 1 : 255.0 / 219
         let chromaScale = matrix.fullRange ? 1 : 255.0 / 224
-        func table(_ f: (Double) -> Double) -> [Int32] { (0..<256).map { Int32((f(Double($0)) * one).rounded()) } }
-        // Half a unit is added to the luma term, so that the sum's >> 16 rounds.
-        luma = table { (($0 - (matrix.fullRange ? 0 : 16)) * lumaScale) + 0.5 }
-        redFromCr = table { 2 * (1 - matrix.kr) * ($0 - 128) * chromaScale }
-        blueFromCb = table { 2 * (1 - matrix.kb) * ($0 - 128) * chromaScale }
-        greenFromCb = table { -2 * matrix.kb * (1 - matrix.kb) / kg * ($0 - 128) * chromaScale }
-        greenFromCr = table { -2 * matrix.kr * (1 - matrix.kr) / kg * ($0 - 128) * chromaScale }
+        let lumaOffset = -(matrix.fullRange ? 0 : 16) * lumaScale + 0.5
+        coefficients = [lumaScale, lumaOffset, 2 * (1 - matrix.kr) * chromaScale,
+                        -2 * matrix.kb * (1 - matrix.kb) / kg * chromaScale,
+                        -2 * matrix.kr * (1 - matrix.kr) / kg * chromaScale, 2 * (1 - matrix.kb) * chromaScale]
+            .map { Int32(($0 * one).rounded()) }
     }
 
-    /// One row of `count` pixels; chroma at half horizontal resolution.
-    @inline(__always)
-    func convertRow(y: UnsafePointer<UInt8>, cb: UnsafePointer<UInt8>, cr: UnsafePointer<UInt8>,
-                    out: UnsafeMutablePointer<UInt8>, count: Int) {
-        luma.withUnsafeBufferPointer { luma in
-            redFromCr.withUnsafeBufferPointer { rCr in
-                greenFromCb.withUnsafeBufferPointer { gCb in
-                    greenFromCr.withUnsafeBufferPointer { gCr in
-                        blueFromCb.withUnsafeBufferPointer { bCb in
-                            // Two pixels per chroma sample: its three contributions looked up once.
-                            var o = out
-                            let pairs = count >> 1
-                            for pair in 0..<pairs {
-                                let u = Int(cb[pair]), v = Int(cr[pair])
-                                let red = rCr[v], green = gCb[u] &+ gCr[v], blue = bCb[u]
-                                let l0 = luma[Int(y[2 * pair])], l1 = luma[Int(y[2 * pair + 1])]
-                                o[0] = Self.clamp(l0 &+ red)
-                                o[1] = Self.clamp(l0 &+ green)
-                                o[2] = Self.clamp(l0 &+ blue)
-                                o[3] = Self.clamp(l1 &+ red)
-                                o[4] = Self.clamp(l1 &+ green)
-                                o[5] = Self.clamp(l1 &+ blue)
-                                o += 6
-                            }
-                            if count & 1 == 1 {
-                                let u = Int(cb[pairs]), v = Int(cr[pairs])
-                                let l = luma[Int(y[count - 1])]
-                                o[0] = Self.clamp(l &+ rCr[v])
-                                o[1] = Self.clamp(l &+ gCb[u] &+ gCr[v])
-                                o[2] = Self.clamp(l &+ bCb[u])
-                            }
-                        }
-                    }
+    /// Two rows sharing a chroma row (`y1`/`out1` nil for a last single row), `count`
+    /// pixels each; the AVX2 kernel first where `avx2`, these loops for the rest.
+    func convertRows(y0: UnsafePointer<UInt8>, y1: UnsafePointer<UInt8>?, cb: UnsafePointer<UInt8>,
+                     cr: UnsafePointer<UInt8>, out0: UnsafeMutablePointer<UInt8>, out1: UnsafeMutablePointer<UInt8>?,
+                     count: Int, avx2: Bool) {
+        let done = avx2 ? coefficients.withUnsafeBufferPointer {
+            rgbd_ycbcr420_rows_avx2(count, y0, y1, cb, cr, out0, out1, $0.baseAddress)
+        } : 0
+        let lumaScale = coefficients[0], lumaOffset = coefficients[1], redCr = coefficients[2]
+        let greenCb = coefficients[3], greenCr = coefficients[4], blueCb = coefficients[5]
+        // `done` is even: each chroma sample's contributions once, for its two pixels.
+        func row(_ y: UnsafePointer<UInt8>, _ out: UnsafeMutablePointer<UInt8>) {
+            var x = done
+            while x < count {
+                let u = Int32(cb[x >> 1]) - 128, v = Int32(cr[x >> 1]) - 128
+                let red = v &* redCr, green = u &* greenCb &+ v &* greenCr, blue = u &* blueCb
+                for p in x..<min(x + 2, count) {
+                    let l = Int32(y[p]) &* lumaScale &+ lumaOffset
+                    out[3 * p] = Self.clamp(l &+ red)
+                    out[3 * p + 1] = Self.clamp(l &+ green)
+                    out[3 * p + 2] = Self.clamp(l &+ blue)
                 }
+                x += 2
             }
         }
+        row(y0, out0)
+        if let y1, let out1 { row(y1, out1) }
     }
 
     @inline(__always)
