@@ -1,7 +1,8 @@
 #ifndef RGBD_CFFMPEG_H
 #define RGBD_CFFMPEG_H
 // FFmpeg 5.1+ (libavformat, libavcodec, libswscale, libavutil): the videos of LiDAR scans
-// (VideoDecoder), loaded at first use rather than linked.
+// (VideoDecoder) and the HEVC tiles of HEIC photos (HEVCImageDecoder), loaded at first use
+// rather than linked.
 //
 // Linked, FFmpeg's libraries and the ~100 libraries they depend on (every codec's) were
 // loaded at every start of rgbd, for every command (158 libraries in all, against 54): most
