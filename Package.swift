@@ -112,6 +112,7 @@ let package = Package(
         .executableTarget(name: "FuzzScanTables", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzScanTables"),
         .executableTarget(name: "FuzzLZFSE", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLZFSE"),
         .executableTarget(name: "FuzzZIP", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzZIP"),
+        .executableTarget(name: "FuzzEXIF", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzEXIF"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

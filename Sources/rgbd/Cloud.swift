@@ -2,6 +2,7 @@ import ArgumentParser
 import RGBDKit
 
 extension CameraAxes: ExpressibleByArgument {}
+extension WorldFrame.Kind: ExpressibleByArgument {}
 
 /// `rgbd cloud`: colored PLY point clouds from captures.
 struct Cloud: ParsableCommand {
@@ -41,6 +42,14 @@ struct Cloud: ParsableCommand {
         beyond --max-valid-depth (default 1000 m; markers such as 9999) are holes, never \
         points; how many were discarded is reported.
 
+        --frame level or enu places each capture's points by its photo's EXIF (Apple's \
+        accelerometer vector for gravity; GPS position and compass heading for enu; a \
+        magnetic heading is used with a warning) and a scan's points by its gravity-aligned \
+        world (Stray Scanner; Record3D's world is not gravity-aligned); the transform, the \
+        geodetic origin and what they rest on are written in the header comments \
+        (docs/geo.md). A capture whose photo lacks what the frame needs fails with a message \
+        naming the photo.
+
         Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
         uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
         neighbors, oriented toward the camera). Header comments give the units, frame, \
@@ -56,6 +65,9 @@ struct Cloud: ParsableCommand {
 
     @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")
     var axes: CameraAxes = .opencv
+
+    @Option(help: ArgumentHelp("Place the points: camera (the capture's camera frame, a scan's world), level (z up: gravity from the photo's accelerometer, or a Stray scan's gravity-aligned world; y the camera's heading) or enu (east, north, up meters at the photo's GPS position, turned by its compass heading). docs/geo.md.", valueName: "frame"))
+    var frame: WorldFrame.Kind = .camera
 
     @Option(parsing: .unconditional, help: "Drop points nearer than this many meters.")
     var minDepth: Float = 0
@@ -98,6 +110,7 @@ struct Cloud: ParsableCommand {
         if !(voxel >= 0 && voxel.isFinite) { throw ValidationError("--voxel must be 0 or a positive number of meters") }
         if every < 1 { throw ValidationError("--every must be at least 1") }
         if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
+        if frame != .camera && axes != .opencv { throw ValidationError("--axes opengl applies to --frame camera only") }
     }
 
     func run() throws {
@@ -119,7 +132,7 @@ struct Cloud: ParsableCommand {
             sceneOptions.voxel = voxel
             sceneOptions.every = every
             sceneOptions.minConfidence = UInt8(minConfidence)
-            sceneFailures = SceneCloudCommand(options: sceneOptions, encoding: encoding, quiet: reporting.quiet)
+            sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet)
                 .run(scenes, output: output)
             guard !captureInputs.isEmpty else {
                 if sceneFailures > 0 { throw ExitCode(1) }
@@ -138,7 +151,7 @@ struct Cloud: ParsableCommand {
                                      outputs: { [path($0)] }) { item, stageTimings in
             let result = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
-                reading: readingOptions, timings: stageTimings)
+                reading: readingOptions, frame: frame, timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
             let relative = result.metadata.portrait?.isRelative == true
             // Said once per run on stderr (and in each such cloud's PLY header).

@@ -56,6 +56,8 @@ final class FrameProgress {
 /// `rgbd cloud` for scans: one merged, voxel-thinned PLY per scan.
 struct SceneCloudCommand {
     var options: SceneCloudOptions
+    /// `--frame`, placed per scan by `WorldFrame.forScene`.
+    var frame: WorldFrame.Kind = .camera
     var encoding: PLYWriter.Encoding
     var quiet: Bool
 
@@ -72,6 +74,8 @@ struct SceneCloudCommand {
             let start = Host.monotonicSeconds()
             do {
                 let scene = try SceneInputs.open(path)
+                var options = options
+                options.points.frame = try WorldFrame.forScene(frame, world: scene.world, file: path)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
                 progress.finish()
@@ -80,7 +84,7 @@ struct SceneCloudCommand {
                 try cloud.positions.withUnsafeBufferPointer { points in
                     try cloud.colors.withUnsafeBufferPointer { colors in
                         try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
-                                            normals: nil, encoding: encoding, comments: comments(scene, cloud))
+                                            normals: nil, encoding: encoding, comments: comments(scene, cloud, options))
                     }
                 }
                 if cloud.count == 0 {
@@ -98,14 +102,17 @@ struct SceneCloudCommand {
         return failures
     }
 
-    private func comments(_ scene: Scene, _ cloud: SceneCloud) -> [String] {
-        [
+    private func comments(_ scene: Scene, _ cloud: SceneCloud, _ options: SceneCloudOptions) -> [String] {
+        let placed = options.points.frame
+        return [
             "rgbd \(RGBDVersion.string): merged cloud of a scan, meters",
             "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
             "world \(scene.world.rawValue)",
-            "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame",
+            placed.kind == .camera
+                ? "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame"
+                : "axes: \(placed.axesDescription); points = transform * pose * (X, Y, Z) of each frame's OpenCV camera frame",
             "frames \(cloud.frames) (every \(options.every)), min confidence \(options.minConfidence)",
             options.voxel > 0 ? "voxel \(options.voxel) m: one averaged point per occupied cell" : "voxel 0: every point kept",
-        ]
+        ] + placed.comments
     }
 }

@@ -199,6 +199,8 @@ public struct CaptureInfo: Sendable {
     public var portrait: PortraitDepth? = nil
     /// For a Portrait photo: the size of its Portrait Effects Matte, if it has one.
     public var matteSize: (width: Int, height: Int)? = nil
+    /// What the photo's EXIF says about place, heading and gravity (nil: no EXIF).
+    public var geo: GeoTag? = nil
     /// What `rectify`, `cloud` and `preview` refuse this capture for though it can be
     /// described: an image whose aspect ratio no crop or rounding explains
     /// (`Calibration.aspectAgreement`). Empty if none.
@@ -254,6 +256,7 @@ public struct CaptureInfo: Sendable {
             depthStatistics: statistics, warnings: warnings)
         info.portrait = contents.metadata.portrait
         info.matteSize = contents.metadata.matte.map { ($0.width, $0.height) }
+        info.geo = contents.metadata.geo
         info.errors = side.shapeErrors
         return info
     }
