@@ -78,12 +78,13 @@ public struct SyntheticEXIF: Sendable {
         Array(jpeg.prefix(2)) + app1() + jpeg.dropFirst(2)
     }
 
-    /// Degrees as whole degrees, whole minutes and seconds (to 1e-6 seconds).
+    /// Degrees as whole degrees, whole minutes and seconds (to 1e-6 seconds), split from
+    /// one whole number of micro-arcseconds so that seconds stay below 60.
     static func dms(_ degrees: Double) -> [(Double, Int)] {
-        let whole = degrees.rounded(.down)
-        let minutes = ((degrees - whole) * 60).rounded(.down)
-        let seconds = (degrees - whole - minutes / 60) * 3600
-        return [(whole, 1), (minutes, 1), (seconds, 1_000_000)]
+        let micro = Int((degrees * 3_600_000_000).rounded())
+        let whole = micro / 3_600_000_000, minutes = micro % 3_600_000_000 / 60_000_000
+        let seconds = micro % 60_000_000
+        return [(Double(whole), 1), (Double(minutes), 1), (Double(seconds) / 1_000_000, 1_000_000)]
     }
 
     /// Apple's MakerNote: `Apple iOS\0`, version 1, `MM`, then a big-endian IFD at 14 whose

@@ -239,10 +239,13 @@ struct EXIFTests {
         let gps = EXIFMetadata(tiff: Self.tiff([(0x8825, 4, 1, 0xFFFF_FFF0)]))
         #expect(gps.gps == nil)
         #expect(gps.warnings.contains { $0.contains("past the end") }, "\(gps.warnings)")
-        // A Make whose 40 bytes lie past the end.
-        let make = EXIFMetadata(tiff: Self.tiff([(0x010F, 2, 40, 200)]))
+        // A Make whose 40 bytes lie past the end: that entry alone is lost, the
+        // orientation beside it is read.
+        let make = EXIFMetadata(tiff: Self.tiff([(0x010F, 2, 40, 200), (0x0112, 3, 1, 0x0003_0000)],
+                                                tail: [UInt8](repeating: 0, count: 64)))
         #expect(make.make == nil)
-        #expect(make.warnings.contains { $0.contains("past the end") }, "\(make.warnings)")
+        #expect(make.orientation == 3)
+        #expect(make.warnings.contains { $0.contains("tag 0x10F") && $0.contains("past the end") }, "\(make.warnings)")
         // The first IFD itself.
         let first = EXIFMetadata(tiff: Array("MM".utf8) + [0, 42, 0x7F, 0xFF, 0xFF, 0xFF])
         #expect(first.warnings.count == 1)
@@ -259,7 +262,7 @@ struct EXIFTests {
         // EXIF IFD at the tail holds a MakerNote of 100 bytes at offset 5000.
         let exifAt = Self.tailOffset(1)
         var tail: [UInt8] = [0, 1, 0x92, 0x7C, 0, 7] + Self.be32(100) + Self.be32(5000) + Self.be32(0)
-        tail += [UInt8](repeating: 0, count: 16)
+        tail += [UInt8](repeating: 0, count: 160)
         let exif = EXIFMetadata(tiff: Self.tiff([(0x8769, 4, 1, exifAt)], tail: tail))
         #expect(exif.accelerationVector == nil)
         #expect(exif.warnings.contains { $0.contains("past the end") }, "\(exif.warnings)")

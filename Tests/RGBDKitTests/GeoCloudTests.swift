@@ -103,7 +103,11 @@ struct GeoCloudTests {
         try result.output.write(to: path, source: "tilted.json")
         let text = String(decoding: try FileSystem.readFile(path).prefix(4096), as: UTF8.self)
         #expect(text.contains("comment frame enu"))
-        #expect(text.contains("comment geodetic origin WGS84 latitude 46.5197 longitude 6.6323 height 372.0"))
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("comment geodetic origin WGS84 latitude ") })
+        let words = line.split(separator: " ")
+        #expect(words.count == 10)
+        #expect(abs((Double(words[5]) ?? 0) - 46.5197) < 1e-9 && abs((Double(words[7]) ?? 0) - 6.6323) < 1e-9, "\(line)")
+        #expect(Double(words[9]) == 372)
         #expect(text.contains("comment transform from the source frame (row-major 4x4)"))
     }
 

@@ -91,7 +91,9 @@ extension EXIFMetadata {
                 return nil
             }
             do {
-                return try tiff.entries(at: offset).entries
+                let read = try tiff.entries(at: offset)
+                warnings += read.problems.map { "EXIF \(name) IFD: \($0.message)" }
+                return read.entries
             } catch {
                 warnings.append("EXIF \(name) IFD: \(error.message)")
                 return nil
@@ -154,7 +156,9 @@ extension EXIFMetadata {
         }
         let note = TIFFDirectory(bytes: tiff.bytes, base: range.lowerBound, end: range.upperBound, littleEndian: little)
         do {
-            for inner in try note.entries(at: 14).entries where inner.tag == EXIFTag.appleAccelerationVector {
+            let read = try note.entries(at: 14)
+            warnings += read.problems.map { "EXIF Apple MakerNote: \($0.message)" }
+            for inner in read.entries where inner.tag == EXIFTag.appleAccelerationVector {
                 guard let values = try note.rationals(inner), values.count == 3, inner.type == 10 else {
                     warnings.append("EXIF: the Apple MakerNote's AccelerationVector is not three signed rationals; ignored")
                     continue
@@ -193,8 +197,9 @@ extension EXIFMetadata {
         /// Degrees, minutes, seconds to signed degrees.
         func angle(_ tag: Int, _ refTag: Int, _ name: String, limit: Double, positive: String, negative: String) -> Double? {
             guard let dms = rationals(tag, name) else { return nil }
-            guard dms.count == 3, dms.allSatisfy({ $0 >= 0 }), dms[1] < 60, dms[2] < 60 else {
-                warnings.append("EXIF GPS: \(name) is not three non-negative degrees, minutes (< 60) and seconds (< 60); location ignored")
+            // Seconds of exactly 60 occur where a writer rounded 59.9999…″.
+            guard dms.count == 3, dms.allSatisfy({ $0 >= 0 }), dms[1] < 60, dms[2] <= 60 else {
+                warnings.append("EXIF GPS: \(name) is not three non-negative degrees, minutes (< 60) and seconds (≤ 60); location ignored")
                 return nil
             }
             let degrees = dms[0] + dms[1] / 60 + dms[2] / 3600

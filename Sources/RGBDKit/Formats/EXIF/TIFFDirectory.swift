@@ -75,9 +75,10 @@ struct TIFFDirectory {
         return littleEndian ? a | b << 16 : a << 16 | b
     }
 
-    /// The entries of the IFD at `offset` (from `base`) and the offset of the next IFD (0
-    /// if none or if the link is missing).
-    func entries(at offset: Int) throws(Problem) -> (entries: [Entry], next: Int) {
+    /// The entries of the IFD at `offset` (from `base`), the offset of the next IFD (0 if
+    /// none or if the link is missing), and what was wrong with single entries (whose
+    /// value is then nil; the others are still read).
+    func entries(at offset: Int) throws(Problem) -> (entries: [Entry], next: Int, problems: [Problem]) {
         guard offset >= 0, offset <= end - base - 2, let count = u16(base + offset) else {
             throw Problem("an IFD offset (\(offset)) points past the end (\(end - base) bytes)")
         }
@@ -87,13 +88,19 @@ struct TIFFDirectory {
             throw Problem("an IFD of \(count) entries at offset \(offset) runs past the end (\(end - base) bytes)")
         }
         var entries: [Entry] = []
+        var problems: [Problem] = []
         entries.reserveCapacity(count)
         for k in 0..<count {
             let at = first + 12 * k
             guard let tag = u16(at), let type = u16(at + 2), let n = u32(at + 4) else { break }
-            entries.append(Entry(tag: tag, type: type, count: n, value: try valueRange(type: type, count: n, field: at + 8)))
+            do {
+                entries.append(Entry(tag: tag, type: type, count: n, value: try valueRange(type: type, count: n, field: at + 8)))
+            } catch {
+                problems.append(Problem("tag 0x\(String(tag, radix: 16, uppercase: true)): \(error.message)"))
+                entries.append(Entry(tag: tag, type: type, count: n, value: nil))
+            }
         }
-        return (entries, u32(first + 12 * count) ?? 0)
+        return (entries, u32(first + 12 * count) ?? 0, problems)
     }
 
     /// Where the value of an entry is: inline in the 4-byte field at `field` when it fits,
