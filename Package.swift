@@ -68,6 +68,12 @@ let package = Package(
             name: "COpenEXR", pkgConfig: openEXRPkgConfig,
             providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
 
+        // PROJ: projected coordinate systems (rgbd cloud --crs EPSG:...), their WKT, and the
+        // EGM96 geoid (EXIF altitudes are above mean sea level).
+        .systemLibrary(
+            name: "CProj", pkgConfig: "proj",
+            providers: [.apt(["libproj-dev"]), .brew(["proj"])]),
+
         // The few inner loops written for AVX2 in C (a target attribute per function, so
         // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.
         .target(name: "CKernels"),
@@ -77,7 +83,7 @@ let package = Package(
         .target(
             name: "RGBDKit",
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
-                           "CFFmpeg", "COpenEXR", "CKernels"]),
+                           "CFFmpeg", "COpenEXR", "CKernels", "CProj"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).

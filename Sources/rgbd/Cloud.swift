@@ -55,11 +55,24 @@ struct Cloud: ParsableCommand {
         neighbors, oriented toward the camera). Header comments give the units, frame, \
         intrinsics and source. OUT is a directory (NAME.ply per capture) or, for a single \
         capture, a path ending in .ply. Files appear only when complete.
+
+        LAS: an OUT ending in .las (or --format las, NAME.las per capture) writes LAS 1.4 \
+        instead (point format 7: coordinates at 0.1 mm with an offset, 16-bit RGB), the \
+        format GIS tools read. With --frame enu, --crs EPSG:NNNN writes the coordinates in \
+        that system (through PROJ; e.g. a UTM zone), heights above mean sea level (the \
+        EGM96 geoid when PROJ's grid is installed), and the system's WKT in the file \
+        (docs/geo.md).
         """)
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.",
+    @Option(help: ArgumentHelp("Output format: ply or las (default: from OUT's extension, else ply).", valueName: "format"))
+    var format: String?
+
+    @Option(help: ArgumentHelp("With --frame enu and LAS output: write coordinates in this coordinate system (through PROJ, e.g. EPSG:32632 for UTM zone 32N), its WKT in the file; heights above mean sea level.", valueName: "crs"))
+    var crs: String?
+
+    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply (.las) path for a single capture.",
             completion: .file())
     var output: String
 
@@ -111,6 +124,14 @@ struct Cloud: ParsableCommand {
         if every < 1 { throw ValidationError("--every must be at least 1") }
         if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
         if frame != .camera && axes != .opencv { throw ValidationError("--axes opengl applies to --frame camera only") }
+        if let format, format != "ply", format != "las" { throw ValidationError("--format is ply or las, got \(format)") }
+        if outputExtension == "las" && (normals || ascii) { throw ValidationError("LAS output has no normals and no ASCII form") }
+        if let crs {
+            guard frame == .enu, outputExtension == "las" else {
+                throw ValidationError("--crs needs --frame enu and LAS output (a .las path or --format las)")
+            }
+            do { _ = try Projection(crs: crs) } catch { throw ValidationError("\(error)") }
+        }
     }
 
     func run() throws {
@@ -132,7 +153,8 @@ struct Cloud: ParsableCommand {
             sceneOptions.voxel = voxel
             sceneOptions.every = every
             sceneOptions.minConfidence = UInt8(minConfidence)
-            sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet)
+            sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet,
+                                              las: outputExtension == "las")
                 .run(scenes, output: output)
             guard !captureInputs.isEmpty else {
                 if sceneFailures > 0 { throw ExitCode(1) }
@@ -141,11 +163,12 @@ struct Cloud: ParsableCommand {
         }
         var captures = captures
         captures.inputs = captureInputs
-        let singleFile = output.lowercased().hasSuffix(".ply")
+        let singleFile = output.lowercased().hasSuffix(".ply") || output.lowercased().hasSuffix(".las")
         let rectifier = reading.rectifier, readingOptions = reading.reading
         let batch = reporting.batch(captures)
-        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).ply") }
-        let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
+        let ext = outputExtension
+        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).\(ext)") }
+        let single = singleFile ? "a .\(ext) output path takes a single capture; give a directory" : nil
         var saidRelative = false
         let failures = try batch.run(single: single, directory: singleFile ? Path.directory(of: output) : output,
                                      outputs: { [path($0)] }) { item, stageTimings in
@@ -159,13 +182,31 @@ struct Cloud: ParsableCommand {
                 Report.warning("\(item.json): \(PortraitDepth.relativeNote)")
                 saidRelative = true
             }
-            try result.output.write(to: path(item), source: item.json, encoding: encoding,
-                            note: relative ? PortraitDepth.relativeNote : nil, timings: stageTimings)
+            if ext == "las" {
+                var (positions, colors) = result.output.positionsAndColors()
+                var wkt: String? = nil
+                if let crs {
+                    let projection = try Projection(crs: crs)
+                    let projected = try projection.project(enu: positions, frame: result.output.options.frame)
+                    positions = projected.positions
+                    wkt = projection.wkt
+                    for note in projected.notes where note.hasPrefix("no geoid") { Report.warning("\(item.json): \(note)") }
+                }
+                try LASWriter.write(path: path(item), positions: positions, colors: colors, wkt: wkt)
+            } else {
+                try result.output.write(to: path(item), source: item.json, encoding: encoding,
+                                        note: relative ? PortraitDepth.relativeNote : nil, timings: stageTimings)
+            }
             guard let cause = result.output.emptyCause else { return .done }
             Report.warning("\(item.json): \(path(item)) holds no point: \(emptyReason(cause))")
             return .empty
         }
         if failures + sceneFailures > 0 { throw ExitCode(1) }
+    }
+
+    /// `las` or `ply`: `--format`, else OUT's extension, else `ply`.
+    var outputExtension: String {
+        format ?? (output.lowercased().hasSuffix(".las") ? "las" : "ply")
     }
 
     /// Which option or stage left a cloud empty, in this command's terms.

@@ -60,14 +60,17 @@ struct SceneCloudCommand {
     var frame: WorldFrame.Kind = .camera
     var encoding: PLYWriter.Encoding
     var quiet: Bool
+    /// Write LAS 1.4 instead of PLY.
+    var las = false
 
     /// Writes the cloud of each scene; `output` is a `.ply` path (one scan) or a
     /// directory (NAME.ply per scan). Returns how many failed (each reported).
     func run(_ scenes: [String], output: String) -> Int {
         var failures = 0
-        let single = output.lowercased().hasSuffix(".ply")
+        let ext = las ? "las" : "ply"
+        let single = output.lowercased().hasSuffix(".ply") || output.lowercased().hasSuffix(".las")
         if single && scenes.count > 1 {
-            Report.error("a .ply output path takes a single scan; give a directory")
+            Report.error("a .\(ext) output path takes a single scan; give a directory")
             return scenes.count
         }
         for path in scenes {
@@ -80,11 +83,16 @@ struct SceneCloudCommand {
                 let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
                 progress.finish()
                 let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
-                let target = single ? output : Path.join(output, name + ".ply")
-                try cloud.positions.withUnsafeBufferPointer { points in
-                    try cloud.colors.withUnsafeBufferPointer { colors in
-                        try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
-                                            normals: nil, encoding: encoding, comments: comments(scene, cloud, options))
+                let target = single ? output : Path.join(output, name + "." + ext)
+                if las {
+                    try LASWriter.write(path: target, positions: cloud.positions.map(Double.init),
+                                        colors: scene.colorSize == nil ? nil : cloud.colors, wkt: nil)
+                } else {
+                    try cloud.positions.withUnsafeBufferPointer { points in
+                        try cloud.colors.withUnsafeBufferPointer { colors in
+                            try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
+                                                normals: nil, encoding: encoding, comments: comments(scene, cloud, options))
+                        }
                     }
                 }
                 if cloud.count == 0 {

@@ -103,6 +103,9 @@ struct GeoCloudTests {
         try result.output.write(to: path, source: "tilted.json")
         let text = String(decoding: try FileSystem.readFile(path).prefix(4096), as: UTF8.self)
         #expect(text.contains("comment frame enu"))
+        // PLY headers are ASCII (plyfile refuses anything else).
+        let header = try #require(text.components(separatedBy: "end_header").first)
+        #expect(header.unicodeScalars.allSatisfy(\.isASCII))
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("comment geodetic origin WGS84 latitude ") })
         let words = line.split(separator: " ")
         #expect(words.count == 10)

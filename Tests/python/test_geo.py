@@ -88,3 +88,60 @@ def test_frame_errors(capture, tmp_path):
         assert plain.location is None and plain.gravity is None and plain.heading is None
         with pytest.raises(rgbd.RGBDError, match="needs gravity"):
             plain.point_cloud(frame="level")
+
+
+def test_las_output_reads_back_with_laspy(rgbd_bin, capture, tmp_path):
+    """rgbd cloud -o NAME.las: LAS 1.4, point format 7, the same points as the PLY (to the
+    0.1 mm scale) and its colors as 16-bit, read by laspy."""
+    import laspy
+    from plyfile import PlyData
+
+    source = Path(capture.json_path)
+    for name in ("out.las", "out.ply"):
+        subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / name), "--frame", "enu", "-q"],
+                       check=True, capture_output=True)
+    las = laspy.read(str(tmp_path / "out.las"))
+    assert las.header.version.major == 1 and las.header.version.minor == 4
+    assert las.header.point_format.id == 7
+    ply = PlyData.read(str(tmp_path / "out.ply"))["vertex"]
+    xyz = np.c_[ply["x"], ply["y"], ply["z"]].astype(np.float64)
+    got = np.c_[las.x, las.y, las.z]
+    assert got.shape == xyz.shape
+    assert np.max(np.abs(got - xyz)) <= 0.5e-4 + 1e-6
+    assert np.array_equal(np.asarray(las.red), np.asarray(ply["red"], dtype=np.uint16) * 257)
+    assert np.array_equal(np.asarray(las.blue), np.asarray(ply["blue"], dtype=np.uint16) * 257)
+    assert np.all(np.asarray(las.return_number) == 1)
+
+
+def test_las_in_utm_agrees_with_pyproj(rgbd_bin, capture, tmp_path):
+    """--crs EPSG:32630 (UTM 30N): each point of the ENU cloud, taken to UTM by pyproj's
+    own pipeline (inverse topocentric at the photo's position, inverse geocentric, UTM),
+    lands within 1 mm of rgbd's LAS coordinates; heights are above mean sea level (the
+    EXIF altitude plus the point's up); the file's WKT names the system."""
+    import laspy
+    import pyproj
+    from plyfile import PlyData
+
+    source = Path(capture.json_path)
+    run = subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / "utm.las"), "--frame", "enu",
+                          "--crs", "EPSG:32630", "-q"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / "enu.ply"), "--frame", "enu", "-q"],
+                   check=True, capture_output=True)
+    las = laspy.read(str(tmp_path / "utm.las"))
+    ply = PlyData.read(str(tmp_path / "enu.ply"))["vertex"]
+    enu = np.c_[ply["x"], ply["y"], ply["z"]].astype(np.float64)
+    pipeline = ("+proj=pipeline +step +inv +proj=topocentric +ellps=WGS84 "
+                f"+lat_0={LAT} +lon_0={LON} +h_0={ALT} +step +inv +proj=cart +ellps=WGS84 "
+                "+step +proj=utm +zone=30 +ellps=WGS84")
+    e, n, _ = pyproj.Transformer.from_pipeline(pipeline).transform(enu[:, 0], enu[:, 1], enu[:, 2])
+    got = np.c_[las.x, las.y, las.z]
+    assert np.max(np.abs(got[:, 0] - e)) < 1e-3
+    assert np.max(np.abs(got[:, 1] - n)) < 1e-3
+    assert np.max(np.abs(got[:, 2] - (ALT + enu[:, 2]))) < 1e-3
+    crs = las.header.parse_crs()
+    assert crs is not None and crs.to_epsg() == 32630
+    # --crs without --frame enu is a usage error.
+    bad = subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / "x.las"), "--crs", "EPSG:32630"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 64 and "--frame enu" in bad.stderr

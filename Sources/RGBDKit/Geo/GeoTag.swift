@@ -34,7 +34,7 @@ public struct GeoTag: Equatable, Sendable {
         /// Where it came from.
         public var source: String { "EXIF GPSImgDirection (\(isMagnetic ? "magnetic" : "true") north)" }
         /// What is known of its uncertainty: EXIF stores none.
-        public static let uncertaintyNote = "EXIF stores no heading uncertainty; phone compasses are typically off by a few degrees, sometimes 10–25°"
+        public static let uncertaintyNote = "EXIF stores no heading uncertainty; phone compasses are typically off by a few degrees, sometimes 10 to 25 degrees"
     }
 
     /// Gravity measured by the phone's accelerometer at the moment of the photo (Apple's

@@ -32,6 +32,24 @@ public struct GeodeticPosition: Equatable, Sendable {
     }
 }
 
+extension GeodeticPosition {
+    /// The geodetic position of an ECEF point (meters), by fixed-point iteration on the
+    /// latitude (well under a millimeter after a few steps away from the Earth's centre).
+    public init(ecef q: SIMD3<Double>) {
+        let a = WGS84.semiMajorAxis, e2 = WGS84.eccentricitySquared
+        let p = (q.x * q.x + q.y * q.y).squareRoot()
+        let lambda = atan2(q.y, q.x)
+        var phi = atan2(q.z, p * (1 - e2))
+        var h = 0.0
+        for _ in 0..<12 {
+            let n = a / (1 - e2 * sin(phi) * sin(phi)).squareRoot()
+            h = abs(cos(phi)) > 1e-9 ? p / cos(phi) - n : abs(q.z) / abs(sin(phi)) - n * (1 - e2)
+            phi = atan2(q.z, p * (1 - e2 * n / (n + h)))
+        }
+        self.init(latitude: phi * 180 / .pi, longitude: lambda * 180 / .pi, height: h)
+    }
+}
+
 /// The WGS84 ellipsoid.
 public enum WGS84 {
     /// Semi-major axis a, meters.
@@ -72,6 +90,9 @@ public struct ENUFrame: Equatable, Sendable {
 
     /// The ENU coordinates of a geodetic position, meters.
     public func enu(_ position: GeodeticPosition) -> SIMD3<Double> { enu(ecef: position.ecef) }
+
+    /// The geodetic position of ENU coordinates (through ECEF).
+    public func geodetic(enu p: SIMD3<Double>) -> GeodeticPosition { GeodeticPosition(ecef: ecef(enu: p)) }
 
     /// The ECEF point of ENU coordinates (the inverse of `enu(ecef:)`).
     public func ecef(enu p: SIMD3<Double>) -> SIMD3<Double> {

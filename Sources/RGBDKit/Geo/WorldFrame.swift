@@ -63,7 +63,7 @@ public struct WorldFrame: Equatable, Sendable {
                                 "--frame \(kind.rawValue) needs gravity, but the photo's EXIF has no usable Apple MakerNote acceleration vector\(reason(geo))")
             }
             var frame = WorldFrame(kind: .level, transform: level(down: gravity.down))
-            frame.basis.append("gravity: \(gravity.source), |a| = \(DecimalText.fixed(gravity.magnitude, 3)) g, pitch \(DecimalText.fixed(gravity.pitch, 2))°, roll \(DecimalText.fixed(gravity.roll, 2))°")
+            frame.basis.append("gravity: \(gravity.source), |a| = \(DecimalText.fixed(gravity.magnitude, 3)) g, pitch \(DecimalText.fixed(gravity.pitch, 2)) deg, roll \(DecimalText.fixed(gravity.roll, 2)) deg")
             guard kind == .enu else { return frame }
             guard let location = geo?.location else {
                 throw RGBDError(.invalidArgument, file: file, "--frame enu needs a position, but the photo's EXIF has no usable GPS latitude and longitude\(reason(geo))")
@@ -79,7 +79,7 @@ public struct WorldFrame: Equatable, Sendable {
                 ? "no altitude in the EXIF: height 0"
                 : "height = the EXIF altitude above mean sea level, not above the ellipsoid (no geoid model applied)"
             frame.basis.append("position: \(location.source), horizontal error \(location.horizontalError.map { DecimalText.fixed($0, 1) + " m" } ?? "not recorded")")
-            frame.basis.append("heading: \(heading.source) \(DecimalText.fixed(heading.degrees, 2))°; \(GeoTag.Heading.uncertaintyNote)")
+            frame.basis.append("heading: \(heading.source) \(DecimalText.fixed(heading.degrees, 2)) deg; \(GeoTag.Heading.uncertaintyNote)")
             if heading.isMagnetic {
                 frame.warnings.append("the heading is magnetic (GPSImgDirectionRef M): north is magnetic north, the declination is not applied")
             }
@@ -161,7 +161,8 @@ public struct WorldFrame: Equatable, Sendable {
         }
         lines += basis
         lines += warnings.map { "warning: \($0)" }
-        return lines
+        // PLY headers are ASCII (plyfile refuses anything else).
+        return lines.map { String(String.UnicodeScalarView($0.unicodeScalars.map { $0.isASCII ? $0 : "?" })) }
     }
 
     /// The frame as JSON members (`frame`: kind, axes, transform, origin, basis, warnings).

@@ -4,8 +4,42 @@ extension CaptureInfo {
     /// The text rows: location, heading and gravity (each "not recorded" when the EXIF
     /// lacks it), or one row saying the photo has no EXIF.
     var geoRows: [(String, String)] {
-        guard let geo else { return [("location", "none (the photo has no EXIF)")] }
-        return geo.textRows
+        let rows = geo?.textRows ?? [("location", "none (the photo has no EXIF)")]
+        return rows + placemarks.enumerated().map { i, p in (i == 0 ? "placemarks" : "", p.text) }
+    }
+}
+
+extension PlacemarkSighting {
+    /// One line: distance, bearing, where in the photo, occlusion.
+    var text: String {
+        var parts = [place.name + ":"]
+        guard let distance, let bearing else { return place.name + ": not located (the photo has no usable GPS position)" }
+        parts.append("\(DecimalText.fixed(distance, 1)) m, bearing \(DecimalText.fixed(bearing, 2))°")
+        if let relative = relativeBearing { parts.append("(\(relative >= 0 ? "+" : "")\(DecimalText.fixed(relative, 2))° from the heading)") }
+        switch inView {
+        case true?:
+            var at = "in view at column \(DecimalText.fixed(column ?? .nan, 1))"
+            if let row { at += ", row \(DecimalText.fixed(row, 1))" }
+            parts.append(at + (assumedLevel ? " (camera taken as level: no gravity)" : ""))
+            if let occluded, let depthThere {
+                parts.append(occluded ? "occluded: the depth map shows \(DecimalText.fixed(depthThere, 2)) m there" : "not occluded (depth \(DecimalText.fixed(depthThere, 2)) m there)")
+            }
+        case false?: parts.append("not in view")
+        case nil: parts.append("in view: unknown (no heading)")
+        }
+        return parts.joined(separator: " ")
+    }
+
+    /// The entry of `rgbd info --json`'s `placemarks`.
+    package var jsonValue: JSONValue {
+        typealias M = JSONValue.Member
+        return .object([M("name", .string(place.name)), M("latitude", .number(place.latitude)),
+                        M("longitude", .number(place.longitude)), M("altitude", .number(place.altitude)),
+                        M("distance", .number(distance)), M("bearing", .number(bearing)),
+                        M("relative_bearing", .number(relativeBearing)), M("in_view", inView.map { .bool($0) } ?? .null),
+                        M("column", .number(column)), M("row", .number(row)), M("occluded", occluded.map { .bool($0) } ?? .null),
+                        M("depth_there", .number(depthThere)), M("place_depth", .number(placeDepth)),
+                        M("assumed_level", .bool(assumedLevel))])
     }
 }
 

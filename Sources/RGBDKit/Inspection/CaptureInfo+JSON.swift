@@ -88,6 +88,7 @@ extension CaptureInfo {
                          M("mean", .number(c.meanError)), M("beyond_table", .int(c.beyondTable))])
             } ?? .null),
             M("geo", geo?.jsonValue ?? .null),
+            M("placemarks", .array(placemarks.map(\.jsonValue))),
             M("warnings", .array(warnings.map { .string($0) })),
             M("errors", .array(errors.map { .string($0.description) })),
         ])
