@@ -105,7 +105,8 @@ struct GeoCloudTests {
         #expect(text.contains("comment frame enu"))
         // PLY headers are ASCII (plyfile refuses anything else).
         let header = try #require(text.components(separatedBy: "end_header").first)
-        #expect(header.unicodeScalars.allSatisfy(\.isASCII))
+        let ascii = header.unicodeScalars.allSatisfy { $0.isASCII }
+        #expect(ascii)
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("comment geodetic origin WGS84 latitude ") })
         let words = line.split(separator: " ")
         #expect(words.count == 10)

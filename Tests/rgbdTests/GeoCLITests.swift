@@ -106,3 +106,33 @@ import RGBDSynth
         #expect(both.status == 64)
     }
 }
+
+extension GeoCLITests {
+    /// `rgbd info --placemarks`: the places in the text and JSON; a malformed file is a
+    /// usage error naming the file and line.
+    @Test func infoPlacemarks() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let json = try Self.writeTilted(in: directory, stem: "tilted")
+        let places = directory + "/places.csv"
+        try Data("name,latitude,longitude,altitude\nOpera House,-33.8568,151.2153,10\nUluru,-25.3444,131.0369\n".utf8)
+            .write(to: URL(fileURLWithPath: places))
+        let run = try CLITests.run(["info", json, "--placemarks", places])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("placemarks     Opera House:"), "\(run.stdout)")
+        #expect(run.stdout.contains("Uluru:"))
+        let document = try CLITests.run(["info", "--json", json, "--placemarks", places])
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(document.stdout.utf8)) as? [[String: Any]])
+        let listed = try #require(entries.first?["placemarks"] as? [[String: Any]])
+        #expect(listed.count == 2)
+        // GeographicLib (Geodesic.WGS84.Inverse from the photo's position): 2165071.844 m,
+        // initial azimuth 290.4769819°.
+        let uluru = listed[1]
+        #expect(abs((uluru["distance"] as? Double ?? 0) - 2_165_071.844) < 1e-3)
+        #expect(abs((uluru["bearing"] as? Double ?? 0) - 290.4769819) < 1e-6)
+        try Data("A,95,3\n".utf8).write(to: URL(fileURLWithPath: places))
+        let bad = try CLITests.run(["info", json, "--placemarks", places])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("places.csv") && bad.stderr.contains("line 1"), "\(bad.stderr)")
+    }
+}
