@@ -136,3 +136,30 @@ extension GeoCLITests {
         #expect(bad.stderr.contains("places.csv") && bad.stderr.contains("line 1"), "\(bad.stderr)")
     }
 }
+
+extension GeoCLITests {
+    /// `--frame level` on a Stray scan: every point of the world cloud turned so that the
+    /// ARKit world's +y (up) is +z, `(x, y, z) → (x, −z, y)`; Record3D's world (the first
+    /// camera) is refused with a message naming the scan.
+    @Test func scanLevelFrameTurnsTheGravityAlignedWorld() throws {
+        let scan = SyntheticScan(frameCount: 3, colorWidth: 160, colorHeight: 120)
+        let (dir, path) = try SceneCLITests.write(.stray(), scan: scan)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let world = try CLITests.run(["cloud", path, "-o", dir + "/world.ply", "--voxel", "0", "-q"])
+        let level = try CLITests.run(["cloud", path, "-o", dir + "/level.ply", "--voxel", "0", "-q", "--frame", "level"])
+        #expect(world.status == 0 && level.status == 0, "\(world.stderr) \(level.stderr)")
+        let a = try SceneCLITests.vertices(dir + "/world.ply"), b = try SceneCLITests.vertices(dir + "/level.ply")
+        #expect(a.count == b.count && a.count > 1000)
+        var worst = 0.0
+        for (p, q) in zip(a, b) {
+            let d = q - SIMD3(p.x, -p.z, p.y)
+            worst = max(worst, (d * d).sum().squareRoot())
+        }
+        #expect(worst < 1e-5, "\(worst)")
+        let r3d = try SceneCLITests.write(.record3D(), scan: scan)
+        defer { try? FileManager.default.removeItem(atPath: r3d.dir) }
+        let refused = try CLITests.run(["cloud", r3d.path, "-o", r3d.dir + "/level.ply", "--frame", "level"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("scan.r3d") && refused.stderr.contains("gravity-aligned"), "\(refused.stderr)")
+    }
+}
