@@ -85,6 +85,12 @@ let package = Package(
             name: "COpenEXR", pkgConfig: openEXRPkgConfig,
             providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
 
+        // PROJ: projected coordinate systems (rgbd cloud --crs EPSG:...), their WKT, and the
+        // EGM96 geoid (EXIF altitudes are above mean sea level).
+        .systemLibrary(
+            name: "CProj", pkgConfig: "proj",
+            providers: [.apt(["libproj-dev"]), .brew(["proj"])]),
+
         // The few inner loops written for AVX2 in C (a target attribute per function, so
         // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.
         .target(name: "CKernels"),
@@ -94,7 +100,7 @@ let package = Package(
         .target(
             name: "RGBDKit",
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
-                           "CFFmpeg", "COpenEXR", "CKernels"]),
+                           "CFFmpeg", "COpenEXR", "CKernels", "CProj"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).
@@ -129,6 +135,7 @@ let package = Package(
         .executableTarget(name: "FuzzScanTables", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzScanTables"),
         .executableTarget(name: "FuzzLZFSE", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLZFSE"),
         .executableTarget(name: "FuzzZIP", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzZIP"),
+        .executableTarget(name: "FuzzEXIF", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzEXIF"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

@@ -7,7 +7,7 @@
 # .build-fuzz/findings/<target>/ (keep it in Fuzz/regressions/<target>/ once fixed).
 #
 #   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
-#                                                FuzzDepthImage FuzzScanTables FuzzLZFSE FuzzZIP
+#                                                FuzzDepthImage FuzzScanTables FuzzLZFSE FuzzZIP FuzzEXIF
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -17,7 +17,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage FuzzScanTables FuzzLZFSE
-                                 FuzzZIP)
+                                 FuzzZIP FuzzEXIF)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -43,7 +43,7 @@ max_len() {
         FuzzJSON) echo 4096 ;;
         FuzzImage|FuzzCAPI|FuzzDepthImage|FuzzLZFSE|FuzzZIP) echo 8192 ;;
         FuzzPortrait) echo 16384 ;;
-        FuzzScanTables) echo 2048 ;;
+        FuzzScanTables|FuzzEXIF) echo 2048 ;;
         *) echo 1024 ;;
     esac
 }

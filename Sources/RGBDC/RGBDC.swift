@@ -272,6 +272,23 @@ public func rgbd_capture_rectified_depth(_ capture: OpaquePointer!, _ depth: Uns
     }
 }
 
+// MARK: - Geotag
+
+@c @implementation
+public func rgbd_capture_geo(_ capture: OpaquePointer!, _ out: UnsafeMutablePointer<rgbd_geo>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let geo = try handle(capture).capture.metadata.geo
+        let l = geo?.location, h = geo?.heading, g = geo?.gravity
+        out.pointee = rgbd_geo(
+            has_location: l == nil ? 0 : 1, latitude: l?.latitude ?? .nan, longitude: l?.longitude ?? .nan,
+            altitude: l?.altitude ?? .nan, horizontal_error: l?.horizontalError ?? .nan,
+            has_heading: h == nil ? 0 : 1, heading: h?.degrees ?? .nan, heading_magnetic: h?.isMagnetic == true ? 1 : 0,
+            has_gravity: g == nil ? 0 : 1, down: (g?.down.x ?? .nan, g?.down.y ?? .nan, g?.down.z ?? .nan),
+            pitch: g?.pitch ?? .nan, roll: g?.roll ?? .nan, gravity_g: g?.magnitude ?? .nan)
+    }
+}
+
 // MARK: - Point clouds
 
 @c @implementation
@@ -283,7 +300,24 @@ public func rgbd_cloud_options_default(_ options: UnsafeMutablePointer<rgbd_clou
 private func cOptions(_ o: PointCloudOptions) -> rgbd_cloud_options {
     rgbd_cloud_options(min_depth: o.minDepth, max_depth: o.maxDepth, stride: Int32(clamping: o.stride),
                        keep_edges: o.dropEdges ? 0 : 1, edge_threshold: o.edgeThreshold,
-                       normals: o.normals ? 1 : 0, axes: o.axes == .opengl ? RGBD_AXES_OPENGL : RGBD_AXES_OPENCV)
+                       normals: o.normals ? 1 : 0, axes: o.axes == .opengl ? RGBD_AXES_OPENGL : RGBD_AXES_OPENCV,
+                       frame: RGBD_FRAME_CAMERA)
+}
+
+/// The options of `pointer` for `capture` (whose photo's EXIF places a level or ENU frame).
+private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?, for capture: Capture) throws -> PointCloudOptions {
+    var o = try swiftOptions(pointer)
+    guard let c = pointer?.pointee else { return o }
+    let kind: WorldFrame.Kind
+    switch c.frame {
+    case RGBD_FRAME_CAMERA: kind = .camera
+    case RGBD_FRAME_LEVEL: kind = .level
+    case RGBD_FRAME_ENU: kind = .enu
+    default: throw argument("frame must be RGBD_FRAME_CAMERA, RGBD_FRAME_LEVEL or RGBD_FRAME_ENU")
+    }
+    o.frame = try WorldFrame.forCapture(kind, geo: capture.metadata.geo, file: capture.imagePath)
+    try o.validate()
+    return o
 }
 
 private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?) throws -> PointCloudOptions {
@@ -309,7 +343,8 @@ public func rgbd_capture_point_cloud_count(_ capture: OpaquePointer!, _ options:
                                            _ count: UnsafeMutablePointer<Int>!) -> Int32 {
     guarded {
         guard let count else { throw argument("count is NULL") }
-        count.pointee = try handle(capture).cloud(swiftOptions(options)).count
+        let h = try handle(capture)
+        count.pointee = try h.cloud(swiftOptions(options, for: h.capture)).count
     }
 }
 
@@ -319,8 +354,9 @@ public func rgbd_capture_point_cloud(_ capture: OpaquePointer!, _ options: Unsaf
                                      _ normals: UnsafeMutablePointer<Float>!, _ capacity: Int,
                                      _ written: UnsafeMutablePointer<Int>!) -> Int32 {
     guarded {
-        let settings = try swiftOptions(options)
-        let cloud = try handle(capture).cloud(settings)
+        let h = try handle(capture)
+        let settings = try swiftOptions(options, for: h.capture)
+        let cloud = h.cloud(settings)
         let n = cloud.count
         guard capacity >= 0, capacity <= Int.max / 3 else { throw argument("capacity \(capacity) is out of range") }
         let p = try buffer(points, capacity * 3, needed: n * 3, "points")
@@ -339,7 +375,7 @@ public func rgbd_capture_write_ply(_ capture: OpaquePointer!, _ options: UnsafeP
     guarded {
         let h = try handle(capture)
         let destination = try string(path, "path")
-        try h.rectified.writeCloud(to: destination, options: swiftOptions(options),
+        try h.rectified.writeCloud(to: destination, options: swiftOptions(options, for: h.capture),
                                    encoding: ascii != 0 ? .ascii : .binaryLittleEndian)
     }
 }

@@ -55,6 +55,9 @@ extension SyntheticCapture {
           "wall": {"plane": "z = \(scene.wallZ)", "checker_size": \(scene.checkerSize), "checker_origin": [\(scene.checkerOrigin.x), \(scene.checkerOrigin.y)]},
           "floor": {"plane": "y = \(scene.floorY)"},
           "box": {"min": \(v3(scene.boxMin)), "max": \(v3(scene.boxMax)), "front_corners": [\(corners)]},
+          "scene_axes": "the wall, floor and box are given in the scene's axes: the camera's axes, or with camera_to_scene those rotated (p_scene = R p_camera); gravity along the scene's +y",
+          "camera_to_scene": \(scene.cameraToScene.map { "[\(v3($0.row0)), \(v3($0.row1)), \(v3($0.row2))]" } ?? "null"),
+          "gravity_down_camera": \(v3(trueDown)),
           "lens": "the capture's lens_distortion_lookup_table applied exactly (the synthetic images were distorted with its numerical inverse); rectifying with it gives the pinhole images these intrinsics describe"
         }
 
@@ -73,7 +76,8 @@ extension SyntheticCapture {
                 for x in hole.x where x < depth.width { depth[x, y] = .nan }
             }
         }
-        let jpeg = try JPEGCodec.encode(renderColor(supersampling: supersampling), quality: jpegQuality)
+        let encoded = try JPEGCodec.encode(renderColor(supersampling: supersampling), quality: jpegQuality)
+        let jpeg = exif.map { $0.inserted(into: encoded) } ?? encoded
         let jsonPath = Path.join(directory, "\(stem).json")
         let imagePath = Path.join(directory, "\(stem).jpg")
         let files = StagedFiles()

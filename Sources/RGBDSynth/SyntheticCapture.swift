@@ -28,6 +28,9 @@ public struct SyntheticCapture: Sendable {
     /// Amplitude of deterministic noise added to depth, in meters (0 = none). Makes the
     /// JSON look like a real export (17 significant digits per value).
     public var depthNoise: Double = 0
+    /// EXIF written into the JPEG (`write`), nil for none. `geotagged` fills it from the
+    /// scene's tilt.
+    public var exif: SyntheticEXIF? = nil
 
     /// A capture of the default scene with an iPhone-like calibration at reference
     /// dimensions 4032×3024, images of the given sizes.
@@ -100,6 +103,27 @@ public struct SyntheticCapture: Sendable {
     public var colorIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: colorWidth, height: colorHeight) }
     /// Intrinsics of the rectified (pinhole) depth map.
     public var depthIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: depthWidth, height: depthHeight) }
+
+    /// Gravity in the camera's axes (unit, OpenCV, pointing down): the scene's +y seen
+    /// from the camera (`cameraToScene`'s second row).
+    public var trueDown: SIMD3<Double> { scene.cameraToScene?.row1 ?? SIMD3(0, 1, 0) }
+
+    /// This capture with EXIF saying where it was taken (`latitude`, `longitude`,
+    /// `altitude` above sea level), that the scene's +z faces `heading` degrees clockwise
+    /// from north, and the accelerometer reading of the scene's gravity (`trueDown`).
+    public func geotagged(latitude: Double, longitude: Double, altitude: Double, heading: Double,
+                          magnetic: Bool = false, horizontalError: Double = 5) -> SyntheticCapture {
+        var copy = self
+        var exif = SyntheticEXIF()
+        exif.latitude = latitude
+        exif.longitude = longitude
+        exif.altitude = altitude
+        exif.horizontalError = horizontalError
+        exif.direction = (heading, magnetic ? "M" : "T")
+        exif.acceleration = SyntheticEXIF.acceleration(down: trueDown)
+        copy.exif = exif
+        return copy
+    }
 
     /// The true depth at rectified pixel `(u, v)` of an image with intrinsics `k`.
     public func trueDepth(u: Double, v: Double, intrinsics k: Intrinsics) -> Double {

@@ -1,7 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import RGBDKit
 
 /// A scene with known geometry, in the camera frame (OpenCV: x right, y down,
-/// z forward; meters): a fronto-parallel checkerboard wall, a floor and a box on it.
+/// z forward; meters): a fronto-parallel checkerboard wall, a floor and a box on it; or,
+/// with `cameraToScene`, the same scene seen by a tilted camera.
 ///
 /// Everything is analytic, so the true depth and color seen along any ray are known
 /// exactly; the tests compare rgbd's output with them.
@@ -28,19 +34,43 @@ public struct SyntheticScene: Sendable {
     /// See `lightSquare`.
     public static let darkSquare: SIMD3<Double> = SIMD3(30, 40, 75)
 
+    /// The camera's rotation in the scene (camera to scene axes, translation ignored), nil
+    /// for a camera level with the scene (the default: camera axes are scene axes). The
+    /// scene's own axes are level: gravity along its +y (the floor is below), its +z the
+    /// horizontal direction the wall faces.
+    public var cameraToScene: Pose? = nil
+
     /// A scene with the default layout.
     public init() {}
+
+    /// The camera turned `pitchDown` degrees below the horizon (about its x axis) after
+    /// being rolled `roll` degrees about its optical axis (positive: the image's +x toward
+    /// the scene's +y): `R = Rx(−pitchDown)·Rz(roll)`, camera to scene.
+    public static func tilt(pitchDown: Double, roll: Double) -> Pose {
+        let p = -pitchDown * .pi / 180, r = roll * .pi / 180
+        let rx = Pose(row0: SIMD3(1, 0, 0), row1: SIMD3(0, cos(p), -sin(p)), row2: SIMD3(0, sin(p), cos(p)), translation: .zero)
+        let rz = Pose(row0: SIMD3(cos(r), -sin(r), 0), row1: SIMD3(sin(r), cos(r), 0), row2: SIMD3(0, 0, 1), translation: .zero)
+        return rx.composed(with: rz)
+    }
+
+    /// The direction of the camera ray through `(a, b, 1)` in scene axes; its parameter
+    /// along the ray is still the camera's depth `z`.
+    @inline(__always) func sceneRay(_ a: Double, _ b: Double) -> SIMD3<Double> {
+        guard let r = cameraToScene else { return SIMD3(a, b, 1) }
+        return r.rotate(SIMD3(a, b, 1))
+    }
 
     /// The nearest surface along the ray through `(a, b, 1)`: its depth `z` and which
     /// surface it is. The wall is infinite, so every forward ray hits something.
     public func hit(_ a: Double, _ b: Double) -> (z: Double, surface: Surface, face: Int) {
-        var best = (z: wallZ, surface: Surface.wall, face: 0)
-        if b > 0 {
-            let z = floorY / b
+        // The ray t·d in scene axes; t is the camera's depth z.
+        let d = sceneRay(a, b)
+        var best = (z: d.z > 0 ? wallZ / d.z : Double.infinity, surface: Surface.wall, face: 0)
+        if d.y > 0 {
+            let z = floorY / d.y
             if z < best.z { best = (z, .floor, 0) }
         }
-        // Slab intersection of the ray t·(a, b, 1) with the box; t is the depth z.
-        let d = SIMD3(a, b, 1.0)
+        // Slab intersection of the ray with the box.
         var tNear = -Double.infinity, tFar = Double.infinity, face = 0
         for axis in 0..<3 {
             if d[axis] == 0 {
@@ -65,7 +95,8 @@ public struct SyntheticScene: Sendable {
     /// quantization of supersampling.
     public func color(_ a: Double, _ b: Double, pixelAngle: Double) -> SIMD3<Double> {
         let h = hit(a, b)
-        let x = a * h.z, y = b * h.z, z = h.z
+        let p = sceneRay(a, b) * h.z
+        let x = p.x, y = p.y, z = p.z
         let ramp = z * pixelAngle
         switch h.surface {
         case .wall:

@@ -65,6 +65,12 @@ struct Capture: ParsableCommand {
     @Option(help: "Calibration reference size, WIDTHxHEIGHT (default 4032x3024).")
     var reference = "4032x3024"
 
+    @Option(help: ArgumentHelp("Tilt the camera: degrees below the horizon and roll about its optical axis (the scene stays level).", valueName: "pitch-down,roll"))
+    var tilt: String?
+
+    @Option(help: ArgumentHelp("Write EXIF: GPS position (degrees, meters above sea level), the heading of the scene's forward axis (degrees from true north) and the accelerometer's gravity.", valueName: "lat,lon,alt,heading"))
+    var geotag: String?
+
     func run() throws {
         let (cw, ch) = try parseSize(color)
         let (dw, dh) = try parseSize(depth)
@@ -80,6 +86,18 @@ struct Capture: ParsableCommand {
                                        calibration: calibration)
         capture.colorNoise = colorNoise
         capture.depthNoise = depthNoise
+        if let tilt {
+            let values = tilt.split(separator: ",").compactMap { Double($0) }
+            guard values.count == 2 else { throw ValidationError("--tilt is PITCH-DOWN,ROLL in degrees, got \(tilt)") }
+            capture.scene.cameraToScene = SyntheticScene.tilt(pitchDown: values[0], roll: values[1])
+        }
+        if let geotag {
+            let values = geotag.split(separator: ",").compactMap { Double($0) }
+            guard values.count == 4, abs(values[0]) <= 90, abs(values[1]) <= 180 else {
+                throw ValidationError("--geotag is LAT,LON,ALT,HEADING, got \(geotag)")
+            }
+            capture = capture.geotagged(latitude: values[0], longitude: values[1], altitude: values[2], heading: values[3])
+        }
         let hole = (x: (dw * 3 / 5)..<(dw * 3 / 5 + max(2, dw / 40)), y: (dh / 4)..<(dh / 4 + max(2, dh / 40)))
         let written = try capture.write(to: output, stem: name, jpegQuality: quality, supersampling: supersampling,
                                         holes: holes ? [hole] : [])

@@ -2,6 +2,7 @@ import ArgumentParser
 import RGBDKit
 
 extension CameraAxes: ExpressibleByArgument {}
+extension WorldFrame.Kind: ExpressibleByArgument {}
 
 /// `rgbd cloud`: colored PLY point clouds from captures.
 struct Cloud: ParsableCommand {
@@ -41,21 +42,45 @@ struct Cloud: ParsableCommand {
         beyond --max-valid-depth (default 1000 m; markers such as 9999) are holes, never \
         points; how many were discarded is reported.
 
+        --frame level or enu places each capture's points by its photo's EXIF (Apple's \
+        accelerometer vector for gravity; GPS position and compass heading for enu; a \
+        magnetic heading is used with a warning) and a scan's points by its gravity-aligned \
+        world (Stray Scanner; Record3D's world is not gravity-aligned); the transform, the \
+        geodetic origin and what they rest on are written in the header comments \
+        (docs/geo.md). A capture whose photo lacks what the frame needs fails with a message \
+        naming the photo.
+
         Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
         uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
         neighbors, oriented toward the camera). Header comments give the units, frame, \
         intrinsics and source. OUT is a directory (NAME.ply per capture) or, for a single \
         capture, a path ending in .ply. Files appear only when complete.
+
+        LAS: an OUT ending in .las (or --format las, NAME.las per capture) writes LAS 1.4 \
+        instead (point format 7: coordinates at 0.1 mm with an offset, 16-bit RGB), the \
+        format GIS tools read. With --frame enu, --crs EPSG:NNNN writes the coordinates in \
+        that system (through PROJ; e.g. a UTM zone), heights above mean sea level (the \
+        EGM96 geoid when PROJ's grid is installed), and the system's WKT in the file \
+        (docs/geo.md).
         """)
 
     @OptionGroup var captures: CaptureInputs
 
-    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply path for a single capture.",
+    @Option(help: ArgumentHelp("Output format: ply or las (default: from OUT's extension, else ply).", valueName: "format"))
+    var format: String?
+
+    @Option(help: ArgumentHelp("With --frame enu and LAS output: write coordinates in this coordinate system (through PROJ, e.g. EPSG:32632 for UTM zone 32N), its WKT in the file; heights above mean sea level.", valueName: "crs"))
+    var crs: String?
+
+    @Option(name: [.short, .customLong("output")], help: "Output directory, or a .ply (.las) path for a single capture.",
             completion: .file())
     var output: String
 
     @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")
     var axes: CameraAxes = .opencv
+
+    @Option(help: ArgumentHelp("Place the points: camera (the capture's camera frame, a scan's world), level (z up: gravity from the photo's accelerometer, or a Stray scan's gravity-aligned world; y the camera's heading) or enu (east, north, up meters at the photo's GPS position, turned by its compass heading). docs/geo.md.", valueName: "frame"))
+    var frame: WorldFrame.Kind = .camera
 
     @Option(parsing: .unconditional, help: "Drop points nearer than this many meters.")
     var minDepth: Float = 0
@@ -98,6 +123,15 @@ struct Cloud: ParsableCommand {
         if !(voxel >= 0 && voxel.isFinite) { throw ValidationError("--voxel must be 0 or a positive number of meters") }
         if every < 1 { throw ValidationError("--every must be at least 1") }
         if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
+        if frame != .camera && axes != .opencv { throw ValidationError("--axes opengl applies to --frame camera only") }
+        if let format, format != "ply", format != "las" { throw ValidationError("--format is ply or las, got \(format)") }
+        if outputExtension == "las" && (normals || ascii) { throw ValidationError("LAS output has no normals and no ASCII form") }
+        if let crs {
+            guard frame == .enu, outputExtension == "las" else {
+                throw ValidationError("--crs needs --frame enu and LAS output (a .las path or --format las)")
+            }
+            do { _ = try Projection(crs: crs) } catch { throw ValidationError("\(error)") }
+        }
     }
 
     func run() throws {
@@ -119,7 +153,8 @@ struct Cloud: ParsableCommand {
             sceneOptions.voxel = voxel
             sceneOptions.every = every
             sceneOptions.minConfidence = UInt8(minConfidence)
-            sceneFailures = SceneCloudCommand(options: sceneOptions, encoding: encoding, quiet: reporting.quiet)
+            sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet,
+                                              las: outputExtension == "las")
                 .run(scenes, output: output)
             guard !captureInputs.isEmpty else {
                 if sceneFailures > 0 { throw ExitCode(1) }
@@ -128,17 +163,18 @@ struct Cloud: ParsableCommand {
         }
         var captures = captures
         captures.inputs = captureInputs
-        let singleFile = output.lowercased().hasSuffix(".ply")
+        let singleFile = output.lowercased().hasSuffix(".ply") || output.lowercased().hasSuffix(".las")
         let rectifier = reading.rectifier, readingOptions = reading.reading
         let batch = reporting.batch(captures)
-        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).ply") }
-        let single = singleFile ? "a .ply output path takes a single capture; give a directory" : nil
+        let ext = outputExtension
+        let path = { (item: CaptureDiscovery.Item) in singleFile ? output : Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).\(ext)") }
+        let single = singleFile ? "a .\(ext) output path takes a single capture; give a directory" : nil
         var saidRelative = false
         let failures = try batch.run(single: single, directory: singleFile ? Path.directory(of: output) : output,
                                      outputs: { [path($0)] }) { item, stageTimings in
             let result = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
-                reading: readingOptions, timings: stageTimings)
+                reading: readingOptions, frame: frame, timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
             let relative = result.metadata.portrait?.isRelative == true
             // Said once per run on stderr (and in each such cloud's PLY header).
@@ -146,13 +182,31 @@ struct Cloud: ParsableCommand {
                 Report.warning("\(item.json): \(PortraitDepth.relativeNote)")
                 saidRelative = true
             }
-            try result.output.write(to: path(item), source: item.json, encoding: encoding,
-                            note: relative ? PortraitDepth.relativeNote : nil, timings: stageTimings)
+            if ext == "las" {
+                var (positions, colors) = result.output.positionsAndColors()
+                var wkt: String? = nil
+                if let crs {
+                    let projection = try Projection(crs: crs)
+                    let projected = try projection.project(enu: positions, frame: result.output.options.frame)
+                    positions = projected.positions
+                    wkt = projection.wkt
+                    for note in projected.notes where note.hasPrefix("no geoid") { Report.warning("\(item.json): \(note)") }
+                }
+                try LASWriter.write(path: path(item), positions: positions, colors: colors, wkt: wkt)
+            } else {
+                try result.output.write(to: path(item), source: item.json, encoding: encoding,
+                                        note: relative ? PortraitDepth.relativeNote : nil, timings: stageTimings)
+            }
             guard let cause = result.output.emptyCause else { return .done }
             Report.warning("\(item.json): \(path(item)) holds no point: \(emptyReason(cause))")
             return .empty
         }
         if failures + sceneFailures > 0 { throw ExitCode(1) }
+    }
+
+    /// `las` or `ply`: `--format`, else OUT's extension, else `ply`.
+    var outputExtension: String {
+        format ?? (output.lowercased().hasSuffix(".las") ? "las" : "ply")
     }
 
     /// Which option or stage left a cloud empty, in this command's terms.

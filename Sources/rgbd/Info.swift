@@ -44,7 +44,19 @@ struct Info: ParsableCommand {
     @Flag(help: "Print one JSON document (an array, one object per capture) instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp("A CSV of places (name,latitude,longitude[,altitude]): for each, its distance and bearing from the photo, whether it is in view, at which column (and row), and whether the depth map hides it (docs/geo.md).", valueName: "places.csv"), completion: .file())
+    var placemarks: String?
+
     func run() throws {
+        var places: [Placemark] = []
+        if let placemarks {
+            do {
+                places = try Placemark.read(csv: FileSystem.readFile(placemarks, limit: 16 << 20), file: placemarks)
+            } catch {
+                Report.error(error)
+                throw ExitCode(64)
+            }
+        }
         // Scans are described by SceneInfo; the other inputs are captures.
         let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
         var sceneEntries: [String: JSONValue] = [:]
@@ -86,7 +98,7 @@ struct Info: ParsableCommand {
         var entries: [String: JSONValue] = [:]
         let failures = try batch.run(directory: nil, outputs: { _ in [] }) { item, _ in
             do {
-                let info = try CaptureInfo.read(json: item.json, image: item.image)
+                let info = try CaptureInfo.read(json: item.json, image: item.image, placemarks: places)
                 if json {
                     entries[item.json] = info.jsonValue
                 } else {

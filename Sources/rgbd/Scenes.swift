@@ -56,31 +56,43 @@ final class FrameProgress {
 /// `rgbd cloud` for scans: one merged, voxel-thinned PLY per scan.
 struct SceneCloudCommand {
     var options: SceneCloudOptions
+    /// `--frame`, placed per scan by `WorldFrame.forScene`.
+    var frame: WorldFrame.Kind = .camera
     var encoding: PLYWriter.Encoding
     var quiet: Bool
+    /// Write LAS 1.4 instead of PLY.
+    var las = false
 
     /// Writes the cloud of each scene; `output` is a `.ply` path (one scan) or a
     /// directory (NAME.ply per scan). Returns how many failed (each reported).
     func run(_ scenes: [String], output: String) -> Int {
         var failures = 0
-        let single = output.lowercased().hasSuffix(".ply")
+        let ext = las ? "las" : "ply"
+        let single = output.lowercased().hasSuffix(".ply") || output.lowercased().hasSuffix(".las")
         if single && scenes.count > 1 {
-            Report.error("a .ply output path takes a single scan; give a directory")
+            Report.error("a .\(ext) output path takes a single scan; give a directory")
             return scenes.count
         }
         for path in scenes {
             let start = Host.monotonicSeconds()
             do {
                 let scene = try SceneInputs.open(path)
+                var options = options
+                options.points.frame = try WorldFrame.forScene(frame, world: scene.world, file: path)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
                 progress.finish()
                 let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
-                let target = single ? output : Path.join(output, name + ".ply")
-                try cloud.positions.withUnsafeBufferPointer { points in
-                    try cloud.colors.withUnsafeBufferPointer { colors in
-                        try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
-                                            normals: nil, encoding: encoding, comments: comments(scene, cloud))
+                let target = single ? output : Path.join(output, name + "." + ext)
+                if las {
+                    try LASWriter.write(path: target, positions: cloud.positions.map(Double.init),
+                                        colors: scene.colorSize == nil ? nil : cloud.colors, wkt: nil)
+                } else {
+                    try cloud.positions.withUnsafeBufferPointer { points in
+                        try cloud.colors.withUnsafeBufferPointer { colors in
+                            try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
+                                                normals: nil, encoding: encoding, comments: comments(scene, cloud, options))
+                        }
                     }
                 }
                 if cloud.count == 0 {
@@ -98,14 +110,17 @@ struct SceneCloudCommand {
         return failures
     }
 
-    private func comments(_ scene: Scene, _ cloud: SceneCloud) -> [String] {
-        [
+    private func comments(_ scene: Scene, _ cloud: SceneCloud, _ options: SceneCloudOptions) -> [String] {
+        let placed = options.points.frame
+        return [
             "rgbd \(RGBDVersion.string): merged cloud of a scan, meters",
             "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
             "world \(scene.world.rawValue)",
-            "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame",
+            placed.kind == .camera
+                ? "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame"
+                : "axes: \(placed.axesDescription); points = transform * pose * (X, Y, Z) of each frame's OpenCV camera frame",
             "frames \(cloud.frames) (every \(options.every)), min confidence \(options.minConfidence)",
             options.voxel > 0 ? "voxel \(options.voxel) m: one averaged point per occupied cell" : "voxel 0: every point kept",
-        ]
+        ] + placed.comments
     }
 }

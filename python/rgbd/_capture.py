@@ -216,6 +216,47 @@ class Capture:
             check(_lib.lib().rgbd_capture_distortion_center(handle, ctypes.byref(x), ctypes.byref(y)))
         return x.value, y.value
 
+    # ---- place, heading and gravity (the photo's EXIF; docs/geo.md) ------------------------
+
+    def _geo(self) -> "_lib.RgbdGeo":
+        geo = _lib.RgbdGeo()
+        with self._use() as handle:
+            check(_lib.lib().rgbd_capture_geo(handle, ctypes.byref(geo)))
+        return geo
+
+    @property
+    def location(self) -> Optional[Dict[str, Optional[float]]]:
+        """Where the photo was taken (EXIF GPS), or None: ``latitude`` and ``longitude``
+        (degrees, WGS84), ``altitude`` (meters above mean sea level, or None) and
+        ``horizontal_error`` (meters, or None)."""
+        geo = self._geo()
+        if not geo.has_location:
+            return None
+        def known(v: float) -> Optional[float]:
+            return None if math.isnan(v) else v
+        return {"latitude": geo.latitude, "longitude": geo.longitude, "altitude": known(geo.altitude),
+                "horizontal_error": known(geo.horizontal_error)}
+
+    @property
+    def heading(self) -> Optional[Dict[str, Any]]:
+        """The camera's compass heading (EXIF GPSImgDirection), or None: ``degrees``
+        clockwise from north and ``north`` (``"true"`` or ``"magnetic"``)."""
+        geo = self._geo()
+        if not geo.has_heading:
+            return None
+        return {"degrees": geo.heading, "north": "magnetic" if geo.heading_magnetic else "true"}
+
+    @property
+    def gravity(self) -> Optional[Dict[str, Any]]:
+        """Gravity from Apple's MakerNote accelerometer vector, or None: ``down`` (a unit
+        vector in OpenCV camera axes), ``pitch`` and ``roll`` (degrees) and ``g`` (the
+        reading's magnitude)."""
+        geo = self._geo()
+        if not geo.has_gravity:
+            return None
+        return {"down": np.array(list(geo.down), dtype=np.float64), "pitch": geo.pitch, "roll": geo.roll,
+                "g": geo.gravity_g}
+
     def _table(self, inverse: int) -> np.ndarray:
         lib = _lib.lib()
         count = ctypes.c_size_t()
@@ -320,9 +361,10 @@ class Capture:
     # ---- point clouds ---------------------------------------------------------------------
 
     def point_cloud_count(self, min_depth: float = 0.0, max_depth: float = math.inf, stride: int = 1,
-                          keep_edges: bool = False, edge_threshold: float = 0.05, axes: str = "opencv") -> int:
+                          keep_edges: bool = False, edge_threshold: float = 0.05, axes: str = "opencv",
+                          frame: str = "camera") -> int:
         """The number of points :meth:`point_cloud` returns with these options."""
-        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, False, axes)
+        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, False, axes, frame)
         count = ctypes.c_size_t()
         with self._use() as handle:
             check(_lib.lib().rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count)))
@@ -330,7 +372,7 @@ class Capture:
 
     def point_cloud(self, min_depth: float = 0.0, max_depth: float = math.inf, stride: int = 1,
                     keep_edges: bool = False, edge_threshold: float = 0.05, normals: bool = False,
-                    axes: str = "opencv") -> PointCloud:
+                    axes: str = "opencv", frame: str = "camera") -> PointCloud:
         """Back-projects the rectified depth map, exactly as ``rgbd cloud`` does.
 
         Args:
@@ -341,6 +383,9 @@ class Capture:
             edge_threshold: relative depth jump to a 4-neighbor that marks a point as on an edge.
             normals: also return normals (from the depth grid, oriented toward the camera).
             axes: ``"opencv"`` (x right, y down, z forward) or ``"opengl"`` (X, -Y, -Z).
+            frame: ``"camera"``, ``"level"`` (z up, from the photo's accelerometer) or
+                ``"enu"`` (east, north, up meters at the photo's GPS position), as
+                ``rgbd cloud --frame``; a photo without what the frame needs raises RGBDError.
 
         Returns:
             ``(points, colors)``: (N, 3) float32 meters and (N, 3) uint8 RGB (the rectified
@@ -348,7 +393,7 @@ class Capture:
             along an axis where the color image is the smaller); with ``normals=True``,
             ``(points, colors, normals)``, normals (N, 3) float32. Holes give no points.
         """
-        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes)
+        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes, frame)
         lib = _lib.lib()
         count, written = ctypes.c_size_t(), ctypes.c_size_t()
         with self._use() as handle:
@@ -369,13 +414,14 @@ class Capture:
 
     def write_ply(self, path: PathLike, ascii: bool = False, *, min_depth: float = 0.0,
                   max_depth: float = math.inf, stride: int = 1, keep_edges: bool = False,
-                  edge_threshold: float = 0.05, normals: bool = False, axes: str = "opencv") -> None:
+                  edge_threshold: float = 0.05, normals: bool = False, axes: str = "opencv",
+                  frame: str = "camera") -> None:
         """Writes the point cloud (options as :meth:`point_cloud`) as PLY to ``path``.
 
         Binary little-endian, or ASCII with ``ascii=True``; written atomically (temporary
         name, then rename), the same file ``rgbd cloud`` writes.
         """
-        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes)
+        options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes, frame)
         raw = encode_path(path)
         with self._use() as handle:
             check(_lib.lib().rgbd_capture_write_ply(handle, ctypes.byref(options), raw, 1 if ascii else 0))

@@ -142,6 +142,27 @@ class RgbdCloudOptions(ctypes.Structure):
         ("edge_threshold", ctypes.c_float),
         ("normals", ctypes.c_int32),
         ("axes", ctypes.c_int32),
+        ("frame", ctypes.c_int32),
+    ]
+
+
+class RgbdGeo(ctypes.Structure):
+    """``rgbd_geo``: what a photo's EXIF says about place, heading and gravity."""
+
+    _fields_ = [
+        ("has_location", ctypes.c_int32),
+        ("latitude", ctypes.c_double),
+        ("longitude", ctypes.c_double),
+        ("altitude", ctypes.c_double),
+        ("horizontal_error", ctypes.c_double),
+        ("has_heading", ctypes.c_int32),
+        ("heading", ctypes.c_double),
+        ("heading_magnetic", ctypes.c_int32),
+        ("has_gravity", ctypes.c_int32),
+        ("down", ctypes.c_double * 3),
+        ("pitch", ctypes.c_double),
+        ("roll", ctypes.c_double),
+        ("gravity_g", ctypes.c_double),
     ]
 
 
@@ -185,6 +206,7 @@ _SIGNATURES = {
     "rgbd_capture_rectified_color": (_c.c_int, [RgbdCaptureP, c_uint8_p, _c.c_size_t]),
     "rgbd_capture_rectified_depth": (_c.c_int, [RgbdCaptureP, c_float_p, _c.c_size_t]),
     "rgbd_cloud_options_default": (None, [_c.POINTER(RgbdCloudOptions)]),
+    "rgbd_capture_geo": (_c.c_int, [RgbdCaptureP, _c.POINTER(RgbdGeo)]),
     "rgbd_capture_point_cloud_count": (
         _c.c_int,
         [RgbdCaptureP, _c.POINTER(RgbdCloudOptions), c_size_t_p],

@@ -116,10 +116,13 @@ def cloud_options(
     edge_threshold: float = 0.05,
     normals: bool = False,
     axes: str = "opencv",
+    frame: str = "camera",
 ) -> _lib.RgbdCloudOptions:
     """An ``rgbd_cloud_options`` from Python values (ranges are checked by the library)."""
     if not isinstance(axes, str) or axes.lower() not in _AXES:
         raise ValueError(f"axes must be 'opencv' or 'opengl', not {axes!r}")
+    if not isinstance(frame, str) or frame.lower() not in _FRAMES:
+        raise ValueError(f"frame must be 'camera', 'level' or 'enu', not {frame!r}")
     options = _lib.RgbdCloudOptions()
     options.min_depth = real(min_depth, "min_depth")
     options.max_depth = real(max_depth, "max_depth")
@@ -128,4 +131,9 @@ def cloud_options(
     options.edge_threshold = real(edge_threshold, "edge_threshold")
     options.normals = 1 if normals else 0
     options.axes = _AXES[axes.lower()]
+    options.frame = _FRAMES[frame.lower()]
     return options
+
+
+# rgbd_cloud_options.frame (RGBD_FRAME_*): where points are placed (docs/geo.md).
+_FRAMES = {"camera": 0, "level": 1, "enu": 2}

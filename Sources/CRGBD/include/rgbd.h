@@ -129,6 +129,25 @@ int rgbd_capture_depth(const rgbd_capture *capture, float *depth, size_t count);
 int rgbd_capture_rectified_color(const rgbd_capture *capture, uint8_t *rgb, size_t size);
 int rgbd_capture_rectified_depth(const rgbd_capture *capture, float *depth, size_t count);
 
+/* What the photo's EXIF says about place, heading and gravity (docs/geo.md). Each has_*
+ * is 1 when the photo records it (and rgbd can use it), else 0 and its numbers are NaN;
+ * an unrecorded altitude or positioning error is NaN too. */
+typedef struct rgbd_geo {
+    int32_t has_location;
+    double latitude, longitude; /* degrees north, east (WGS84) */
+    double altitude;            /* meters above mean sea level (not the ellipsoid) */
+    double horizontal_error;    /* meters, as the phone recorded it */
+    int32_t has_heading;
+    double heading;             /* degrees clockwise from north: the camera's direction */
+    int32_t heading_magnetic;   /* 1: from magnetic north (no declination applied), 0: true north */
+    int32_t has_gravity;
+    double down[3];             /* unit vector toward the ground, OpenCV camera axes */
+    double pitch, roll;         /* degrees: optical axis above the horizon; gravity from the image's +y toward +x */
+    double gravity_g;           /* |acceleration| in g (near 1 when the phone was still) */
+} rgbd_geo;
+
+int rgbd_capture_geo(const rgbd_capture *capture, rgbd_geo *out);
+
 /* ---- Point clouds ----------------------------------------------------------------- */
 
 /* Options of back-projection, as rgbd cloud's flags. */
@@ -140,10 +159,19 @@ typedef struct rgbd_cloud_options {
     float edge_threshold; /* relative depth jump to a 4-neighbor that marks an edge (0.05) */
     int32_t normals;      /* nonzero: compute normals toward the camera (default 0) */
     int32_t axes;         /* RGBD_AXES_OPENCV (default) or RGBD_AXES_OPENGL: (X, -Y, -Z) */
+    int32_t frame;        /* RGBD_FRAME_CAMERA (default), RGBD_FRAME_LEVEL or RGBD_FRAME_ENU (docs/geo.md) */
 } rgbd_cloud_options;
 
 #define RGBD_AXES_OPENCV 0
 #define RGBD_AXES_OPENGL 1
+
+/* Where points are placed (rgbd cloud --frame): the camera frame; level (z up, gravity from
+ * the photo's accelerometer vector, y the camera's heading); ENU (east, north, up meters at
+ * the photo's GPS position, turned by its compass heading). A photo without what the
+ * frame needs fails with a message naming it; the other frames need axes OPENCV. */
+#define RGBD_FRAME_CAMERA 0
+#define RGBD_FRAME_LEVEL 1
+#define RGBD_FRAME_ENU 2
 
 /* Fills *options with the defaults above. */
 void rgbd_cloud_options_default(rgbd_cloud_options *options);

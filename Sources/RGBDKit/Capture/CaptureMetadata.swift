@@ -7,6 +7,9 @@ public struct CaptureMetadata: Sendable {
     public var portrait: PortraitDepth?
     /// For a Portrait photo: its Portrait Effects Matte as stored (8-bit), if it has one.
     public var matte: ImageBuffer<UInt8>?
+    /// What the photo's EXIF says about where it was taken, which way the camera faced and
+    /// which way was down (docs/geo.md); nil when the photo has no EXIF.
+    public var geo: GeoTag?
 
     /// Metadata from its parts (none by default).
     public init(portrait: PortraitDepth? = nil, matte: ImageBuffer<UInt8>? = nil) {

@@ -157,7 +157,7 @@ package struct CaptureOpening: Sendable {
     /// explains is returned in `shapeErrors` instead of thrown (for `rgbd info`).
     package func readDepthSide(reading: CaptureReadingOptions = CaptureReadingOptions(),
                                timings: StageTimings? = nil, collectingShapeErrors: Bool = false) throws -> DepthSide {
-        let contents = try timings.measure("parse") {
+        var contents = try timings.measure("parse") {
             switch source {
             case .jsonFile: try CaptureReader.read(path: jsonPath, options: reading)
             case .jsonBytes(let bytes): try CaptureReader.parse(bytes, file: jsonPath, options: reading)
@@ -170,6 +170,12 @@ package struct CaptureOpening: Sendable {
             calibration: contents.calibration, keys: contents.keys, depthFile: contents.depthSource.path,
             collectingShapeErrors: collectingShapeErrors)
         if let warning = contents.discardWarning(json: jsonPath) { warnings.append(warning) }
+        // The EXIF's place, heading and gravity (a few kilobytes of the photo's header);
+        // what cannot be used is a warning, never a failure.
+        if let geo = GeoTag(photo: photo, width: width, height: height) {
+            contents.metadata.geo = geo
+            warnings += geo.warnings.map { "\(imagePath): \($0)" }
+        }
         return DepthSide(contents: contents, warnings: warnings, shapeErrors: shapeErrors)
     }
 

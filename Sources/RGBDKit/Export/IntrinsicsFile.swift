@@ -13,8 +13,11 @@ package enum IntrinsicsFile {
     /// a note when it is `relative` (the depth's scale is not guaranteed).
     /// `matte` (the intrinsics of `NAME.matte.png`, when one is written) is written under
     /// `matte` in the same layout.
+    /// `frames` (the level and ENU frames the photo's EXIF allows, docs/geo.md) are written
+    /// under `frames`, keyed by kind: each the transform from the camera frame with its
+    /// geodetic origin and basis.
     package static func json(color: Intrinsics, depth: Intrinsics, matte: Intrinsics? = nil, source: String,
-                             depthAccuracy: String? = nil) -> String {
+                             depthAccuracy: String? = nil, frames: [WorldFrame] = []) -> String {
         let pairing = color == depth
             ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
             : "color and depth have different sizes: each file's intrinsics are under its key"
@@ -36,6 +39,9 @@ package enum IntrinsicsFile {
             if depthAccuracy.lowercased() == "relative" {
                 members.append(M("depth_accuracy_note", .string(PortraitDepth.relativeNote)))
             }
+        }
+        if !frames.isEmpty {
+            members.append(M("frames", .object(frames.map { M($0.kind.rawValue, $0.json) })))
         }
         return JSONValue.object(members).text() + "\n"
     }

@@ -173,7 +173,9 @@ extension PointCloud {
                       note: String? = nil, timings: StageTimings? = nil) throws -> Int {
         try FileSystem.createDirectory(Path.directory(of: path))
         let k = intrinsics
-        let frame = options.axes == .opencv
+        let frame = options.frame.kind != .camera
+            ? options.frame.axesDescription + ", from the OpenCV camera frame by the transform below"
+            : options.axes == .opencv
             ? "OpenCV camera frame (x right, y down, z forward)"
             : "OpenGL camera frame (x right, y up, z backward) = OpenCV (X, -Y, -Z)"
         var comments = [
@@ -184,6 +186,7 @@ extension PointCloud {
             "intrinsics depth \(k.width)x\(k.height) fx \(k.fx) fy \(k.fy) cx \(k.cx) cy \(k.cy) (rectified pinhole)",
             "color averaged over each depth pixel's footprint in the rectified color image",
         ]
+        comments += options.frame.comments
         if let note { comments.append(note) }
         var count = 0
         try timings.measure("write ply") {

@@ -53,7 +53,10 @@ extension RectifiedCapture {
         }
         try timings.measure("write intrinsics") {
             let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, matte: matteIntrinsics,
-                                           source: source, depthAccuracy: metadata.portrait?.accuracy)
+                                           source: source, depthAccuracy: metadata.portrait?.accuracy,
+                                           frames: WorldFrame.Kind.allCases.compactMap { kind in
+                                               kind == .camera ? nil : try? WorldFrame.forCapture(kind, geo: metadata.geo, file: source)
+                                           })
             try files.stage(paths[3], bytes: Array(text.utf8))
         }
     }

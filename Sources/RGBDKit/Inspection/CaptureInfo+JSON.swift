@@ -87,6 +87,8 @@ extension CaptureInfo {
                 .object([M("grid", .array([.int(c.columns), .int(c.rows)])), M("max", .number(c.maxError)),
                          M("mean", .number(c.meanError)), M("beyond_table", .int(c.beyondTable))])
             } ?? .null),
+            M("geo", geo?.jsonValue ?? .null),
+            M("placemarks", .array(placemarks.map(\.jsonValue))),
             M("warnings", .array(warnings.map { .string($0) })),
             M("errors", .array(errors.map { .string($0.description) })),
         ])

@@ -57,6 +57,7 @@ extension CaptureInfo {
         } else {
             row("inverse table", "none")
         }
+        for (label, value) in info.geoRows { row(label, value) }
         let stats = info.depthStatistics
         if let low = stats.min, let high = stats.max, let mean = stats.mean {
             let percentiles = stats.percentiles.map { "\($0.percent) % \(DecimalText.fixed($0.meters, 3))" }.joined(separator: ", ")

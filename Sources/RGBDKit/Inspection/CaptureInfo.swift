@@ -199,6 +199,10 @@ public struct CaptureInfo: Sendable {
     public var portrait: PortraitDepth? = nil
     /// For a Portrait photo: the size of its Portrait Effects Matte, if it has one.
     public var matteSize: (width: Int, height: Int)? = nil
+    /// What the photo's EXIF says about place, heading and gravity (nil: no EXIF).
+    public var geo: GeoTag? = nil
+    /// Where the places given to `read` lie as seen from the photo (docs/geo.md).
+    public var placemarks: [PlacemarkSighting] = []
     /// What `rectify`, `cloud` and `preview` refuse this capture for though it can be
     /// described: an image whose aspect ratio no crop or rounding explains
     /// (`Calibration.aspectAgreement`). Empty if none.
@@ -218,7 +222,11 @@ public struct CaptureInfo: Sendable {
     ///
     /// A Portrait photo given as `json` with no `image` is described from its depth
     /// image and depth metadata (`PortraitReader`); its depth image is decoded.
-    public static func read(json: String, image: String? = nil) throws -> CaptureInfo {
+    ///
+    /// `placemarks` are located as seen from the photo (`PlacemarkSighting.locate`, with
+    /// the rectified photo's intrinsics and the depth map as captured, looked up through the
+    /// lens model).
+    public static func read(json: String, image: String? = nil, placemarks: [Placemark] = []) throws -> CaptureInfo {
         let opening = try CaptureOpening(json: json, image: image)
         // The photo checked as decoding it would (on the other processor while the depth
         // side is read), so that info refuses what rectifying refuses.
@@ -254,6 +262,20 @@ public struct CaptureInfo: Sendable {
             depthStatistics: statistics, warnings: warnings)
         info.portrait = contents.metadata.portrait
         info.matteSize = contents.metadata.matte.map { ($0.width, $0.height) }
+        info.geo = contents.metadata.geo
+        if !placemarks.isEmpty {
+            let depthCalibration = calibration.scaled(toWidth: contents.depth.width, height: contents.depth.height)
+            let captured = contents.depth
+            let sx = Double(captured.width) / Double(width), sy = Double(captured.height) / Double(height)
+            info.placemarks = PlacemarkSighting.locate(placemarks, geo: contents.metadata.geo, intrinsics: color.intrinsics) { u, v in
+                // The rectified depth pixel under photo pixel (u, v), then where the lens put it.
+                let q = depthCalibration.distortion.apply(to: SIMD2(u * sx, v * sy))
+                let x = Int(q.x.rounded()), y = Int(q.y.rounded())
+                guard x >= 0, y >= 0, x < captured.width, y < captured.height else { return nil }
+                let z = captured[x, y]
+                return DepthMap.isDepth(z) ? Double(z) : nil
+            }
+        }
         info.errors = side.shapeErrors
         return info
     }

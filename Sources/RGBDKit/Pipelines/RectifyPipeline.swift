@@ -168,11 +168,19 @@ public enum RectifyPipeline {
     /// the same values bit for bit. Returns the cloud with the warnings and metadata.
     public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                   options: PointCloudOptions = PointCloudOptions(),
-                                  reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil)
+                                  reading: CaptureReadingOptions = CaptureReadingOptions(), frame: WorldFrame.Kind = .camera,
+                                  timings: StageTimings? = nil)
         throws -> Result<PointCloud> {
         let opening = try CaptureOpening(json: json, image: image, timings: timings)
+        var placed: WorldFrame?
         let (color, _, side) = try prepare(opening, rectifier: rectifier, prefaultColorOutput: false, reading: reading,
-                                           timings: timings) { _, _, _, _ in }
+                                           timings: timings) { _, _, _, metadata in
+            // The frame is settled before the photo's pixels matter: a capture without what
+            // it needs fails here.
+            placed = try WorldFrame.forCapture(frame, geo: metadata.geo, file: opening.imagePath)
+        }
+        var options = options
+        options.frame = placed ?? .camera
         let colors = timings.measure("rectify and average colors") {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
                                           toWidth: side.depth.width, height: side.depth.height)
@@ -180,7 +188,8 @@ public enum RectifyPipeline {
         let cloud = timings.measure("select points") {
             PointCloud(depth: side.depth, intrinsics: side.depthIntrinsics, colors: colors, options: options)
         }
-        return Result(output: cloud, warnings: side.warnings, metadata: side.metadata)
+        return Result(output: cloud, warnings: side.warnings + options.frame.warnings.map { "\(opening.imagePath): \($0)" },
+                      metadata: side.metadata)
     }
 
     /// `rgbd rectify` of one capture: the four outputs in `directory`, the depth-side

@@ -23,6 +23,9 @@ public struct PointCloudOptions: Equatable, Sendable {
     public var normals: Bool = false
     /// Output frame.
     public var axes: CameraAxes = .opencv
+    /// Where the points are placed: the camera frame (the default), or a level or ENU
+    /// frame (`WorldFrame`), applied after `axes` (which must then be `opencv`).
+    public var frame: WorldFrame = .camera
 
     /// The defaults: every pixel, edges dropped, no normals, OpenCV frame.
     public init() {}
@@ -43,6 +46,9 @@ public struct PointCloudOptions: Equatable, Sendable {
         guard edgeThreshold > 0, edgeThreshold.isFinite else {
             throw RGBDError(.invalidArgument, "the flying-pixel threshold must be positive and finite (\(edgeThreshold))",
                             argument: .edgeThreshold)
+        }
+        guard frame.kind == .camera || axes == .opencv else {
+            throw RGBDError(.invalidArgument, "the OpenGL axes apply to the camera frame only, not to the \(frame.kind.rawValue) frame")
         }
     }
 }
@@ -154,6 +160,10 @@ public struct PointCloud: Sendable {
         let fxInv = Float(1 / k.fx), fyInv = Float(1 / k.fy), cx = Float(k.cx), cy = Float(k.cy)
         let sign: Float = options.axes == .opengl ? -1 : 1
         let computeNormals = options.normals && normals != nil
+        // The frame's rotation and translation (nil for the camera frame: nothing to do).
+        let placement = options.frame.kind == .camera ? nil : options.frame.transform
+        let r0 = SIMD3<Float>(placement?.row0 ?? .zero), r1 = SIMD3<Float>(placement?.row1 ?? .zero)
+        let r2 = SIMD3<Float>(placement?.row2 ?? .zero), t = SIMD3<Float>(placement?.translation ?? .zero)
         var n = 0
         depth.samples.withUnsafeBufferPointer { buffer in
             guard let d = buffer.baseAddress else { return }
@@ -188,6 +198,15 @@ public struct PointCloud: Sendable {
                                                      limit: options.edgeThreshold * p.z)
                             }
                             normals[o] = normal.x; normals[o &+ 1] = sign * normal.y; normals[o &+ 2] = sign * normal.z
+                            if placement != nil {
+                                let q = SIMD3(normals[o], normals[o &+ 1], normals[o &+ 2])
+                                normals[o] = (r0 * q).sum(); normals[o &+ 1] = (r1 * q).sum(); normals[o &+ 2] = (r2 * q).sum()
+                            }
+                        }
+                        if placement != nil {
+                            let q = SIMD3(points[o], points[o &+ 1], points[o &+ 2])
+                            points[o] = (r0 * q).sum() + t.x; points[o &+ 1] = (r1 * q).sum() + t.y
+                            points[o &+ 2] = (r2 * q).sum() + t.z
                         }
                         n &+= 1
                     }

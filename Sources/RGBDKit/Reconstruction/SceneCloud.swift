@@ -3,7 +3,9 @@ public struct SceneCloudOptions: Equatable, Sendable {
     /// The lowest ARKit confidence kept (0 low, 1 medium, 2 high); frames without
     /// confidence maps keep every depth.
     public var minConfidence: UInt8 = 2
-    /// Per-frame filters: depth range, flying pixels, stride (as for captures).
+    /// Per-frame filters: depth range, flying pixels, stride (as for captures). Its
+    /// `frame` (from `WorldFrame.forScene`) is applied to the scene's world, after each
+    /// frame's pose.
     public var points = PointCloudOptions()
     /// Edge of the thinning grid, meters: one averaged point per occupied cell. 0 keeps
     /// every point.
@@ -67,6 +69,8 @@ public struct SceneCloud: Sendable {
             var pointOptions = options.points
             pointOptions.axes = .opencv
             pointOptions.normals = false
+            // A scene's frame (`WorldFrame.forScene`) places its world, after each pose.
+            pointOptions.frame = .camera
             let cloud = PointCloud(depth: depth, intrinsics: frame.info.depthIntrinsics, colors: colors, options: pointOptions)
             let n = cloud.count
             if buffer.count < 3 * n {
@@ -79,7 +83,8 @@ public struct SceneCloud: Sendable {
                     return cloud.fill(rows: 0..<depth.height, points: p, colors: c, normals: nil)
                 }
             }
-            let pose = frame.pose
+            let world = options.points.frame
+            let pose = world.kind == .camera ? frame.pose : world.transform.composed(with: frame.pose)
             let r0 = SIMD3<Float>(pose.row0), r1 = SIMD3<Float>(pose.row1), r2 = SIMD3<Float>(pose.row2)
             let t = SIMD3<Float>(pose.translation)
             for i in 0..<written {
