@@ -19,6 +19,13 @@ let ffmpegPkgConfig: String? = nil
 let ffmpegPkgConfig: String? = "libavformat"
 #endif
 
+// PROJ's headers (CProjHeaders, below): likewise.
+#if os(Linux)
+let projPkgConfig: String? = nil
+#else
+let projPkgConfig: String? = "proj"
+#endif
+
 let package = Package(
     name: "rgbd",
     platforms: [.macOS(.v13)],
@@ -86,10 +93,15 @@ let package = Package(
             providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
 
         // PROJ: projected coordinate systems (rgbd cloud --crs EPSG:...), their WKT, and the
-        // EGM96 geoid (EXIF altitudes are above mean sea level).
+        // EGM96 geoid (EXIF altitudes are above mean sea level). Not linked, as FFmpeg:
+        // CProj's loader `dlopen`s libproj at the first --crs (linked, it and its ~45
+        // dependencies, libcurl's among them, were loaded at every start of rgbd).
         .systemLibrary(
-            name: "CProj", pkgConfig: "proj",
+            name: "CProjHeaders", pkgConfig: projPkgConfig,
             providers: [.apt(["libproj-dev"]), .brew(["proj"])]),
+        .target(
+            name: "CProj", dependencies: ["CProjHeaders"],
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
 
         // The few inner loops written for AVX2 in C (a target attribute per function, so
         // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.

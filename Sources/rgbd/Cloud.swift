@@ -130,7 +130,10 @@ struct Cloud: ParsableCommand {
             guard frame == .enu, outputExtension == "las" else {
                 throw ValidationError("--crs needs --frame enu and LAS output (a .las path or --format las)")
             }
-            do { _ = try Projection(crs: crs) } catch { throw ValidationError("\(error)") }
+            // A system PROJ does not know is a usage error; PROJ missing is not (exit 1).
+            do { _ = try Projection(crs: crs) } catch let error as RGBDError where error.kind == .io { throw error } catch {
+                throw ValidationError("\(error)")
+            }
         }
     }
 

@@ -105,6 +105,37 @@ import RGBDSynth
         #expect(same, "the color images differ with and without FFmpeg")
     }
 
+    /// PROJ is loaded only for `--crs`: a geotagged capture's cloud in a UTM zone works
+    /// (and, on Linux, loads libproj, which `info` and a cloud without `--crs` do not);
+    /// without the library (`RGBD_PROJ_DIR` at an empty directory) `--crs` is one clear
+    /// line, exit 1, nothing written, and the rest still works.
+    @Test func projIsLoadedOnlyForCRS() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let json = try GeoCLITests.writeTilted(in: directory, stem: "geo")
+        let crs = ["--frame", "enu", "--crs", "EPSG:32756"]
+        #if os(Linux)
+        for (arguments, expected) in [(["info", json], false), (["cloud", json, "-o", directory + "/a.ply"], false),
+                                      (["cloud", json, "-o", directory + "/b.las"] + crs, true)] {
+            let (run, libraries) = try Self.loadedLibraries(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.stderr.suffix(500))")
+            #expect(libraries.contains { $0.hasPrefix("libproj") } == expected, "\(arguments): libproj loaded \(!expected)")
+        }
+        #endif
+        let empty = directory + "/no-proj"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let environment = ["RGBD_PROJ_DIR": empty]
+        let run = try CLITests.run(["cloud", json, "-o", directory + "/c.las"] + crs, environment: environment)
+        #expect(run.status == 1, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n").filter { $0.contains("PROJ") }
+        #expect(lines.count == 1, "\(run.stderr)")
+        #expect(lines.first?.contains("--crs EPSG:32756 needs PROJ's library (") == true, "\(run.stderr)")
+        #expect(lines.first?.contains("install it with Scripts/bootstrap.sh") == true, "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/c.las"))
+        let plain = try CLITests.run(["cloud", json, "-o", directory + "/d.ply", "--frame", "enu"], environment: environment)
+        #expect(plain.status == 0, "\(plain.stderr)")
+    }
+
     #if os(Linux)
     /// A library under the unversioned name whose major version differs from the headers'
     /// (whose structs rgbd was compiled against) is refused, not called.

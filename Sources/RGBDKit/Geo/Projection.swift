@@ -1,10 +1,26 @@
 import CProj
 
+/// PROJ's library, loaded at the first `--crs` rather than linked (CProj's loader): an
+/// `rgbd` that projects nothing never loads it, nor libcurl and the rest it depends on.
+enum ProjLibrary {
+    /// PROJ's functions; without the library, an error about `--crs crs` that says what
+    /// is missing and how to install it.
+    static func load(for crs: String) throws -> rgbd_proj {
+        guard let table = rgbd_proj_load() else {
+            let why = RGBDError.shown(String(cString: rgbd_proj_failure()), limit: 200)
+            throw RGBDError(.io, "--crs \(RGBDError.shown(crs)) needs PROJ's library (\(why)): install it with "
+                                + "Scripts/bootstrap.sh (its packages: docs/install.md)")
+        }
+        return table.pointee
+    }
+}
+
 /// Coordinates in a coordinate reference system PROJ knows (`rgbd cloud --crs EPSG:…`,
 /// docs/geo.md): a transformation from WGS84 Earth-centred coordinates (EPSG:4978) to the
 /// system, with easting (longitude) first, and its OGC WKT. PROJ's network access is off:
-/// only what is installed is used.
+/// only what is installed is used. PROJ is loaded at the first use (`ProjLibrary`), not linked.
 package final class Projection {
+    private let pj: rgbd_proj
     private let context: OpaquePointer
     private let transformation: OpaquePointer
     /// The system as given (`EPSG:32632`).
@@ -17,52 +33,54 @@ package final class Projection {
     /// - Throws: `RGBDError` (`.invalidArgument`) when PROJ does not know `crs`, or it is
     ///   not a projected or geographic system.
     package init(crs: String) throws {
-        guard let context = proj_context_create() else { throw RGBDError(.invalidArgument, "cannot start PROJ") }
+        let pj = try ProjLibrary.load(for: crs)
+        self.pj = pj
+        guard let context = pj.proj_context_create() else { throw RGBDError(.invalidArgument, "cannot start PROJ") }
         self.context = context
         self.crs = crs
-        proj_context_set_enable_network(context, 0)
-        proj_log_level(context, PJ_LOG_NONE)
+        _ = pj.proj_context_set_enable_network(context, 0)
+        _ = pj.proj_log_level(context, PJ_LOG_NONE)
         func fail(_ what: String) -> RGBDError {
-            let reason = proj_context_errno_string(context, proj_context_errno(context)).map { String(cString: $0) } ?? "unknown"
+            let reason = pj.proj_context_errno_string(context, pj.proj_context_errno(context)).map { String(cString: $0) } ?? "unknown"
             return RGBDError(.invalidArgument, "--crs \(RGBDError.shown(crs)): \(what) (PROJ: \(reason))")
         }
-        guard let target = proj_create(context, crs) else {
-            proj_context_destroy(context)
+        guard let target = pj.proj_create(context, crs) else {
+            _ = pj.proj_context_destroy(context)
             throw fail("not a coordinate system PROJ knows")
         }
-        defer { proj_destroy(target) }
-        let type = proj_get_type(target)
+        defer { _ = pj.proj_destroy(target) }
+        let type = pj.proj_get_type(target)
         guard type == PJ_TYPE_PROJECTED_CRS || type == PJ_TYPE_GEOGRAPHIC_3D_CRS || type == PJ_TYPE_GEOGRAPHIC_2D_CRS else {
-            proj_context_destroy(context)
+            _ = pj.proj_context_destroy(context)
             throw RGBDError(.invalidArgument, "--crs \(RGBDError.shown(crs)): not a projected or geographic coordinate system")
         }
-        guard let text = proj_as_wkt(context, target, PJ_WKT1_GDAL, nil) else {
-            proj_context_destroy(context)
+        guard let text = pj.proj_as_wkt(context, target, PJ_WKT1_GDAL, nil) else {
+            _ = pj.proj_context_destroy(context)
             throw fail("has no WKT 1 form")
         }
         wkt = String(cString: text)
-        guard let raw = proj_create_crs_to_crs(context, "EPSG:4978", crs, nil) else {
-            proj_context_destroy(context)
+        guard let raw = pj.proj_create_crs_to_crs(context, "EPSG:4978", crs, nil) else {
+            _ = pj.proj_context_destroy(context)
             throw fail("no transformation from WGS84")
         }
-        let normalized = proj_normalize_for_visualization(context, raw)
-        proj_destroy(raw)
+        let normalized = pj.proj_normalize_for_visualization(context, raw)
+        _ = pj.proj_destroy(raw)
         guard let normalized else {
-            proj_context_destroy(context)
+            _ = pj.proj_context_destroy(context)
             throw fail("cannot order its axes east first")
         }
         transformation = normalized
     }
 
     deinit {
-        proj_destroy(transformation)
-        proj_context_destroy(context)
+        _ = pj.proj_destroy(transformation)
+        _ = pj.proj_context_destroy(context)
     }
 
     /// An ECEF point (meters) in the system: easting, northing (or longitude, latitude in
     /// degrees) and the height above the ellipsoid; nil when PROJ cannot place it.
     package func project(ecef p: SIMD3<Double>) -> SIMD3<Double>? {
-        let out = proj_trans(transformation, PJ_FWD, PJ_COORD(xyzt: PJ_XYZT(x: p.x, y: p.y, z: p.z, t: .infinity)))
+        let out = pj.proj_trans(transformation, PJ_FWD, PJ_COORD(xyzt: PJ_XYZT(x: p.x, y: p.y, z: p.z, t: .infinity)))
         let r = SIMD3(out.xyzt.x, out.xyzt.y, out.xyzt.z)
         return r.x.isFinite && r.y.isFinite && r.z.isFinite ? r : nil
     }
@@ -70,15 +88,15 @@ package final class Projection {
     /// The EGM96 geoid's height above the WGS84 ellipsoid (meters: ellipsoidal height =
     /// height above mean sea level + this) at a place, from PROJ's `egm96_15.gtx` grid; nil
     /// when the grid is not installed.
-    package static func egm96Undulation(latitude: Double, longitude: Double) -> Double? {
-        guard let context = proj_context_create() else { return nil }
-        defer { proj_context_destroy(context) }
-        proj_context_set_enable_network(context, 0)
-        proj_log_level(context, PJ_LOG_NONE)
+    package func egm96Undulation(latitude: Double, longitude: Double) -> Double? {
+        guard let context = pj.proj_context_create() else { return nil }
+        defer { _ = pj.proj_context_destroy(context) }
+        _ = pj.proj_context_set_enable_network(context, 0)
+        _ = pj.proj_log_level(context, PJ_LOG_NONE)
         let pipeline = "+proj=pipeline +step +proj=unitconvert +xy_in=deg +xy_out=rad +step +proj=vgridshift +grids=egm96_15.gtx +multiplier=1"
-        guard let shift = proj_create(context, pipeline) else { return nil }
-        defer { proj_destroy(shift) }
-        let out = proj_trans(shift, PJ_FWD, PJ_COORD(xyzt: PJ_XYZT(x: longitude, y: latitude, z: 0, t: .infinity)))
+        guard let shift = pj.proj_create(context, pipeline) else { return nil }
+        defer { _ = pj.proj_destroy(shift) }
+        let out = pj.proj_trans(shift, PJ_FWD, PJ_COORD(xyzt: PJ_XYZT(x: longitude, y: latitude, z: 0, t: .infinity)))
         let n = out.xyzt.z
         return n.isFinite && abs(n) < 200 ? n : nil
     }
@@ -99,7 +117,7 @@ extension Projection {
             throw RGBDError(.invalidArgument, "--crs needs --frame enu: the points must be placed on the Earth")
         }
         var notes: [String] = []
-        let undulation = Self.egm96Undulation(latitude: origin.latitude, longitude: origin.longitude)
+        let undulation = egm96Undulation(latitude: origin.latitude, longitude: origin.longitude)
         if let undulation {
             notes.append("heights above mean sea level (EGM96 geoid, \(DecimalText.fixed(undulation, 2)) m above the ellipsoid at the origin)")
         } else {
