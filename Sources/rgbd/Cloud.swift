@@ -41,6 +41,10 @@ struct Cloud: ParsableCommand {
         beyond --max-valid-depth (default 1000 m; markers such as 9999) are holes, never \
         points; how many were discarded is reported.
 
+        --upright turns each capture's cloud as its photo asks to be shown (EXIF \
+        Orientation, HEIF irot): the same points turned about the optical axis, so that \
+        +y is down in the upright picture (as rgbd rectify --upright's intrinsics).
+
         Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
         uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
         neighbors, oriented toward the camera). Header comments give the units, frame, \
@@ -86,6 +90,9 @@ struct Cloud: ParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Scans: keep depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
     var minConfidence: Int = 2
+
+    @Flag(help: "Captures: turn the cloud as the photo asks to be shown (EXIF orientation, HEIF rotation); default: as stored.")
+    var upright = false
 
     @OptionGroup var reading: ReadingOptions
 
@@ -138,7 +145,7 @@ struct Cloud: ParsableCommand {
                                      outputs: { [path($0)] }) { item, stageTimings in
             let result = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
-                reading: readingOptions, timings: stageTimings)
+                reading: readingOptions, upright: upright, timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
             let relative = result.metadata.portrait?.isRelative == true
             // Said once per run on stderr (and in each such cloud's PLY header).
