@@ -96,6 +96,7 @@ def test_portrait_accuracy_and_matte(tmp_path):
     rgbd.rectify_files(photo, out, align_to="depth")
     entry = sidecar(out, "portrait")
     assert entry["depth_accuracy"] == "relative"
+    assert entry["depth_quality"] == "high"  # the fixture's XMP says Quality="high"
     matte = cv2.imread(str(out / "portrait.matte.png"), cv2.IMREAD_UNCHANGED)
     depth = cv2.imread(str(out / "portrait.depth.png"), cv2.IMREAD_UNCHANGED)
     assert matte.dtype == np.uint16 and matte.shape == depth.shape

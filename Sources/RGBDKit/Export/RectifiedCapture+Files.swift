@@ -53,7 +53,8 @@ extension RectifiedCapture {
         }
         try timings.measure("write intrinsics") {
             let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, matte: matteIntrinsics,
-                                           source: source, depthAccuracy: metadata.portrait?.accuracy)
+                                           source: source, depthAccuracy: metadata.portrait?.accuracy,
+                                           depthQuality: metadata.portrait?.quality)
             try files.stage(paths[3], bytes: Array(text.utf8))
         }
     }

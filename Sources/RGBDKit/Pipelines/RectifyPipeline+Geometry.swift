@@ -53,21 +53,16 @@ extension RectifyPipeline {
                         matte = rectified.cropped(to: own)
                         matteIntrinsics = intrinsics.cropped(to: own)
                     }
-                case .color?:
-                    // One grid, the photo's: its valid pixels for all three.
-                    let one = try rectangle(colorLens.validMask(), colorLens.width, colorLens.height)
-                    capture.color = capture.color.cropped(to: one)
-                    capture.depth = capture.depth.cropped(to: one)
-                    capture.colorIntrinsics = capture.colorIntrinsics.cropped(to: one)
-                    capture.depthIntrinsics = capture.colorIntrinsics
-                    matte = matte?.cropped(to: one)
-                    matteIntrinsics = matteIntrinsics.map { $0.cropped(to: one) }
-                case .depth?:
-                    // The depth map's grid, each pixel the color averaged over its footprint:
-                    // valid when every photo pixel of the footprint is.
-                    let mask = Self.footprintsValid(colorLens.validMask(), width: colorLens.width, height: colorLens.height,
-                                                    gridWidth: capture.depth.width, gridHeight: capture.depth.height)
-                    let one = try rectangle(mask, capture.depth.width, capture.depth.height)
+                case .color?, .depth?:
+                    // One grid for the three: the photo's, its valid pixels (`.color`); or
+                    // the depth map's, each pixel the color averaged over its footprint,
+                    // valid when every photo pixel of the footprint is (`.depth`).
+                    let (width, height) = (capture.depth.width, capture.depth.height)
+                    let mask = alignment == .color
+                        ? colorLens.validMask()
+                        : Self.footprintsValid(colorLens.validMask(), width: colorLens.width, height: colorLens.height,
+                                               gridWidth: width, gridHeight: height)
+                    let one = try rectangle(mask, width, height)
                     capture.color = capture.color.cropped(to: one)
                     capture.depth = capture.depth.cropped(to: one)
                     capture.depthIntrinsics = capture.depthIntrinsics.cropped(to: one)
