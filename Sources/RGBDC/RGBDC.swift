@@ -670,3 +670,59 @@ public func rgbd_scene_read_frame(_ scene: OpaquePointer!, _ frame: Int, _ depth
         if let rgbOut, let color = read.color { _ = rgbOut.update(fromContentsOf: color.samples) }
     }
 }
+
+// MARK: - rgbd rectify's output files
+
+@c @implementation
+public func rgbd_rectify_options_default(_ options: UnsafeMutablePointer<rgbd_rectify_options>!) {
+    guard let options else { return }
+    options.pointee = rgbd_rectify_options(align_to: RGBD_ALIGN_NONE, upright: 0, crop_valid: 0, small_png: 0,
+                                           max_blend_step: 0.05,
+                                           max_valid_depth: CaptureReadingOptions.defaultMaxValidDepth)
+}
+
+@c @implementation
+public func rgbd_rectify_files(_ jsonPath: UnsafePointer<CChar>!, _ imagePath: UnsafePointer<CChar>!,
+                               _ directory: UnsafePointer<CChar>!, _ options: UnsafePointer<rgbd_rectify_options>!,
+                               _ warnings: UnsafeMutablePointer<UnsafePointer<CChar>?>!) -> Int32 {
+    warnings?.pointee = nil
+    return guarded {
+        let json = try string(jsonPath, "json_path")
+        let image = imagePath.map { String(cString: $0) }
+        let output = try string(directory, "directory")
+        var settings = rgbd_rectify_options()
+        rgbd_rectify_options_default(&settings)
+        if let options { settings = options.pointee }
+        let alignment: PixelAlignment?
+        switch settings.align_to {
+        case RGBD_ALIGN_NONE: alignment = nil
+        case RGBD_ALIGN_DEPTH: alignment = .depth
+        case RGBD_ALIGN_COLOR: alignment = .color
+        default: throw argument("align_to must be RGBD_ALIGN_NONE, RGBD_ALIGN_DEPTH or RGBD_ALIGN_COLOR")
+        }
+        guard settings.max_blend_step > 0, settings.max_blend_step < 1 else {
+            throw argument("max_blend_step must be between 0 and 1")
+        }
+        guard settings.max_valid_depth > 0, settings.max_valid_depth.isFinite else {
+            throw argument("max_valid_depth must be a positive number of meters")
+        }
+        let result = try RectifyPipeline.run(
+            json: json, image: image, directory: output,
+            rectifier: Rectifier(maxRelativeDepthStep: settings.max_blend_step), alignment: alignment,
+            geometry: OutputGeometry(upright: settings.upright != 0, cropToValid: settings.crop_valid != 0),
+            pngEffort: settings.small_png != 0 ? .small : .fast,
+            reading: CaptureReadingOptions(maxValidDepth: settings.max_valid_depth))
+        ThreadMessage.returned.set(result.warnings.joined(separator: "\n"))
+        warnings?.pointee = ThreadMessage.returned.current
+    }
+}
+
+@c @implementation
+public func rgbd_capture_depth_accuracy(_ capture: OpaquePointer!,
+                                        _ accuracy: UnsafeMutablePointer<UnsafePointer<CChar>?>!) -> Int32 {
+    guarded {
+        guard let accuracy else { throw argument("accuracy is NULL") }
+        ThreadMessage.returned.set(try handle(capture).capture.metadata.portrait?.accuracy ?? "")
+        accuracy.pointee = ThreadMessage.returned.current
+    }
+}

@@ -49,6 +49,9 @@ struct Cloud: ParsableCommand {
         geodetic origin and what they rest on are written in the header comments \
         (docs/geo.md). A capture whose photo lacks what the frame needs fails with a message \
         naming the photo.
+        --upright turns each capture's cloud as its photo asks to be shown (EXIF \
+        Orientation, HEIF irot): the same points turned about the optical axis, so that \
+        +y is down in the upright picture (as rgbd rectify --upright's intrinsics).
 
         Output: PLY 1.0, binary little-endian (or --ascii), vertex properties float x y z, \
         uchar red green blue, and float nx ny nz with --normals (from the depth grid's \
@@ -112,6 +115,9 @@ struct Cloud: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Scans: keep depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
     var minConfidence: Int = 2
 
+    @Flag(help: "Captures: turn the cloud as the photo asks to be shown (EXIF orientation, HEIF rotation); default: as stored.")
+    var upright = false
+
     @OptionGroup var reading: ReadingOptions
 
     @OptionGroup var reporting: ReportingOptions
@@ -124,6 +130,7 @@ struct Cloud: ParsableCommand {
         if every < 1 { throw ValidationError("--every must be at least 1") }
         if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
         if frame != .camera && axes != .opencv { throw ValidationError("--axes opengl applies to --frame camera only") }
+        if frame != .camera && upright { throw ValidationError("--upright applies to --frame camera only") }
         if let format, format != "ply", format != "las" { throw ValidationError("--format is ply or las, got \(format)") }
         if outputExtension == "las" && (normals || ascii) { throw ValidationError("LAS output has no normals and no ASCII form") }
         if let crs {
@@ -177,7 +184,7 @@ struct Cloud: ParsableCommand {
                                      outputs: { [path($0)] }) { item, stageTimings in
             let result = try RectifyPipeline.pointCloud(
                 json: item.json, image: item.image, rectifier: rectifier, options: options,
-                reading: readingOptions, frame: frame, timings: stageTimings)
+                reading: readingOptions, frame: frame, upright: upright, timings: stageTimings)
             for warning in result.warnings { Report.warning(warning) }
             let relative = result.metadata.portrait?.isRelative == true
             // Said once per run on stderr (and in each such cloud's PLY header).

@@ -152,6 +152,8 @@ _C_TYPES = {
     "rgbd_scene *": _lib.RgbdSceneP,
     "rgbd_scene **": ctypes.POINTER(_lib.RgbdSceneP),
     "rgbd_frame_info *": ctypes.POINTER(_lib.RgbdFrameInfo),
+    "rgbd_rectify_options *": ctypes.POINTER(_lib.RgbdRectifyOptions),
+    "char **": ctypes.POINTER(ctypes.c_char_p),
 }
 
 

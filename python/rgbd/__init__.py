@@ -35,6 +35,7 @@ from pathlib import Path as _Path
 from . import _lib
 from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes, load_photo_bytes
 from ._errors import RGBDError, Status
+from ._files import RectifyResult, rectify_files
 from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
@@ -55,6 +56,8 @@ __all__ = [
     "load_photo_bytes",
     "load_scene",
     "rectify_image",
+    "rectify_files",
+    "RectifyResult",
     "Rectifier",
     "write_ply",
     "Capture",

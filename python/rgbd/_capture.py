@@ -314,6 +314,16 @@ class Capture:
         """The depth map as captured (distorted): h×w float32 meters, NaN = no depth, read-only."""
         return self._cached("_depth", "rgbd_capture_depth", False)
 
+    @property
+    def depth_accuracy(self) -> Optional[str]:
+        """A Portrait photo's depth accuracy as its metadata says: ``"absolute"``, or
+        ``"relative"`` (the depth's scale is not guaranteed); None for other captures."""
+        text = ctypes.c_char_p()
+        with self._use() as handle:
+            check(_lib.lib().rgbd_capture_depth_accuracy(handle, ctypes.byref(text)))
+        value = (text.value or b"").decode("utf-8", errors="replace")
+        return value or None
+
     def rectified_color(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """The rectified color image, H×W×3 uint8 RGB, an ideal pinhole image (``intrinsics.color``).
 

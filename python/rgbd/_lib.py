@@ -28,6 +28,10 @@ __all__ = [
     "RGBD_AXES_OPENCV",
     "RGBD_AXES_OPENGL",
     "RGBD_RECTIFIER_MAP_BYTES_DEFAULT",
+    "RGBD_ALIGN_NONE",
+    "RGBD_ALIGN_DEPTH",
+    "RGBD_ALIGN_COLOR",
+    "RgbdRectifyOptions",
     "LIBRARY_ENV",
     "LIBRARY_NAMES",
     "LibraryNotFoundError",
@@ -62,6 +66,10 @@ RGBD_AXES_OPENCV = 0
 RGBD_AXES_OPENGL = 1
 
 RGBD_RECTIFIER_MAP_BYTES_DEFAULT = 64 << 20
+
+RGBD_ALIGN_NONE = 0
+RGBD_ALIGN_DEPTH = 1
+RGBD_ALIGN_COLOR = 2
 
 #: Environment variable naming the library file to load (takes precedence over the search).
 LIBRARY_ENV = "RGBD_LIBRARY"
@@ -166,6 +174,19 @@ class RgbdGeo(ctypes.Structure):
     ]
 
 
+class RgbdRectifyOptions(ctypes.Structure):
+    """``rgbd_rectify_options``: what ``rgbd_rectify_files`` does (``rgbd rectify``'s flags)."""
+
+    _fields_ = [
+        ("align_to", ctypes.c_int32),
+        ("upright", ctypes.c_int32),
+        ("crop_valid", ctypes.c_int32),
+        ("small_png", ctypes.c_int32),
+        ("max_blend_step", ctypes.c_float),
+        ("max_valid_depth", ctypes.c_float),
+    ]
+
+
 class RgbdLens(ctypes.Structure):
     """``rgbd_lens``: calibration values for rectifying arbitrary frames (table borrowed)."""
 
@@ -254,6 +275,12 @@ _SIGNATURES = {
         [RgbdRectifierP, c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t,
          c_uint8_p, _c.c_size_t, _c.c_size_t, c_uint8_p, _c.c_size_t, _c.c_size_t],
     ),
+    "rgbd_rectify_options_default": (None, [_c.POINTER(RgbdRectifyOptions)]),
+    "rgbd_rectify_files": (
+        _c.c_int,
+        [_c.c_char_p, _c.c_char_p, _c.c_char_p, _c.POINTER(RgbdRectifyOptions), _c.POINTER(_c.c_char_p)],
+    ),
+    "rgbd_capture_depth_accuracy": (_c.c_int, [RgbdCaptureP, _c.POINTER(_c.c_char_p)]),
     "rgbd_scene_open": (_c.c_int, [_c.c_char_p, _c.POINTER(RgbdSceneP)]),
     "rgbd_scene_destroy": (None, [RgbdSceneP]),
     "rgbd_scene_info": (_c.c_int, [RgbdSceneP, c_size_t_p, c_int32_p, c_int32_p, c_int32_p, c_int32_p]),

@@ -331,6 +331,46 @@ int rgbd_scene_frame_info(const rgbd_scene *scene, size_t frame, rgbd_frame_info
 int rgbd_scene_read_frame(rgbd_scene *scene, size_t frame, float *depth, size_t depth_count,
                           uint8_t *confidence, size_t confidence_size, uint8_t *rgb, size_t rgb_size);
 
+/* ---- rgbd rectify's output files -------------------------------------------------- */
+
+/* The options of rgbd_rectify_files, as rgbd rectify's flags. */
+typedef struct rgbd_rectify_options {
+    int32_t align_to;      /* RGBD_ALIGN_NONE (default), RGBD_ALIGN_DEPTH or RGBD_ALIGN_COLOR: color and
+                              depth (and matte) pixel-aligned at the depth map's or the photo's size */
+    int32_t upright;       /* nonzero: turn outputs and intrinsics as the photo asks to be shown (EXIF
+                              orientation, HEIF rotation; mirroring orientations are left, with a warning) */
+    int32_t crop_valid;    /* nonzero: crop to the largest rectangle of valid pixels, intrinsics shifted */
+    int32_t small_png;     /* nonzero: smaller PNGs, about 100 times slower */
+    float max_blend_step;  /* rectification: relative depth step never blended across (default 0.05) */
+    float max_valid_depth; /* meters; depths beyond are no depth (default 1000) */
+} rgbd_rectify_options;
+
+#define RGBD_ALIGN_NONE 0
+#define RGBD_ALIGN_DEPTH 1
+#define RGBD_ALIGN_COLOR 2
+
+/* Fills *options with the defaults above. */
+void rgbd_rectify_options_default(rgbd_rectify_options *options);
+
+/* What `rgbd rectify` does for one capture: rectifies it and writes into directory (created
+ * if missing) NAME.color.png, NAME.depth.png (16-bit millimeters), NAME.depth.tiff (float32
+ * meters), NAME.intrinsics.json (the sidecar; a Portrait photo's depth accuracy as
+ * depth_accuracy) and, for a Portrait photo with a matte, NAME.matte.png: all of them or
+ * none (temporary names, renamed when complete). NAME is json_path's name without its
+ * extension. json_path is a capture JSON (image_path NULL: the photo beside it) or a Portrait
+ * photo (image_path NULL). options NULL = defaults. If warnings is not NULL, *warnings
+ * receives what rgbd rectify reports as warnings (discarded depth markers, an aspect ratio
+ * explained by a crop, a mirroring orientation), one per line, "" if none: owned by rgbd,
+ * valid until this thread's next call of a function that returns a string this way. */
+int rgbd_rectify_files(const char *json_path, const char *image_path, const char *directory,
+                       const rgbd_rectify_options *options, const char **warnings);
+
+/* A Portrait photo's depth accuracy as its metadata says it ("absolute", or "relative": the
+ * depth's scale is not guaranteed), "" for other captures; the sidecar's depth_accuracy.
+ * Owned by rgbd, valid until this thread's next call of a function that returns a string
+ * this way (rgbd_rectify_files, rgbd_capture_depth_accuracy). */
+int rgbd_capture_depth_accuracy(const rgbd_capture *capture, const char **accuracy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,8 @@
 /// so.
 package enum IntrinsicsFile {
     /// The file's text.
+    /// `depthQuality` (a Portrait photo's `Quality`, `high` or `low`: the whole map's, Apple
+    /// gives no per-pixel confidence) is written as `depth_quality`.
     /// `depthAccuracy` (a Portrait photo's `Accuracy`) is written as `depth_accuracy`, with
     /// a note when it is `relative` (the depth's scale is not guaranteed).
     /// `matte` (the intrinsics of `NAME.matte.png`, when one is written) is written under
@@ -17,7 +19,8 @@ package enum IntrinsicsFile {
     /// under `frames`, keyed by kind: each the transform from the camera frame with its
     /// geodetic origin and basis.
     package static func json(color: Intrinsics, depth: Intrinsics, matte: Intrinsics? = nil, source: String,
-                             depthAccuracy: String? = nil, frames: [WorldFrame] = []) -> String {
+                             depthAccuracy: String? = nil, depthQuality: String? = nil,
+                             frames: [WorldFrame] = []) -> String {
         let pairing = color == depth
             ? "color and depth are pixel-aligned: same size, same intrinsics (Open3D create_from_color_and_depth)"
             : "color and depth have different sizes: each file's intrinsics are under its key"
@@ -40,6 +43,7 @@ package enum IntrinsicsFile {
                 members.append(M("depth_accuracy_note", .string(PortraitDepth.relativeNote)))
             }
         }
+        if let depthQuality { members.append(M("depth_quality", .string(depthQuality))) }
         if !frames.isEmpty {
             members.append(M("frames", .object(frames.map { M($0.kind.rawValue, $0.json) })))
         }

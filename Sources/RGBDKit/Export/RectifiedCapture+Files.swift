@@ -54,6 +54,7 @@ extension RectifiedCapture {
         try timings.measure("write intrinsics") {
             let text = IntrinsicsFile.json(color: colorIntrinsics, depth: depthIntrinsics, matte: matteIntrinsics,
                                            source: source, depthAccuracy: metadata.portrait?.accuracy,
+                                           depthQuality: metadata.portrait?.quality,
                                            frames: WorldFrame.Kind.allCases.compactMap { kind in
                                                kind == .camera ? nil : try? WorldFrame.forCapture(kind, geo: metadata.geo, file: source)
                                            })
@@ -81,16 +82,28 @@ extension RectifiedCapture {
                          effort: PNGCodec.Effort) throws -> [UInt8] {
         let rectified = rectifiedMatte(matte, calibration: calibration, rectifier: rectifier, alignment: alignment,
                                        grid: grid ?? (matte.width, matte.height))
-        return try PNGCodec.encodeGray16(width: rectified.width, height: rectified.height,
-                                         samples: rectified.samples.map { UInt16($0) * 257 }, effort: effort)
+        return try matteBytes(rectified, effort: effort)
+    }
+
+    /// A rectified matte (8-bit) as the 16-bit grayscale PNG of `NAME.matte.png`.
+    static func matteBytes(_ rectified: ImageBuffer<UInt8>, effort: PNGCodec.Effort) throws -> [UInt8] {
+        try PNGCodec.encodeGray16(width: rectified.width, height: rectified.height,
+                                  samples: rectified.samples.map { UInt16($0) * 257 }, effort: effort)
+    }
+
+    /// The lens model of a matte of `width × height` aligned with the depth map whose
+    /// calibration is `calibration`: the depth map's, scaled to the matte's size.
+    static func matteLens(width: Int, height: Int, calibration: ImageCalibration) -> LensDistortion {
+        let distortion = calibration.distortion
+        return LensDistortion(center: SIMD2(distortion.center.x * Double(width) / Double(distortion.width),
+                                            distortion.center.y * Double(height) / Double(distortion.height)),
+                              table: distortion.table, width: width, height: height)
     }
 
     /// The rectified matte of `mattePNG`, 8-bit.
     static func rectifiedMatte(_ matte: ImageBuffer<UInt8>, calibration: ImageCalibration, rectifier: Rectifier,
                                alignment: PixelAlignment?, grid: (width: Int, height: Int)) -> ImageBuffer<UInt8> {
-        let lens = LensDistortion(center: SIMD2(calibration.distortion.center.x * Double(matte.width) / Double(calibration.distortion.width),
-                                                calibration.distortion.center.y * Double(matte.height) / Double(calibration.distortion.height)),
-                                  table: calibration.distortion.table, width: matte.width, height: matte.height)
+        let lens = matteLens(width: matte.width, height: matte.height, calibration: calibration)
         switch alignment {
         case nil:
             return rectifier.rectify(matte, distortion: lens)

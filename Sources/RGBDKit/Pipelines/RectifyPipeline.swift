@@ -166,9 +166,13 @@ public enum RectifyPipeline {
     /// without the full-size rectified color image: the color is rectified and averaged
     /// over the depth pixels' footprints band by band (`Rectifier.rectifyAreaAveraged`),
     /// the same values bit for bit. Returns the cloud with the warnings and metadata.
+    /// `upright`: the cloud of the capture turned as its photo asks to be shown (the
+    /// stored cloud turned about the optical axis; `OutputGeometry.upright`), for
+    /// `frame` `.camera` only (a level or ENU frame places the points itself).
     public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                   options: PointCloudOptions = PointCloudOptions(),
                                   reading: CaptureReadingOptions = CaptureReadingOptions(), frame: WorldFrame.Kind = .camera,
+                                  upright: Bool = false,
                                   timings: StageTimings? = nil)
         throws -> Result<PointCloud> {
         let opening = try CaptureOpening(json: json, image: image, timings: timings)
@@ -185,10 +189,17 @@ public enum RectifyPipeline {
             rectifier.rectifyAreaAveraged(color, distortion: side.colorCalibration.distortion,
                                           toWidth: side.depth.width, height: side.depth.height)
         }
-        let cloud = timings.measure("select points") {
-            PointCloud(depth: side.depth, intrinsics: side.depthIntrinsics, colors: colors, options: options)
+        var (depth, averaged, intrinsics) = (side.depth, colors, side.depthIntrinsics)
+        var warnings = side.warnings
+        if upright && frame == .camera {
+            (depth, averaged, intrinsics) = turnedUpright(depth: depth, colors: averaged, intrinsics: intrinsics,
+                                                    photo: opening.photo, imagePath: opening.imagePath,
+                                                    warnings: &warnings)
         }
-        return Result(output: cloud, warnings: side.warnings + options.frame.warnings.map { "\(opening.imagePath): \($0)" },
+        let cloud = timings.measure("select points") {
+            PointCloud(depth: depth, intrinsics: intrinsics, colors: averaged, options: options)
+        }
+        return Result(output: cloud, warnings: warnings + options.frame.warnings.map { "\(opening.imagePath): \($0)" },
                       metadata: side.metadata)
     }
 
@@ -203,11 +214,20 @@ public enum RectifyPipeline {
     /// checked, just before the first file is staged, and removed again if the run then
     /// fails (a photo that fails to decode): a capture that fails leaves no empty
     /// directory behind.
+    ///
+    /// `geometry` turns the outputs upright and crops them to their valid pixels
+    /// (`OutputGeometry`; by default they are as stored).
     @discardableResult
     public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
-                           alignment: PixelAlignment? = nil, pngEffort: PNGCodec.Effort = .fast,
+                           alignment: PixelAlignment? = nil, geometry: OutputGeometry = .asStored,
+                           pngEffort: PNGCodec.Effort = .fast,
                            reading: CaptureReadingOptions = CaptureReadingOptions(),
                            timings: StageTimings? = nil) throws -> Result<[String]> {
+        if !geometry.isIdentity {
+            return try runReshaped(json: json, image: image, directory: directory, rectifier: rectifier,
+                                   alignment: alignment, geometry: geometry, pngEffort: pngEffort, reading: reading,
+                                   timings: timings)
+        }
         let paths = RectifiedCapture.outputPaths(stem: Path.stem(json), in: directory)
         let files = StagedFiles()
         let opening = try CaptureOpening(json: json, image: image, timings: timings)

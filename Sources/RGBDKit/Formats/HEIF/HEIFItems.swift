@@ -33,6 +33,13 @@ struct HEIFItems {
     static func primary(of bytes: [UInt8]) -> HEIFItems? {
         try? Reader(bytes).primary()
     }
+
+    /// How the primary image asks to be shown: its `irot` (counterclockwise quarter turns)
+    /// and `imir` (mirror) properties, composed in the order they are associated; nil
+    /// when the boxes cannot be read.
+    static func primaryOrientation(of bytes: [UInt8]) -> PhotoOrientation? {
+        try? Reader(bytes).primaryOrientation()
+    }
 }
 
 /// How Y′CbCr becomes R′G′B′ (ITU-T H.273 matrix coefficients and range).
@@ -244,6 +251,36 @@ private struct Reader {
         default:
             return nil
         }
+    }
+
+    func primaryOrientation() throws -> PhotoOrientation? {
+        var top = Cursor(bytes[...])
+        guard let meta = try top.boxes().first(where: { $0.type == "meta" }) else { return nil }
+        var metaCursor = Cursor(meta.body)
+        _ = try metaCursor.u32()  // version and flags
+        let children = try metaCursor.boxes()
+        guard let pitm = children.first(where: { $0.type == "pitm" }),
+              let iprp = children.first(where: { $0.type == "iprp" }) else { return nil }
+        let primaryID = try readPrimary(pitm)
+        let (properties, associations) = try readProperties(iprp)
+        // The display transform as "turn clockwise, then mirror left-right if `mirrored`".
+        var turns = 0, mirrored = false
+        for index in associations[primaryID] ?? [] where index >= 1 && index <= properties.count {
+            let property = properties[index - 1]
+            guard property.type == "irot" || property.type == "imir", let first = property.body.first else { continue }
+            if property.type == "irot" {
+                // Counterclockwise quarter turns; after a mirror, a turn runs the other way.
+                let clockwise = (4 - Int(first & 3)) % 4
+                turns += mirrored ? -clockwise : clockwise
+            } else if first & 1 == 0 {
+                mirrored.toggle()  // about the vertical axis: left-right
+            } else {
+                // About the horizontal axis: top-bottom, a half turn then left-right.
+                turns += mirrored ? -2 : 2
+                mirrored.toggle()
+            }
+        }
+        return PhotoOrientation(clockwiseQuarterTurns: turns, mirrored: mirrored)
     }
 
     private func readPrimary(_ pitm: Box) throws -> Int {
