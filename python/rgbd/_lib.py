@@ -131,6 +131,22 @@ class RgbdFrameInfo(ctypes.Structure):
     ]
 
 
+class RgbdExportOptions(ctypes.Structure):
+    """``rgbd_export_options``: what ``rgbd_scene_export`` writes (``rgbd export``'s flags)."""
+
+    _fields_ = [
+        ("every", ctypes.c_int32),
+        ("max_frames", ctypes.c_int32),
+        ("sharpest", ctypes.c_int32),
+        ("image_format", ctypes.c_int32),
+        ("jpeg_quality", ctypes.c_int32),
+        ("downscale", ctypes.c_int32),
+        ("min_confidence", ctypes.c_int32),
+        ("colmap_text", ctypes.c_int32),
+        ("overwrite", ctypes.c_int32),
+    ]
+
+
 class RgbdCloudOptions(ctypes.Structure):
     """``rgbd_cloud_options``: the options of back-projection (``rgbd cloud``'s flags)."""
 
@@ -239,6 +255,11 @@ _SIGNATURES = {
     "rgbd_scene_read_frame": (
         _c.c_int,
         [RgbdSceneP, _c.c_size_t, c_float_p, _c.c_size_t, c_uint8_p, _c.c_size_t, c_uint8_p, _c.c_size_t],
+    ),
+    "rgbd_export_options_default": (None, [_c.POINTER(RgbdExportOptions)]),
+    "rgbd_scene_export": (
+        _c.c_int,
+        [RgbdSceneP, _c.c_char_p, _c.c_char_p, _c.POINTER(RgbdExportOptions), c_size_t_p],
     ),
 }
 del _c
