@@ -105,7 +105,7 @@ struct Export: ParsableCommand {
         options.overwrite = overwrite
         let start = Host.monotonicSeconds()
         do {
-            let scene = try SceneInputs.open(scan, report: !quiet)
+            let scene = try SceneInputs.open(scan)
             let progress = FrameProgress(name: Path.lastComponent(scan), quiet: quiet)
             let result = try SceneExport.run(scene, to: output, options: options) { done, total in
                 progress.update(done: done, total: total)

@@ -16,7 +16,7 @@ import RGBDSynth
         #expect(FrameSelection(maxFrames: 4).positions(count: 100) == [0, 33, 66, 99])
         #expect(FrameSelection(maxFrames: 1).positions(count: 7) == [0])
         #expect(FrameSelection(maxFrames: 50).positions(count: 7) == [0, 1, 2, 3, 4, 5, 6])
-        #expect(FrameSelection(every: 2, maxFrames: 3).positions(count: 11) == [0, 4, 10])
+        #expect(FrameSelection(every: 2, maxFrames: 3).positions(count: 11) == [0, 6, 10])   // 2.5 rounds up
     }
 
     @Test func sharpestTakesTheBestOfEachWindow() {
@@ -159,14 +159,8 @@ import RGBDSynth
         #expect(ExportFrameImages.sharpness(sharp) > 2 * ExportFrameImages.sharpness(blurred))
     }
 
-    static func directory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rgbd-export-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     @Test func stagedDirectoryAppearsWholeOrNotAtAll() throws {
-        let parent = try Self.directory()
+        let parent = try SceneTests.directory()
         let target = parent + "/out"
         do {
             let folder = try StagedDirectory(destination: target, replacing: false)

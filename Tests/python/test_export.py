@@ -51,12 +51,7 @@ FRAMES = 8
 POINTS = 4000
 
 
-@pytest.fixture(scope="module")
-def synth(rgbd_bin):
-    path = Path(rgbd_bin).with_name("rgbd-synth")
-    if not path.is_file():
-        pytest.fail(f"rgbd-synth not found beside {rgbd_bin}", pytrace=False)
-    return path
+from test_scenes import synth  # noqa: E402,F401  (the rgbd-synth fixture)
 
 
 class Scan:

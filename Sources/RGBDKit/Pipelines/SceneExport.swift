@@ -103,20 +103,26 @@ struct ExportedFrame: Sendable {
     var seconds: Double
 }
 
+/// Where a layout puts its images and what it asks of them.
+struct SceneLayout {
+    /// The folder of color images.
+    var colorFolder: String
+    /// The folder of depth images, nil when the layout has none.
+    var depthFolder: String? = nil
+    /// Depth units per meter in the depth images.
+    var depthScale: Double = 1000
+    /// Whether the layout takes a seed cloud.
+    var seedCloud = false
+    /// Whether the principal point must be the image's centre.
+    var centredPrincipalPoint = false
+    /// Whether the layout holds a single camera for all frames.
+    var singleCamera = false
+}
+
 /// A layout's writer: where files go and the layout's own files.
 protocol SceneLayoutWriter {
-    /// The folder of color images.
-    var colorFolder: String { get }
-    /// The folder of depth images, nil when the layout has none.
-    var depthFolder: String? { get }
-    /// Depth units per meter in the depth images.
-    var depthScale: Double { get }
-    /// Whether the layout takes a seed cloud.
-    var seedCloud: Bool { get }
-    /// Whether the principal point must be the image's centre.
-    var centredPrincipalPoint: Bool { get }
-    /// Whether the layout holds a single camera for all frames.
-    var singleCamera: Bool { get }
+    /// Where its images go.
+    var layout: SceneLayout { get }
     /// A frame's file name without extension (`ordinal` counts exported frames from 0).
     func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String
     /// Writes the layout's own files once every frame's images are written.
@@ -166,8 +172,8 @@ public enum SceneExport {
         let cameras = try plan(scene, positions: positions, colorSize: colorSize, writer: writer, options: options)
 
         let folder = try StagedDirectory(destination: directory, replacing: options.overwrite)
-        try folder.createDirectory(writer.colorFolder)
-        if let depthFolder = writer.depthFolder { try folder.createDirectory(depthFolder) }
+        try folder.createDirectory(writer.layout.colorFolder)
+        if let depthFolder = writer.layout.depthFolder { try folder.createDirectory(depthFolder) }
 
         let fps = scene.framesPerSecond ?? 30
         let firstTime = scene.frames[0].time
@@ -176,10 +182,10 @@ public enum SceneExport {
             let seconds = info.time.map { $0 - (firstTime ?? 0) } ?? Double(info.index) / fps
             let stem = writer.fileStem(info, ordinal: ordinal, seconds: seconds)
             return ExportedFrame(position: position, info: info, camera: cameras[ordinal].intrinsics,
-                                 colorFile: Path.join(writer.colorFolder, stem + "." + options.images.fileExtension),
-                                 depthFile: writer.depthFolder.map { Path.join($0, stem + ".png") }, seconds: seconds)
+                                 colorFile: Path.join(writer.layout.colorFolder, stem + "." + options.images.fileExtension),
+                                 depthFile: writer.layout.depthFolder.map { Path.join($0, stem + ".png") }, seconds: seconds)
         }
-        var merger = writer.seedCloud ? SceneCloud.Merger(options: seedOptions(options)) : nil
+        var merger = writer.layout.seedCloud ? SceneCloud.Merger(options: seedOptions(options)) : nil
         let encoder = FrameEncoder(folder: folder, options: options, writer: writer)
         var submitted = 0
         // On any failure the frames under way are waited for, so that the temporary
@@ -240,14 +246,14 @@ public enum SceneExport {
             }
             return ExportCamera.shrunk(k, by: f)
         }
-        if writer.singleCamera, let first = shrunk.first {
+        if writer.layout.singleCamera, let first = shrunk.first {
             for (k, p) in zip(shrunk, positions) where !sameCamera(k, first) {
                 let info = scene.frames[p]
                 throw RGBDError(.invalidScene, file: scene.path, location: "frame \(info.index)",
                                 "its intrinsics (fx \(DecimalText.fixed(k.fx, 3)), cx \(DecimalText.fixed(k.cx, 3))) differ from the first exported frame's (fx \(DecimalText.fixed(first.fx, 3)), cx \(DecimalText.fixed(first.cx, 3))); this layout holds one camera for all frames: export to nerfstudio or colmap, which keep a camera per frame")
             }
         }
-        guard writer.centredPrincipalPoint else {
+        guard writer.layout.centredPrincipalPoint else {
             return shrunk.map { ExportCamera(intrinsics: $0, downscale: f, shift: .zero) }
         }
         let halfWidth = shrunk.map { ExportCamera.centredHalfSize(principal: $0.cx, size: $0.width) }.min() ?? 0
@@ -328,7 +334,7 @@ final class FrameEncoder: @unchecked Sendable {
             source = source.scaled(toWidth: frame.depth.width, height: frame.depth.height)
         }
         let units = ExportFrameImages.depth(frame.depth, confidence: frame.confidence, minConfidence: options.minConfidence,
-                                            from: source, to: k, scale: writer.depthScale)
+                                            from: source, to: k, scale: writer.layout.depthScale)
         try folder.write(depthFile, PNGCodec.encodeGray16(width: k.width, height: k.height, samples: units))
     }
 }

@@ -11,12 +11,7 @@ struct COLMAPWriter: SceneLayoutWriter {
     /// Whether the principal point is centred (the Gaussian splatting variant).
     var centred: Bool
 
-    var colorFolder: String { "images" }
-    var depthFolder: String? { nil }
-    var depthScale: Double { 1000 }
-    var seedCloud: Bool { true }
-    var centredPrincipalPoint: Bool { centred }
-    var singleCamera: Bool { false }
+    var layout: SceneLayout { SceneLayout(colorFolder: "images", seedCloud: true, centredPrincipalPoint: centred) }
     static let model = "sparse/0"
 
     func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String { ExportFiles.padded(info.index, 6) }

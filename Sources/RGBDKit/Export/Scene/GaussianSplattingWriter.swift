@@ -9,12 +9,7 @@
 struct GaussianSplattingWriter: SceneLayoutWriter {
     private let model = COLMAPWriter(centred: true)
 
-    var colorFolder: String { model.colorFolder }
-    var depthFolder: String? { nil }
-    var depthScale: Double { model.depthScale }
-    var seedCloud: Bool { true }
-    var centredPrincipalPoint: Bool { true }
-    var singleCamera: Bool { false }
+    var layout: SceneLayout { model.layout }
 
     func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String {
         model.fileStem(info, ordinal: ordinal, seconds: seconds)

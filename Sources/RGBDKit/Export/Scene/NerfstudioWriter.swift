@@ -10,12 +10,7 @@
 /// and `orientation_override` is `none`; a world that is not gravity-aligned is left as
 /// it is for nerfstudio's own orientation. The seed cloud is in the poses' world.
 struct NerfstudioWriter: SceneLayoutWriter {
-    var colorFolder: String { "images" }
-    var depthFolder: String? { "depth" }
-    var depthScale: Double { 1000 }
-    var seedCloud: Bool { true }
-    var centredPrincipalPoint: Bool { false }
-    var singleCamera: Bool { false }
+    var layout: SceneLayout { SceneLayout(colorFolder: "images", depthFolder: "depth", depthScale: 1000, seedCloud: true) }
 
     func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String {
         "frame_" + ExportFiles.padded(ordinal + 1, 5)

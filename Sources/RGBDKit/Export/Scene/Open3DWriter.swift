@@ -9,12 +9,7 @@
 /// the **camera-to-world** 4×4 rows (Open3D's camera axes are OpenCV's). One camera for
 /// all frames.
 struct Open3DWriter: SceneLayoutWriter {
-    var colorFolder: String { "color" }
-    var depthFolder: String? { "depth" }
-    var depthScale: Double { 1000 }
-    var seedCloud: Bool { false }
-    var centredPrincipalPoint: Bool { false }
-    var singleCamera: Bool { true }
+    var layout: SceneLayout { SceneLayout(colorFolder: "color", depthFolder: "depth", depthScale: 1000, singleCamera: true) }
 
     func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String { ExportFiles.padded(ordinal, 6) }
 
@@ -36,7 +31,7 @@ struct Open3DWriter: SceneLayoutWriter {
             .init("name", .string("rgbd export of \(scene.path)")),
             .init("path_dataset", .string(destination)),
             .init("path_intrinsic", .string(Path.join(destination, "camera_intrinsic.json"))),
-            .init("depth_scale", .number(depthScale)),
+            .init("depth_scale", .number(layout.depthScale)),
             .init("depth_min", .number(0.1)),
             .init("depth_max", .number(4.0)),
             .init("max_depth", .number(4.0)),

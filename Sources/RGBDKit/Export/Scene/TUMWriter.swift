@@ -7,12 +7,7 @@
 /// the intrinsics in the settings style of ORB-SLAM and its kin (`Camera.fx` …,
 /// `DepthMapFactor: 5000`; pixel centres at integer coordinates). One camera for all frames.
 struct TUMWriter: SceneLayoutWriter {
-    var colorFolder: String { "rgb" }
-    var depthFolder: String? { "depth" }
-    var depthScale: Double { 5000 }
-    var seedCloud: Bool { false }
-    var centredPrincipalPoint: Bool { false }
-    var singleCamera: Bool { true }
+    var layout: SceneLayout { SceneLayout(colorFolder: "rgb", depthFolder: "depth", depthScale: 5000, singleCamera: true) }
 
     func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String { Self.timestamp(seconds) }
 
@@ -61,7 +56,7 @@ struct TUMWriter: SceneLayoutWriter {
             Camera.height: \(k.height)
             Camera.fps: \(ExportFiles.number(scene.framesPerSecond ?? 30))
             Camera.RGB: 1
-            DepthMapFactor: \(ExportFiles.number(depthScale))
+            DepthMapFactor: \(ExportFiles.number(layout.depthScale))
 
             """
         try folder.write("camera.yaml", text: camera)
