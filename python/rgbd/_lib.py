@@ -28,12 +28,16 @@ __all__ = [
     "RGBD_AXES_OPENCV",
     "RGBD_AXES_OPENGL",
     "RGBD_RECTIFIER_MAP_BYTES_DEFAULT",
+    "RGBD_EXPORT_IMAGES_DEFAULT",
+    "RGBD_EXPORT_IMAGES_JPEG",
+    "RGBD_EXPORT_IMAGES_PNG",
     "LIBRARY_ENV",
     "LIBRARY_NAMES",
     "LibraryNotFoundError",
     "RgbdIntrinsics",
     "RgbdCloudOptions",
     "RgbdFrameInfo",
+    "RgbdExportOptions",
     "RgbdSceneP",
     "RgbdLens",
     "RgbdRectifierP",
@@ -62,6 +66,10 @@ RGBD_AXES_OPENCV = 0
 RGBD_AXES_OPENGL = 1
 
 RGBD_RECTIFIER_MAP_BYTES_DEFAULT = 64 << 20
+
+RGBD_EXPORT_IMAGES_DEFAULT = 0
+RGBD_EXPORT_IMAGES_JPEG = 1
+RGBD_EXPORT_IMAGES_PNG = 2
 
 #: Environment variable naming the library file to load (takes precedence over the search).
 LIBRARY_ENV = "RGBD_LIBRARY"

@@ -168,7 +168,8 @@ class Scene:
         """
         options = _lib.RgbdExportOptions()
         _lib.lib().rgbd_export_options_default(ctypes.byref(options))
-        images = {None: 0, "jpeg": 1, "png": 2}
+        images = {None: _lib.RGBD_EXPORT_IMAGES_DEFAULT, "jpeg": _lib.RGBD_EXPORT_IMAGES_JPEG,
+                  "png": _lib.RGBD_EXPORT_IMAGES_PNG}
         if image_format not in images:
             raise ValueError(f"image_format is 'jpeg', 'png' or None, not {image_format!r}")
         options.every = every
