@@ -156,14 +156,15 @@ public enum SceneExport {
         let writer = options.format.writer
         let count = scene.frames.count
         let selecting = options.selection.sharpest ? count : 0
-        var positions: [Int]
+        let positions: [Int]
         if options.selection.sharpest {
             var scores: [Double] = []
             scores.reserveCapacity(count)
+            let total = count + options.selection.windows(count: count).count
             try scene.forEachFrame(Array(0..<count), color: true) { frame in
                 guard let color = frame.color else { throw missingColor(scene, frame.info) }
                 scores.append(ExportFrameImages.sharpness(color))
-                progress?(scores.count, count + options.selection.windows(count: count).count)
+                progress?(scores.count, total)
             }
             positions = options.selection.sharpestPositions(scores: scores)
         } else {
@@ -186,6 +187,7 @@ public enum SceneExport {
                                  depthFile: writer.layout.depthFolder.map { Path.join($0, stem + ".png") }, seconds: seconds)
         }
         var merger = writer.layout.seedCloud ? SceneCloud.Merger(options: seedOptions(options)) : nil
+        let seedStep = max(1, positions.count / seedFrames)
         let encoder = FrameEncoder(folder: folder, options: options, writer: writer)
         var submitted = 0
         // On any failure the frames under way are waited for, so that the temporary
@@ -199,7 +201,7 @@ public enum SceneExport {
                                 "color frame is \(color.width)×\(color.height), the scan's are \(colorSize.width)×\(colorSize.height)")
             }
             try encoder.submit(frame, color: color, camera: cameras[ordinal], record: exported[ordinal])
-            merger?.add(frame)
+            if ordinal % seedStep == 0 { merger?.add(frame) }
             submitted += 1
             progress?(selecting + encoder.finished, selecting + positions.count)
         }
@@ -212,6 +214,10 @@ public enum SceneExport {
         return SceneExportResult(directory: folder.destination, frames: positions.count, seedPoints: cloud?.count,
                                  width: size?.width ?? 0, height: size?.height ?? 0)
     }
+
+    /// About how many of the kept frames (spread evenly) the seed cloud merges: enough to
+    /// cover a scan, without merging every frame of a long one.
+    static let seedFrames = 200
 
     /// The seed cloud: high-confidence depth, flying pixels dropped, one point per cell.
     static func seedOptions(_ options: SceneExportOptions) -> SceneCloudOptions {
