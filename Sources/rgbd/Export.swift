@@ -13,18 +13,19 @@ struct Export: ParsableCommand {
         (docs/scans.md). DIR receives one dataset that the tool loads as it is, with the \
         poses, pixel convention, depth scale and camera model it expects (docs/export.md):
 
-          nerfstudio  images/, depth/ (16-bit mm, 0 = unknown), transforms.json (OpenGL
-                      camera-to-world, fl_x fl_y cx cy w h with pixel centres at i + 0.5),
-                      sparse_pc.ply (seed cloud); a gravity-aligned world is turned to +z up
-          colmap      images/, sparse/0/ cameras, images (world-to-camera, QW QX QY QZ),
-                      points3D (the seed cloud); PINHOLE cameras, binary (--text: text)
-          3dgs        the colmap layout for Gaussian splatting trainers: images cropped to
-                      the largest window centred on the principal point (and shifted by the
-                      rest of a pixel), sparse/0/points3D.ply (x y z nx ny nz red green blue)
-          open3d      color/, depth/ (mm, the color size), camera_intrinsic.json,
-                      trajectory.log (camera-to-world), config.json for its reconstruction system
-          tum         rgb/, depth/ (5000 per meter), rgb.txt, depth.txt, groundtruth.txt
-                      (tx ty tz qx qy qz qw), associations.txt, camera.yaml
+          nerfstudio  images/, depth/ (16-bit mm, 0 = unknown), sparse_pc.ply,
+                      transforms.json: OpenGL camera-to-world, fl_x fl_y cx cy
+                      w h (pixel centres at i + 0.5); a gravity-aligned world
+                      is turned to +z up
+          colmap      images/, sparse/0/: PINHOLE cameras, images (world-to-
+                      camera, QW QX QY QZ), points3D; binary (--text: text)
+          3dgs        colmap's layout for Gaussian splatting: images cropped
+                      around the principal point (and shifted by the rest of
+                      a pixel), sparse/0/points3D.ply (x y z nx ny nz rgb)
+          open3d      color/, depth/ (mm), camera_intrinsic.json,
+                      trajectory.log (camera-to-world), config.json
+          tum         rgb/, depth/ (5000 per meter), rgb.txt, depth.txt,
+                      groundtruth.txt, associations.txt, camera.yaml
 
         Images are the scan's color frames, rectified where the scan carries lens tables, \
         so every camera is a pinhole; intrinsics per frame where they vary (nerfstudio, \
