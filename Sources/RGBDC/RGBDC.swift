@@ -20,6 +20,7 @@ private func fail(_ error: any Error) -> Int32 {
         case .depthRange: "min_depth, max_depth"
         case .stride: "stride"
         case .edgeThreshold: "edge_threshold"
+        case .overwrite: "pass overwrite to replace it"
         }
     })
     switch error.kind {
@@ -724,5 +725,49 @@ public func rgbd_capture_depth_accuracy(_ capture: OpaquePointer!,
         guard let accuracy else { throw argument("accuracy is NULL") }
         ThreadMessage.returned.set(try handle(capture).capture.metadata.portrait?.accuracy ?? "")
         accuracy.pointee = ThreadMessage.returned.current
+    }
+}
+
+// MARK: - Scene export
+
+@c @implementation
+public func rgbd_export_options_default(_ options: UnsafeMutablePointer<rgbd_export_options>!) {
+    guard let options else { return }
+    let o = SceneExportOptions(format: .nerfstudio)
+    options.pointee = rgbd_export_options(
+        every: Int32(o.selection.every), max_frames: 0, sharpest: 0, image_format: RGBD_EXPORT_IMAGES_DEFAULT,
+        jpeg_quality: Int32(o.jpegQuality), downscale: Int32(o.downscale), min_confidence: Int32(o.minConfidence),
+        colmap_text: 0, overwrite: 0)
+}
+
+@c @implementation
+public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointer<CChar>!, _ format: UnsafePointer<CChar>!,
+                              _ options: UnsafePointer<rgbd_export_options>!, _ frames: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        let s = try sceneHandle(scene).scene
+        let path = try string(directory, "directory")
+        let name = try string(format, "format")
+        guard let layout = SceneExportFormat(rawValue: name) else {
+            throw argument("format \"\(RGBDError.shown(name))\" is none of " + SceneExportFormat.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        var o = SceneExportOptions(format: layout)
+        if let c = options?.pointee {
+            guard (0...2).contains(c.min_confidence) else { throw argument("min_confidence is 0, 1 or 2 (\(c.min_confidence))") }
+            o.selection = FrameSelection(every: Int(c.every), maxFrames: c.max_frames > 0 ? Int(c.max_frames) : nil,
+                                         sharpest: c.sharpest != 0)
+            switch c.image_format {
+            case RGBD_EXPORT_IMAGES_DEFAULT: o.imageFormat = nil
+            case RGBD_EXPORT_IMAGES_JPEG: o.imageFormat = .jpeg
+            case RGBD_EXPORT_IMAGES_PNG: o.imageFormat = .png
+            default: throw argument("image_format \(c.image_format) is none of RGBD_EXPORT_IMAGES_*")
+            }
+            o.jpegQuality = Int(c.jpeg_quality)
+            o.downscale = Int(c.downscale)
+            o.minConfidence = UInt8(c.min_confidence)
+            o.colmapText = c.colmap_text != 0
+            o.overwrite = c.overwrite != 0
+        }
+        let result = try SceneExport.run(s, to: path, options: o)
+        frames?.pointee = result.frames
     }
 }

@@ -45,6 +45,42 @@ extension SyntheticScan {
                      room: room)
     }
 
+    /// `count` points on the true surfaces that frame `index` sees, at seeded sub-pixel
+    /// positions of its colour camera, each with the colour the renderer gives it there
+    /// (unrounded): where a correct export must show them. Positions in `layout`'s world.
+    public func visiblePoints(frame index: Int, count: Int, layout: Layout) -> [(point: SIMD3<Double>, color: SIMD3<Double>)] {
+        let truth = truth(for: layout)
+        let pose = trajectory.pose(frame: index)
+        let k = colorCamera(portrait: layout.portrait)
+        var points: [(point: SIMD3<Double>, color: SIMD3<Double>)] = []
+        points.reserveCapacity(count)
+        for n in 0..<count {
+            // Anywhere in the image, edges included (a pixel centre ± ½).
+            let u = uniform(n, index, 7_001) * Double(k.width) - 0.5
+            let v = uniform(n, index, 7_002) * Double(k.height) - 0.5
+            let d = pose.rotation * k.ray(u, v)
+            guard let hit = room.cast(origin: pose.translation, direction: d) else { continue }
+            points.append((truth.worldFromRoom.apply(hit.point), Self.shade(room, hit, direction: d)))
+        }
+        return points
+    }
+
+    /// Writes `visiblePoints` of every frame to `path` as CSV: `frame,x,y,z,r,g,b`.
+    public func writeVisiblePoints(count: Int, layout: Layout, to path: String) throws {
+        try ScanOutputFile.write(path, Array(visiblePointsCSV(count: count, layout: layout).utf8))
+    }
+
+    /// `visiblePoints` of every frame as CSV: `frame,x,y,z,r,g,b`.
+    func visiblePointsCSV(count: Int, layout: Layout) -> String {
+        var lines = ["frame,x,y,z,r,g,b"]
+        for i in 0..<frameCount {
+            for (p, c) in visiblePoints(frame: i, count: count, layout: layout) {
+                lines.append(([Double(i)] + [p.x, p.y, p.z, c.x, c.y, c.z]).map(scanNumber).joined(separator: ","))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The ground truth as JSON (what `write(layout:to:)` puts beside the scan).
     public func truthJSON(for layout: Layout) -> String {
         let truth = truth(for: layout)

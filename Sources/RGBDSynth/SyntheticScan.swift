@@ -160,8 +160,7 @@ public struct SyntheticScan: Sendable {
                         let d = pose.rotation * k.ray(Double(x), Double(y))
                         var rgb = SIMD3<Double>(0, 0, 0)
                         if let hit = room.cast(origin: pose.translation, direction: d) {
-                            let facing = abs(dot(hit.normal, d)) / (d * d).sum().squareRoot()
-                            rgb = room.color(of: hit) * (0.7 + 0.3 * facing)
+                            rgb = Self.shade(room, hit, direction: d)
                         }
                         let o = (y * width + x) * 3
                         out[o] = UInt8(max(0, min(255, rgb.x.rounded())))
@@ -172,6 +171,13 @@ public struct SyntheticScan: Sendable {
             }
         }
         return ColorImage(width: width, height: height, channels: 3, samples: samples)
+    }
+
+    /// The colour the renderer gives a surface point seen along `d`: the room's texture
+    /// lit by a soft head lamp (brighter where the surface faces the camera), unrounded.
+    static func shade(_ room: SyntheticRoom, _ hit: SyntheticRoom.Hit, direction d: SIMD3<Double>) -> SIMD3<Double> {
+        let facing = abs(dot(hit.normal, d)) / (d * d).sum().squareRoot()
+        return room.color(of: hit) * (0.7 + 0.3 * facing)
     }
 
     /// Depth and confidence at each depth pixel's centre.

@@ -83,11 +83,15 @@ struct Scan: ParsableCommand {
     @Option(help: "Video encoder preset (ultrafast … veryslow).")
     var videoPreset = "fast"
 
+    @Option(help: "Also write NAME.points.csv: this many points per frame on the true surfaces the frame sees (frame,x,y,z in the layout's world, r,g,b the colour rendered there), for checking exports by reprojection.")
+    var truthPoints = 0
+
     @Option(help: "Record3D: a Python with the PyPI lzfse package to compress depth and confidence (default: uncompressed LZFSE blocks).")
     var lzfsePython: String?
 
     func validate() throws {
         guard frames > 0 else { throw ValidationError("--frames must be at least 1") }
+        guard truthPoints >= 0 else { throw ValidationError("--truth-points must be 0 or more") }
         guard fps > 0 else { throw ValidationError("--fps must be positive") }
         _ = try parseSize(depthSize)
         if let size { _ = try parseSize(size) }
@@ -142,6 +146,11 @@ struct Scan: ParsableCommand {
         let written = try scan.write(layout: target, to: path)
         print(written.scan)
         print(written.truth)
+        if truthPoints > 0 {
+            let pointsPath = Path.join(output, "\(name).points.csv")
+            try scan.writeVisiblePoints(count: truthPoints, layout: target, to: pointsPath)
+            print(pointsPath)
+        }
     }
 }
 

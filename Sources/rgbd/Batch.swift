@@ -142,6 +142,7 @@ enum Report {
             case .depthRange: "--min-depth, --max-depth"
             case .stride: "--stride"
             case .edgeThreshold: "--flying-pixel-step"
+            case .overwrite: "give --overwrite to replace it"
             }
         }
     }

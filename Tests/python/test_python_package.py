@@ -154,6 +154,7 @@ _C_TYPES = {
     "rgbd_frame_info *": ctypes.POINTER(_lib.RgbdFrameInfo),
     "rgbd_rectify_options *": ctypes.POINTER(_lib.RgbdRectifyOptions),
     "char **": ctypes.POINTER(ctypes.c_char_p),
+    "rgbd_export_options *": ctypes.POINTER(_lib.RgbdExportOptions),
 }
 
 
@@ -204,7 +205,8 @@ def test_header_constants_match(library):
 def test_struct_layouts_match_the_c_compiler(library, workdir):
     """sizeof/offsetof of the header's structs as cc computes them equal ctypes'."""
     structs = {"rgbd_intrinsics": _lib.RgbdIntrinsics, "rgbd_cloud_options": _lib.RgbdCloudOptions,
-               "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo}
+               "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo,
+               "rgbd_export_options": _lib.RgbdExportOptions}
     lines = []
     for c_name, py in structs.items():
         lines.append(f'printf("{c_name} sizeof %zu\\n", sizeof({c_name}));')

@@ -32,12 +32,16 @@ __all__ = [
     "RGBD_ALIGN_DEPTH",
     "RGBD_ALIGN_COLOR",
     "RgbdRectifyOptions",
+    "RGBD_EXPORT_IMAGES_DEFAULT",
+    "RGBD_EXPORT_IMAGES_JPEG",
+    "RGBD_EXPORT_IMAGES_PNG",
     "LIBRARY_ENV",
     "LIBRARY_NAMES",
     "LibraryNotFoundError",
     "RgbdIntrinsics",
     "RgbdCloudOptions",
     "RgbdFrameInfo",
+    "RgbdExportOptions",
     "RgbdSceneP",
     "RgbdLens",
     "RgbdRectifierP",
@@ -70,6 +74,9 @@ RGBD_RECTIFIER_MAP_BYTES_DEFAULT = 64 << 20
 RGBD_ALIGN_NONE = 0
 RGBD_ALIGN_DEPTH = 1
 RGBD_ALIGN_COLOR = 2
+RGBD_EXPORT_IMAGES_DEFAULT = 0
+RGBD_EXPORT_IMAGES_JPEG = 1
+RGBD_EXPORT_IMAGES_PNG = 2
 
 #: Environment variable naming the library file to load (takes precedence over the search).
 LIBRARY_ENV = "RGBD_LIBRARY"
@@ -136,6 +143,22 @@ class RgbdFrameInfo(ctypes.Structure):
         ("pose", ctypes.c_double * 16),
         ("color", RgbdIntrinsics),
         ("depth", RgbdIntrinsics),
+    ]
+
+
+class RgbdExportOptions(ctypes.Structure):
+    """``rgbd_export_options``: what ``rgbd_scene_export`` writes (``rgbd export``'s flags)."""
+
+    _fields_ = [
+        ("every", ctypes.c_int32),
+        ("max_frames", ctypes.c_int32),
+        ("sharpest", ctypes.c_int32),
+        ("image_format", ctypes.c_int32),
+        ("jpeg_quality", ctypes.c_int32),
+        ("downscale", ctypes.c_int32),
+        ("min_confidence", ctypes.c_int32),
+        ("colmap_text", ctypes.c_int32),
+        ("overwrite", ctypes.c_int32),
     ]
 
 
@@ -288,6 +311,11 @@ _SIGNATURES = {
     "rgbd_scene_read_frame": (
         _c.c_int,
         [RgbdSceneP, _c.c_size_t, c_float_p, _c.c_size_t, c_uint8_p, _c.c_size_t, c_uint8_p, _c.c_size_t],
+    ),
+    "rgbd_export_options_default": (None, [_c.POINTER(RgbdExportOptions)]),
+    "rgbd_scene_export": (
+        _c.c_int,
+        [RgbdSceneP, _c.c_char_p, _c.c_char_p, _c.POINTER(RgbdExportOptions), c_size_t_p],
     ),
 }
 del _c

@@ -146,6 +146,48 @@ class Scene:
         for j in range(self._count):
             yield self.frame(j)
 
+    def export(self, directory: PathLike, format: str = "nerfstudio", *, every: int = 1,
+               max_frames: Optional[int] = None, sharpest: bool = False, image_format: Optional[str] = None,
+               jpeg_quality: int = 93, downscale: int = 1, min_confidence: int = 2, text: bool = False,
+               overwrite: bool = False) -> int:
+        """Exports the scene into the folder ``directory`` in a trainer's or reconstruction
+        system's layout (as ``rgbd export``; docs/export.md) and returns the number of
+        frames exported.
+
+        ``format``: ``"nerfstudio"``, ``"colmap"``, ``"3dgs"``, ``"open3d"`` or ``"tum"``.
+        Frames: ``every`` N-th, at most ``max_frames`` spread evenly, or with ``sharpest``
+        the sharpest of each window. ``image_format``: ``"jpeg"`` or ``"png"`` (None: PNG
+        for tum, JPEG otherwise); ``downscale`` shrinks the images by a whole factor;
+        depth below ``min_confidence`` is written as unknown; ``text`` writes COLMAP
+        models as text. The folder is written whole or not at all; one that is not empty
+        is refused unless ``overwrite``.
+
+        Raises:
+            RGBDError: bad options, a destination that is a file or a folder that is not
+                empty, a frame that cannot be read, or a failed write (the message names it).
+        """
+        options = _lib.RgbdExportOptions()
+        _lib.lib().rgbd_export_options_default(ctypes.byref(options))
+        images = {None: _lib.RGBD_EXPORT_IMAGES_DEFAULT, "jpeg": _lib.RGBD_EXPORT_IMAGES_JPEG,
+                  "png": _lib.RGBD_EXPORT_IMAGES_PNG}
+        if image_format not in images:
+            raise ValueError(f"image_format is 'jpeg', 'png' or None, not {image_format!r}")
+        options.every = every
+        options.max_frames = max_frames or 0
+        options.sharpest = int(bool(sharpest))
+        options.image_format = images[image_format]
+        options.jpeg_quality = jpeg_quality
+        options.downscale = downscale
+        options.min_confidence = min_confidence
+        options.colmap_text = int(bool(text))
+        options.overwrite = int(bool(overwrite))
+        frames = ctypes.c_size_t()
+        raw = encode_path(directory, "directory")
+        with self._lock:
+            check(_lib.lib().rgbd_scene_export(self._live(), raw, format.encode(), ctypes.byref(options),
+                                               ctypes.byref(frames)))
+        return frames.value
+
     def __repr__(self) -> str:
         return f"Scene({self.path!r}, {self._count} frames, color {self.color_size}, depth {self.depth_size})"
 

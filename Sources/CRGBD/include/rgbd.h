@@ -371,6 +371,36 @@ int rgbd_rectify_files(const char *json_path, const char *image_path, const char
  * this way (rgbd_rectify_files, rgbd_capture_depth_accuracy). */
 int rgbd_capture_depth_accuracy(const rgbd_capture *capture, const char **accuracy);
 
+/* ---- Scene export (rgbd export; docs/export.md) ------------------------------------ */
+
+/* What rgbd_scene_export writes, as rgbd export's flags. */
+typedef struct rgbd_export_options {
+    int32_t every;          /* keep every N-th frame (default 1) */
+    int32_t max_frames;     /* at most this many frames, spread evenly; 0 = no limit (default) */
+    int32_t sharpest;       /* nonzero: the sharpest frame of each window (default 0) */
+    int32_t image_format;   /* RGBD_EXPORT_IMAGES_DEFAULT (PNG for tum, JPEG otherwise), _JPEG or _PNG */
+    int32_t jpeg_quality;   /* 1 to 100 (default 93) */
+    int32_t downscale;      /* shrink the images by this whole factor, 1 to 64 (default 1) */
+    int32_t min_confidence; /* depth of lower ARKit confidence is written as unknown, 0 to 2 (default 2) */
+    int32_t colmap_text;    /* nonzero: colmap and 3dgs models as text instead of binary (default 0) */
+    int32_t overwrite;      /* nonzero: replace a folder that is not empty (default 0) */
+} rgbd_export_options;
+
+#define RGBD_EXPORT_IMAGES_DEFAULT 0
+#define RGBD_EXPORT_IMAGES_JPEG 1
+#define RGBD_EXPORT_IMAGES_PNG 2
+
+/* Fills *options with the defaults above. */
+void rgbd_export_options_default(rgbd_export_options *options);
+
+/* Exports the scene into the folder `directory` in the layout `format`: "nerfstudio",
+ * "colmap", "3dgs", "open3d" or "tum" (options NULL = defaults). The folder is written
+ * whole under a temporary name beside it and renamed at the end; a failure leaves
+ * nothing. *frames (may be NULL) receives the number of frames exported. Uses the
+ * processors; the scene handle is not used by another call meanwhile. */
+int rgbd_scene_export(rgbd_scene *scene, const char *directory, const char *format,
+                      const rgbd_export_options *options, size_t *frames);
+
 #ifdef __cplusplus
 }
 #endif

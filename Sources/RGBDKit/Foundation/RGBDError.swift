@@ -43,6 +43,8 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         case stride
         /// A point cloud's flying-pixel threshold (`PointCloudOptions.edgeThreshold`).
         case edgeThreshold
+        /// Permission to replace an output folder that is not empty (`SceneExportOptions.overwrite`).
+        case overwrite
     }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.

@@ -25,7 +25,7 @@ package final class StagedFiles {
     package static func claimInterruption() -> Bool {
         pendingLock.withLock {
             guard ending == .running else { return false }
-            for path in pending { FileSystem.removeQuietly(path) }
+            for path in pending { FileSystem.removeTreeQuietly(path) }
             pending.removeAll()
             ending = .interrupted
             return true
@@ -41,6 +41,31 @@ package final class StagedFiles {
             return true
         }
     }
+
+    /// Registers a temporary folder (`StagedDirectory`) to be removed, with everything in
+    /// it, if the run is interrupted; false when an interruption is already under way.
+    static func registerPending(_ path: String) -> Bool {
+        pendingLock.withLock {
+            guard ending == .running else { return false }
+            pending.insert(path)
+            return true
+        }
+    }
+
+    /// Renames a registered temporary folder to `destination` under the lock an
+    /// interruption's cleanup takes (so it is either renamed or removed, never half),
+    /// running `before` first under the same lock; then forgets it.
+    static func commitPending(_ path: String, before: () throws -> Void, rename: () throws -> Void) throws {
+        try pendingLock.withLock {
+            if ending != .running { throw RGBDError(.io, file: path, "not written: the run is being interrupted") }
+            try before()
+            try rename()
+            pending.remove(path)
+        }
+    }
+
+    /// Forgets a registered temporary folder (removed by its owner).
+    static func forgetPending(_ path: String) { pendingLock.withLock { _ = pending.remove(path) } }
 
     /// Whether an interruption has claimed the end of the process.
     package static var isInterrupted: Bool { pendingLock.withLock { ending == .interrupted } }

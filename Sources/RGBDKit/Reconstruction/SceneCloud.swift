@@ -54,11 +54,31 @@ public struct SceneCloud: Sendable {
                              progress: ((Int, Int) -> Void)? = nil) throws -> SceneCloud {
         try options.validate()
         let positions = Array(Swift.stride(from: 0, to: scene.frames.count, by: options.every))
-        var grid = VoxelAccumulator(voxel: options.voxel)
-        var done = 0, input = 0
-        let withColor = scene.colorSize != nil
-        var buffer = [Float](), colorBuffer = [UInt8]()
-        try scene.forEachFrame(positions, color: withColor) { frame in
+        var merger = Merger(options: options)
+        try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
+            merger.add(frame)
+            progress?(merger.frames, positions.count)
+        }
+        return merger.cloud()
+    }
+
+    /// Merges frames one at a time (for a caller that reads the frames itself, such as
+    /// `SceneExport`'s seed cloud): `add` each frame, then `cloud()`.
+    struct Merger {
+        let options: SceneCloudOptions
+        private var grid: VoxelAccumulator
+        private(set) var frames = 0
+        private var input = 0
+        private var buffer = [Float](), colorBuffer = [UInt8]()
+
+        /// A merger with `options` (already validated); `every` is the caller's business.
+        init(options: SceneCloudOptions) {
+            self.options = options
+            grid = VoxelAccumulator(voxel: options.voxel)
+        }
+
+        /// Adds a frame's points.
+        mutating func add(_ frame: SceneFrame) {
             var depth = frame.depth
             if let confidence = frame.confidence, options.minConfidence > 0 {
                 for i in depth.samples.indices where confidence.samples[i] < options.minConfidence {
@@ -93,11 +113,14 @@ public struct SceneCloud: Sendable {
                 grid.add(world, SIMD3(colorBuffer[3 * i], colorBuffer[3 * i + 1], colorBuffer[3 * i + 2]))
             }
             input += written
-            done += 1
-            progress?(done, positions.count)
+            frames += 1
         }
-        let (p, c) = grid.points()
-        return SceneCloud(positions: p, colors: c, frames: done, inputPoints: input)
+
+        /// The merged, thinned cloud.
+        func cloud() -> SceneCloud {
+            let (p, c) = grid.points()
+            return SceneCloud(positions: p, colors: c, frames: frames, inputPoints: input)
+        }
     }
 }
 

@@ -1,0 +1,359 @@
+import Dispatch
+
+/// The dataset layouts `SceneExport` writes (docs/export.md).
+public enum SceneExportFormat: String, CaseIterable, Sendable {
+    /// nerfstudio: `images/`, `depth/` (mm), `transforms.json` (OpenGL camera-to-world), a seed cloud.
+    case nerfstudio
+    /// A COLMAP model: `images/`, `sparse/0/` (PINHOLE cameras, world-to-camera poses, points).
+    case colmap
+    /// COLMAP's layout for Gaussian splatting trainers: principal point centred,
+    /// `sparse/0/points3D.ply`.
+    case gaussianSplatting = "3dgs"
+    /// Open3D's reconstruction system: `color/`, `depth/` (mm), `camera_intrinsic.json`,
+    /// `trajectory.log`, `config.json`.
+    case open3d
+    /// The TUM RGB-D layout: `rgb/`, `depth/` (1/5000 m), `rgb.txt`, `depth.txt`,
+    /// `groundtruth.txt`, `associations.txt`.
+    case tum
+}
+
+/// How exported color frames are stored.
+public enum ExportImageFormat: String, CaseIterable, Sendable {
+    /// Baseline JPEG at `SceneExportOptions.jpegQuality`.
+    case jpeg
+    /// 8-bit RGB PNG (lossless).
+    case png
+
+    /// The file extension.
+    var fileExtension: String { self == .jpeg ? "jpg" : "png" }
+}
+
+/// What `SceneExport` writes.
+public struct SceneExportOptions: Equatable, Sendable {
+    /// The layout.
+    public var format: SceneExportFormat
+    /// Which frames.
+    public var selection = FrameSelection()
+    /// The color files' format; nil = the layout's usual one (PNG for TUM, JPEG otherwise).
+    public var imageFormat: ExportImageFormat? = nil
+    /// JPEG quality, 1…100.
+    public var jpegQuality = 93
+    /// Shrink the images by this whole factor (1 = as recorded); intrinsics follow.
+    public var downscale = 1
+    /// Depth pixels below this ARKit confidence (0 low, 1 medium, 2 high) are written as
+    /// unknown (0).
+    public var minConfidence: UInt8 = 2
+    /// COLMAP layouts: the text model instead of the binary one.
+    public var colmapText = false
+    /// Replace an output folder that is not empty.
+    public var overwrite = false
+    /// The seed cloud's cell size, meters (nerfstudio, COLMAP, 3DGS).
+    public var seedVoxel = 0.02
+
+    /// The defaults for `format`.
+    public init(format: SceneExportFormat) { self.format = format }
+
+    /// Checks the values.
+    public func validate() throws {
+        try selection.validate()
+        guard (1...100).contains(jpegQuality) else {
+            throw RGBDError(.invalidArgument, "the JPEG quality is 1 to 100 (\(jpegQuality))")
+        }
+        guard (1...64).contains(downscale) else {
+            throw RGBDError(.invalidArgument, "the downscale factor is a whole number from 1 to 64 (\(downscale))")
+        }
+        guard minConfidence <= 2 else { throw RGBDError(.invalidArgument, "the confidence levels are 0, 1 and 2 (\(minConfidence))") }
+        guard seedVoxel > 0, seedVoxel.isFinite else {
+            throw RGBDError(.invalidArgument, "the seed cloud's cell must be a positive number of meters (\(seedVoxel))")
+        }
+    }
+
+    /// The color files' format actually used.
+    var images: ExportImageFormat { imageFormat ?? (format == .tum ? .png : .jpeg) }
+}
+
+/// What an export wrote.
+public struct SceneExportResult: Sendable {
+    /// The folder written.
+    public var directory: String
+    /// Frames exported.
+    public var frames: Int
+    /// Points of the seed cloud, when the layout has one.
+    public var seedPoints: Int?
+    /// The exported images' size.
+    public var width: Int
+    /// See `width`.
+    public var height: Int
+}
+
+/// One exported frame, as the layout writers see it.
+struct ExportedFrame: Sendable {
+    /// Its position in `Scene.frames`.
+    var position: Int
+    /// Its small parts (index, time, pose).
+    var info: SceneFrameInfo
+    /// The exported images' camera (rgbd's pixel convention).
+    var camera: Intrinsics
+    /// The color file, relative to the export folder.
+    var colorFile: String
+    /// The depth file, relative to the export folder; nil when the layout has no depth.
+    var depthFile: String?
+    /// Seconds since the scan's first frame: its own time, else its index over the frame
+    /// rate (30 fps when unknown).
+    var seconds: Double
+}
+
+/// Where a layout puts its images and what it asks of them.
+struct SceneLayout {
+    /// The folder of color images.
+    var colorFolder: String
+    /// The folder of depth images, nil when the layout has none.
+    var depthFolder: String? = nil
+    /// Depth units per meter in the depth images.
+    var depthScale: Double = 1000
+    /// Whether the layout takes a seed cloud.
+    var seedCloud = false
+    /// Whether the principal point must be the image's centre.
+    var centredPrincipalPoint = false
+    /// Whether the layout holds a single camera for all frames.
+    var singleCamera = false
+}
+
+/// A layout's writer: where files go and the layout's own files.
+protocol SceneLayoutWriter {
+    /// Where its images go.
+    var layout: SceneLayout { get }
+    /// A frame's file name without extension (`ordinal` counts exported frames from 0).
+    func fileStem(_ info: SceneFrameInfo, ordinal: Int, seconds: Double) -> String
+    /// Writes the layout's own files once every frame's images are written.
+    func finish(_ frames: [ExportedFrame], cloud: SceneCloud?, scene: Scene, options: SceneExportOptions,
+                into folder: StagedDirectory) throws
+}
+
+/// `rgbd export`: a scene's frames, poses and intrinsics into a dataset layout that a
+/// trainer or reconstruction system loads as it is (docs/export.md).
+///
+/// Frames are streamed: read in the background (`Scene.forEachFrame`) while earlier ones
+/// are encoded on the other processors, at most a few frames in memory whatever the
+/// scene's length. Everything is written into a temporary folder beside the destination
+/// and moved into place at the end (`StagedDirectory`): a failed run leaves nothing.
+public enum SceneExport {
+    /// Exports `scene` into the folder `directory`; `progress` is called with frames done
+    /// and to do (a `sharpest` selection reads every frame first, counted in both).
+    ///
+    /// - Throws: `RGBDError` for bad options, a depth-only scene, a destination that is a
+    ///   file or a folder that is not empty (unless `overwrite`), intrinsics a
+    ///   single-camera layout cannot hold, a frame that cannot be read (naming it), or a
+    ///   failed write.
+    @discardableResult
+    public static func run(_ scene: Scene, to directory: String, options: SceneExportOptions,
+                           progress: ((Int, Int) -> Void)? = nil) throws -> SceneExportResult {
+        try options.validate()
+        guard let colorSize = scene.colorSize else {
+            throw RGBDError(.invalidScene, file: scene.path, "the scan has no color frames (depth only): nothing to export images from")
+        }
+        guard !scene.frames.isEmpty else { throw RGBDError(.invalidScene, file: scene.path, "no frame with a pose and depth") }
+        let writer = options.format.writer
+        let count = scene.frames.count
+        let selecting = options.selection.sharpest ? count : 0
+        let positions: [Int]
+        if options.selection.sharpest {
+            var scores: [Double] = []
+            scores.reserveCapacity(count)
+            let total = count + options.selection.windows(count: count).count
+            try scene.forEachFrame(Array(0..<count), color: true) { frame in
+                guard let color = frame.color else { throw missingColor(scene, frame.info) }
+                scores.append(ExportFrameImages.sharpness(color))
+                progress?(scores.count, total)
+            }
+            positions = options.selection.sharpestPositions(scores: scores)
+        } else {
+            positions = options.selection.positions(count: count)
+        }
+        let cameras = try plan(scene, positions: positions, colorSize: colorSize, writer: writer, options: options)
+
+        let folder = try StagedDirectory(destination: directory, replacing: options.overwrite)
+        try folder.createDirectory(writer.layout.colorFolder)
+        if let depthFolder = writer.layout.depthFolder { try folder.createDirectory(depthFolder) }
+
+        let fps = scene.framesPerSecond ?? 30
+        let firstTime = scene.frames[0].time
+        let exported: [ExportedFrame] = positions.enumerated().map { ordinal, position in
+            let info = scene.frames[position]
+            let seconds = info.time.map { $0 - (firstTime ?? 0) } ?? Double(info.index) / fps
+            let stem = writer.fileStem(info, ordinal: ordinal, seconds: seconds)
+            return ExportedFrame(position: position, info: info, camera: cameras[ordinal].intrinsics,
+                                 colorFile: Path.join(writer.layout.colorFolder, stem + "." + options.images.fileExtension),
+                                 depthFile: writer.layout.depthFolder.map { Path.join($0, stem + ".png") }, seconds: seconds)
+        }
+        var merger = writer.layout.seedCloud ? SceneCloud.Merger(options: seedOptions(options)) : nil
+        let seedStep = max(1, positions.count / seedFrames)
+        let encoder = FrameEncoder(folder: folder, options: options, writer: writer)
+        var submitted = 0
+        // On any failure the frames under way are waited for, so that the temporary
+        // folder is removed (when `folder` is released) with nothing still writing into it.
+        defer { encoder.drain() }
+        try scene.forEachFrame(positions, color: true) { frame in
+            let ordinal = submitted
+            guard let color = frame.color else { throw missingColor(scene, frame.info) }
+            guard color.width == colorSize.width, color.height == colorSize.height else {
+                throw RGBDError(.invalidScene, file: scene.path, location: "frame \(frame.info.index)",
+                                "color frame is \(color.width)×\(color.height), the scan's are \(colorSize.width)×\(colorSize.height)")
+            }
+            try encoder.submit(frame, color: color, camera: cameras[ordinal], record: exported[ordinal])
+            if ordinal % seedStep == 0 { merger?.add(frame) }
+            submitted += 1
+            progress?(selecting + encoder.finished, selecting + positions.count)
+        }
+        try encoder.wait()
+        progress?(selecting + positions.count, selecting + positions.count)
+        let cloud = merger?.cloud()
+        try writer.finish(exported, cloud: cloud, scene: scene, options: options, into: folder)
+        try folder.commit()
+        let size = cameras.first?.intrinsics
+        return SceneExportResult(directory: folder.destination, frames: positions.count, seedPoints: cloud?.count,
+                                 width: size?.width ?? 0, height: size?.height ?? 0)
+    }
+
+    /// About how many of the kept frames (spread evenly) the seed cloud merges: enough to
+    /// cover a scan, without merging every frame of a long one.
+    static let seedFrames = 200
+
+    /// The seed cloud: high-confidence depth, flying pixels dropped, one point per cell.
+    static func seedOptions(_ options: SceneExportOptions) -> SceneCloudOptions {
+        var cloud = SceneCloudOptions()
+        cloud.voxel = options.seedVoxel
+        cloud.minConfidence = max(options.minConfidence, 1)
+        return cloud
+    }
+
+    static func missingColor(_ scene: Scene, _ info: SceneFrameInfo) -> RGBDError {
+        RGBDError(.invalidScene, file: scene.path, location: "frame \(info.index)", "no color frame")
+    }
+
+    /// How far two frames' intrinsics may differ (pixels) and still be one camera.
+    static let sameCameraTolerance = 1e-3
+
+    /// The exported camera of each kept frame: the recorded one shrunk by `downscale`;
+    /// for a centred layout cropped to the largest window centred on every frame's
+    /// principal point (one size for all).
+    static func plan(_ scene: Scene, positions: [Int], colorSize: (width: Int, height: Int), writer: any SceneLayoutWriter,
+                     options: SceneExportOptions) throws -> [ExportCamera] {
+        let f = options.downscale
+        guard colorSize.width / f >= 2, colorSize.height / f >= 2 else {
+            throw RGBDError(.invalidArgument, file: scene.path,
+                            "the color frames (\(colorSize.width)×\(colorSize.height)) are too small to shrink \(f) times")
+        }
+        let shrunk = positions.map { p -> Intrinsics in
+            var k = scene.frames[p].colorIntrinsics
+            // The intrinsics refer to the color frames' size (a scan stores them for it).
+            if k.width != colorSize.width || k.height != colorSize.height {
+                k = k.scaled(toWidth: colorSize.width, height: colorSize.height)
+            }
+            return ExportCamera.shrunk(k, by: f)
+        }
+        if writer.layout.singleCamera, let first = shrunk.first {
+            for (k, p) in zip(shrunk, positions) where !sameCamera(k, first) {
+                let info = scene.frames[p]
+                throw RGBDError(.invalidScene, file: scene.path, location: "frame \(info.index)",
+                                "its intrinsics (fx \(DecimalText.fixed(k.fx, 3)), cx \(DecimalText.fixed(k.cx, 3))) differ from the first exported frame's (fx \(DecimalText.fixed(first.fx, 3)), cx \(DecimalText.fixed(first.cx, 3))); this layout holds one camera for all frames: export to nerfstudio or colmap, which keep a camera per frame")
+            }
+        }
+        guard writer.layout.centredPrincipalPoint else {
+            return shrunk.map { ExportCamera(intrinsics: $0, downscale: f, shift: .zero) }
+        }
+        let halfWidth = shrunk.map { ExportCamera.centredHalfSize(principal: $0.cx, size: $0.width) }.min() ?? 0
+        let halfHeight = shrunk.map { ExportCamera.centredHalfSize(principal: $0.cy, size: $0.height) }.min() ?? 0
+        guard halfWidth >= 1, halfHeight >= 1 else {
+            throw RGBDError(.invalidScene, file: scene.path, "the principal point lies outside the images: no centred crop exists")
+        }
+        return shrunk.map { ExportCamera.centred($0, downscale: f, width: 2 * halfWidth, height: 2 * halfHeight) }
+    }
+
+    static func sameCamera(_ a: Intrinsics, _ b: Intrinsics) -> Bool {
+        a.width == b.width && a.height == b.height && abs(a.fx - b.fx) <= sameCameraTolerance
+            && abs(a.fy - b.fy) <= sameCameraTolerance && abs(a.cx - b.cx) <= sameCameraTolerance
+            && abs(a.cy - b.cy) <= sameCameraTolerance
+    }
+}
+
+/// Encodes and writes frames on the processors the reading leaves free: `submit` hands a
+/// frame to a worker and returns at once unless as many frames as processors are being
+/// encoded already (so memory stays bounded); the first failure stops further work and is
+/// thrown by the next `submit` or by `wait`.
+final class FrameEncoder: @unchecked Sendable {
+    private let folder: StagedDirectory
+    private let options: SceneExportOptions
+    private let writer: any SceneLayoutWriter
+    private let slots: DispatchSemaphore
+    private let group = DispatchGroup()
+    private let lock = Lock()
+    private var failure: (any Error)?
+    private var done = 0
+
+    init(folder: StagedDirectory, options: SceneExportOptions, writer: any SceneLayoutWriter) {
+        self.folder = folder
+        self.options = options
+        self.writer = writer
+        slots = DispatchSemaphore(value: max(2, Host.processorCount))
+    }
+
+    /// Frames written so far.
+    var finished: Int { lock.withLock { done } }
+
+    func submit(_ frame: SceneFrame, color: ColorImage, camera: ExportCamera, record: ExportedFrame) throws {
+        slots.wait()
+        if let failure = lock.withLock({ failure }) {
+            slots.signal()
+            throw failure
+        }
+        DispatchQueue.global().async(group: group) { [self] in
+            defer { slots.signal() }
+            if lock.withLock({ failure != nil }) { return }
+            do {
+                try write(frame, color: color, camera: camera, record: record)
+                lock.withLock { done += 1 }
+            } catch {
+                lock.withLock { if failure == nil { failure = error } }
+            }
+        }
+    }
+
+    /// Waits for every submitted frame; throws the first failure.
+    func wait() throws {
+        group.wait()
+        if let failure = lock.withLock({ failure }) { throw failure }
+    }
+
+    /// Waits for every submitted frame, whatever happened.
+    func drain() { group.wait() }
+
+    private func write(_ frame: SceneFrame, color: ColorImage, camera: ExportCamera, record: ExportedFrame) throws {
+        let image = ExportFrameImages.color(color, camera: camera)
+        let bytes = options.images == .jpeg ? try JPEGCodec.encode(image, quality: options.jpegQuality)
+            : try PNGCodec.encodeRGB(image)
+        try folder.write(record.colorFile, bytes)
+        guard let depthFile = record.depthFile else { return }
+        let k = camera.intrinsics
+        var source = frame.info.depthIntrinsics
+        if source.width != frame.depth.width || source.height != frame.depth.height {
+            source = source.scaled(toWidth: frame.depth.width, height: frame.depth.height)
+        }
+        let units = ExportFrameImages.depth(frame.depth, confidence: frame.confidence, minConfidence: options.minConfidence,
+                                            from: source, to: k, scale: writer.layout.depthScale)
+        try folder.write(depthFile, PNGCodec.encodeGray16(width: k.width, height: k.height, samples: units))
+    }
+}
+
+extension SceneExportFormat {
+    /// The layout's writer.
+    var writer: any SceneLayoutWriter {
+        switch self {
+        case .nerfstudio: return NerfstudioWriter()
+        case .colmap: return COLMAPWriter(centred: false)
+        case .gaussianSplatting: return GaussianSplattingWriter()
+        case .open3d: return Open3DWriter()
+        case .tum: return TUMWriter()
+        }
+    }
+}

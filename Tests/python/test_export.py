@@ -1,0 +1,576 @@
+"""rgbd export: synthetic scans exported to every layout, loaded back by the tools'
+own readers and conventions, and checked by geometry against the generator's truth.
+
+Scans come from rgbd-synth (beside the rgbd binary) with --truth-points: for every
+frame, points on the true surfaces that frame sees, with the colour rendered there.
+Each exported layout is read with its tool's conventions (pycolmap for COLMAP and 3DGS,
+Open3D for its layout, a reader written from nerfstudio's documented conventions,
+OpenCV's FileStorage and the TUM text formats), and
+
+- every true point, moved into the camera with the *exported* pose and projected with
+  the *exported* intrinsics in that tool's pixel convention, must land where the exported
+  image shows its colour: the offset is estimated per frame by least squares on the
+  image gradient (a half-pixel mistake gives 0.5; the tests require < 0.15 px, and a
+  deliberately wrong convention is shown to fail);
+- the exported depth at that pixel equals the point's depth in the exported camera
+  within the layout's quantisation (and the source's), for 97 % of the points whose
+  depth neighbourhood is one surface (the rest straddle a crease of the room at the
+  depth map's coarser resolution).
+
+Hostile cases run the real binary: an output path that is a file, a folder that is not
+empty, a write failing mid-run (a file-size limit), a scan without poses: one error line,
+exit 1, nothing half written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+try:
+    import pycolmap
+except ImportError:  # pragma: no cover - pycolmap is in Tests/python/requirements.txt
+    pycolmap = None
+
+try:
+    import open3d as o3d
+except ImportError:
+    o3d = None
+
+from plyfile import PlyData
+
+FRAMES = 8
+POINTS = 4000
+
+
+from test_scenes import synth  # noqa: E402,F401  (the rgbd-synth fixture)
+
+
+class Scan:
+    """A synthetic scan, its truth and its truth points (frame -> (xyz, rgb))."""
+
+    def __init__(self, path: Path, truth: Path, points: Path, source_depth_step: float):
+        self.path = path
+        self.truth = json.loads(truth.read_text())
+        table = np.loadtxt(points, delimiter=",", skiprows=1)
+        self.points = {int(f): (table[table[:, 0] == f, 1:4], table[table[:, 0] == f, 4:7]) for f in np.unique(table[:, 0])}
+        # The scan's own depth quantisation (Stray stores millimetres, Record3D float32).
+        self.source_depth_step = source_depth_step
+        times = [t - self.truth["frames"][0]["timestamp"] for t in (f["timestamp"] for f in self.truth["frames"])]
+        self.seconds = np.array(times)
+
+
+def make_scan(synth, directory: Path, layout: str, size: str) -> Scan:
+    directory.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(synth), "scan", "--layout", layout, "--frames", str(FRAMES), "--size", size,
+                    "--truth-points", str(POINTS), "-o", str(directory), "--name", "scan"],
+                   check=True, capture_output=True)
+    scan = directory / ("scan.r3d" if layout == "r3d" else "scan")
+    return Scan(scan, directory / "scan.truth.json", directory / "scan.points.csv",
+                0.001 if layout.startswith("stray") else 0.0)
+
+
+@pytest.fixture(scope="module")
+def r3d(synth, tmp_path_factory):
+    return make_scan(synth, tmp_path_factory.mktemp("r3d"), "r3d", "960x720")
+
+
+@pytest.fixture(scope="module")
+def stray(synth, tmp_path_factory):
+    return make_scan(synth, tmp_path_factory.mktemp("stray"), "stray", "640x480")
+
+
+def export(rgbd_bin, scan: Scan, out: Path, fmt: str, *extra: str) -> Path:
+    result = subprocess.run([str(rgbd_bin), "export", str(scan.path), "--format", fmt, "-o", str(out), "--quiet", *extra],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return out
+
+
+# ---------- geometry helpers (array coordinates: pixel (i, j)'s centre at (i, j)) ----------
+
+def gray(image_rgb: np.ndarray) -> np.ndarray:
+    rgb = image_rgb.astype(np.float64)
+    return 0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]
+
+
+def bilinear(image: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    x0 = np.floor(x).astype(int)
+    y0 = np.floor(y).astype(int)
+    a = x - x0
+    b = y - y0
+    h, w = image.shape[:2]
+    x0 = np.clip(x0, 0, w - 2)
+    y0 = np.clip(y0, 0, h - 2)
+    return ((image[y0, x0] * (1 - a) + image[y0, x0 + 1] * a) * (1 - b)
+            + (image[y0 + 1, x0] * (1 - a) + image[y0 + 1, x0 + 1] * a) * b)
+
+
+class Offsets:
+    """Where true points appear in exported images relative to their projections,
+    over all frames of an export: the shift s (pixels) that best matches the images
+    sampled at projection + s to the points' true gray levels (mean absolute
+    difference, a per-frame level offset removed), by a coarse-to-fine grid search.
+    A correct projection gives about (0, 0); a half-pixel convention error 0.5."""
+
+    def __init__(self):
+        self.frames = []
+
+    def add(self, image_rgb, x, y, colors):
+        g = gray(image_rgb)
+        h, w = g.shape
+        inside = (x >= 2) & (x <= w - 3) & (y >= 2) & (y <= h - 3)
+        assert inside.sum() > 500, f"only {inside.sum()} points inside the image"
+        self.frames.append((g, x[inside], y[inside], gray(colors[inside][None, :, :])[0]))
+
+    def cost(self, shift):
+        total = 0.0
+        for g, x, y, truth in self.frames:
+            r = bilinear(g, x + shift[0], y + shift[1]) - truth
+            total += np.mean(np.abs(r - np.median(r)))
+        return total
+
+    def best(self, moved=(0.0, 0.0)) -> np.ndarray:
+        """The shift s with the images best matched at projection + moved + s."""
+        centre = np.array(moved, dtype=float)
+        found = np.zeros(2)
+        for radius, step in [(1.0, 0.1), (0.1, 0.02)]:
+            steps = np.arange(-radius, radius + 1e-9, step)
+            grid = [(found[0] + a, found[1] + b) for b in steps for a in steps]
+            costs = [self.cost(centre + np.array(s)) for s in grid]
+            found = np.array(grid[int(np.argmin(costs))])
+        return found
+
+    def check(self):
+        """The points appear within 0.1 px of where the exported cameras put them, and
+        the search finds a deliberate half-pixel error (so the check has power)."""
+        found = self.best()
+        assert np.all(np.abs(found) <= 0.1), f"true points appear {found} px away from their projections"
+        wrong = self.best(moved=(0.5, -0.5))
+        assert np.all(np.abs(wrong - np.array([-0.5, 0.5])) <= 0.15), wrong
+
+
+def depth_errors(depth_units: np.ndarray, scale: float, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """|exported depth - z| (metres) at the points whose 2x2 depth neighbourhood is
+    known and on one surface (within 1 %)."""
+    h, w = depth_units.shape
+    inside = (x >= 0) & (x <= w - 2) & (y >= 0) & (y <= h - 2) & (z > 0)
+    x, y, z = x[inside], y[inside], z[inside]
+    d = depth_units.astype(np.float64) / scale
+    x0 = np.floor(x).astype(int)
+    y0 = np.floor(y).astype(int)
+    corners = np.stack([d[y0, x0], d[y0, x0 + 1], d[y0 + 1, x0], d[y0 + 1, x0 + 1]], axis=1)
+    keep = (corners.min(axis=1) > 0) & (corners.max(axis=1) <= corners.min(axis=1) * 1.01)
+    assert keep.sum() > 300, f"only {keep.sum()} points have known depth"
+    return np.abs(bilinear(d, x[keep], y[keep]) - z[keep])
+
+
+def project(points: np.ndarray, w2c: np.ndarray, k: np.ndarray):
+    cam = points @ w2c[:3, :3].T + w2c[:3, 3]
+    uvw = cam @ k.T
+    return uvw[:, 0] / uvw[:, 2], uvw[:, 1] / uvw[:, 2], cam[:, 2]
+
+
+def check_frame(offsets: Offsets, image_rgb, depth_units, scale, x, y, z, colors, scan: Scan, quantisation: float):
+    """Collects the frame's image check (`Offsets`) and checks its depth, x and y in
+    array coordinates."""
+    offsets.add(image_rgb, x, y, colors)
+    if depth_units is not None:
+        assert depth_units.shape == image_rgb.shape[:2]
+        errors = depth_errors(depth_units, scale, x, y, z)
+        bound = quantisation / 2 + scan.source_depth_step / 2 + 2e-5
+        # 97 %: the rest lie where the coarse depth map's pixels straddle a crease
+        # (wall meets floor, a box's edge), which no resampling recovers exactly.
+        assert np.quantile(errors, 0.97) <= bound, (np.quantile(errors, 0.97), bound)
+        assert np.median(errors) <= bound / 2
+
+
+def quaternion_matrix(qx, qy, qz, qw) -> np.ndarray:
+    return np.array([
+        [1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)],
+        [2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)],
+        [2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)],
+    ])
+
+
+def read_rgb(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    assert image is not None, path
+    return image[..., ::-1]
+
+
+def read_depth(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    assert image is not None and image.dtype == np.uint16, path
+    return image
+
+
+# ---------- the layouts, each read as its tool reads it ----------
+
+def colmap_frames(model_dir: Path, centred: bool):
+    """(frame index, image path, w2c 4x4, x, y as array coords) per image, projected by
+    pycolmap (COLMAP: pixel centres at i + 0.5). With `centred`, the projection a
+    Gaussian splatting trainer makes: the principal point ignored, the frustum centred."""
+    reconstruction = pycolmap.Reconstruction(str(model_dir))
+    assert reconstruction.num_images() == FRAMES
+    for image in reconstruction.images.values():
+        camera = reconstruction.cameras[image.camera_id]
+        assert camera.model_name == "PINHOLE"
+        cam_from_world = image.cam_from_world() if callable(image.cam_from_world) else image.cam_from_world
+        w2c = np.eye(4)
+        w2c[:3, :] = cam_from_world.matrix()
+        yield int(Path(image.name).stem), image.name, w2c, camera
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_colmap(rgbd_bin, r3d, tmp_path, text):
+    if pycolmap is None:
+        pytest.fail("pycolmap is not installed (Tests/python/requirements.txt)")
+    out = export(rgbd_bin, r3d, tmp_path / "colmap", "colmap", *(["--text"] if text else []))
+    suffix = ".txt" if text else ".bin"
+    assert sorted(p.name for p in (out / "sparse/0").iterdir()) == [f"cameras{suffix}", f"images{suffix}", f"points3D{suffix}"]
+    reconstruction = pycolmap.Reconstruction(str(out / "sparse/0"))
+    assert reconstruction.num_points3D() > 1000
+    # The seed points lie on the true surfaces.
+    xyz = np.array([p.xyz for p in reconstruction.points3D.values()])
+    assert_on_surfaces(xyz, r3d)
+    offsets = Offsets()
+    for index, name, w2c, camera in colmap_frames(out / "sparse/0", centred=False):
+        points, colors = r3d.points[index]
+        cam = points @ w2c[:3, :3].T + w2c[:3, 3]
+        pixels = camera.img_from_cam(cam)
+        image = read_rgb(out / "images" / name)
+        assert (camera.width, camera.height) == (image.shape[1], image.shape[0])
+        check_frame(offsets, image, None, 1, pixels[:, 0] - 0.5, pixels[:, 1] - 0.5, cam[:, 2], colors, r3d, 0)
+    offsets.check()
+
+
+def test_3dgs(rgbd_bin, r3d, tmp_path):
+    if pycolmap is None:
+        pytest.fail("pycolmap is not installed (Tests/python/requirements.txt)")
+    out = export(rgbd_bin, r3d, tmp_path / "3dgs", "3dgs")
+    ply = PlyData.read(str(out / "sparse/0/points3D.ply"))
+    names = [p.name for p in ply["vertex"].properties]
+    for needed in ["x", "y", "z", "nx", "ny", "nz", "red", "green", "blue"]:
+        assert needed in names
+    xyz = np.stack([ply["vertex"][c] for c in "xyz"], axis=1).astype(np.float64)
+    assert_on_surfaces(xyz, r3d)
+    truth_k = r3d.truth["color_camera"]
+    offsets = Offsets()
+    for index, name, w2c, camera in colmap_frames(out / "sparse/0", centred=True):
+        # As a splatting trainer reads it: focal lengths and size, principal point ignored.
+        fx, fy = camera.params[0], camera.params[1]
+        w, h = camera.width, camera.height
+        assert camera.params[2] == w / 2 and camera.params[3] == h / 2
+        assert w < truth_k["width"] and h < truth_k["height"]
+        k = np.array([[fx, 0, w / 2], [0, fy, h / 2], [0, 0, 1]])
+        points, colors = r3d.points[index]
+        x, y, z = project(points, w2c, k)
+        image = read_rgb(out / "images" / name)
+        assert (w, h) == (image.shape[1], image.shape[0])
+        check_frame(offsets, image, None, 1, x - 0.5, y - 0.5, z, colors, r3d, 0)
+    offsets.check()
+
+
+def nerfstudio_frames(out: Path):
+    """A reader of transforms.json from nerfstudio's documented conventions: OpenGL
+    camera-to-world `transform_matrix`, `fl_x fl_y cx cy w h` (top level or per frame)
+    with pixel centres at i + 0.5, paths relative to the file; `applied_transform` maps
+    the original world into the poses' world."""
+    meta = json.loads((out / "transforms.json").read_text())
+    assert meta["camera_model"] == "PINHOLE"
+    applied = np.eye(4)
+    if "applied_transform" in meta:
+        applied[:3, :] = np.array(meta["applied_transform"])
+    for frame in meta["frames"]:
+        intr = {key: frame.get(key, meta.get(key)) for key in ["fl_x", "fl_y", "cx", "cy", "w", "h"]}
+        c2w_gl = np.array(frame["transform_matrix"])
+        c2w = c2w_gl @ np.diag([1, -1, -1, 1])      # OpenGL camera axes to OpenCV
+        w2c = np.linalg.inv(c2w) @ applied          # original world -> camera
+        k = np.array([[intr["fl_x"], 0, intr["cx"]], [0, intr["fl_y"], intr["cy"]], [0, 0, 1]])
+        yield meta, frame, intr, w2c, k
+
+
+@pytest.mark.parametrize("layout", ["r3d", "stray"])
+def test_nerfstudio(rgbd_bin, r3d, stray, tmp_path, layout):
+    scan = r3d if layout == "r3d" else stray
+    out = export(rgbd_bin, scan, tmp_path / "ns", "nerfstudio")
+    offsets = Offsets()
+    seen = 0
+    for meta, frame, intr, w2c, k in nerfstudio_frames(out):
+        index = frame["rgbd_frame"]
+        points, colors = scan.points[index]
+        x, y, z = project(points, w2c, k)
+        image = read_rgb(out / frame["file_path"])
+        depth = read_depth(out / frame["depth_file_path"])
+        assert (intr["w"], intr["h"]) == (image.shape[1], image.shape[0])
+        check_frame(offsets, image, depth, 1000, x - 0.5, y - 0.5, z, colors, scan, 0.001)
+        seen += 1
+    offsets.check()
+    assert seen == FRAMES
+    if layout == "stray":
+        # ARKit's world is gravity-aligned (+y up): turned to nerfstudio's +z up.
+        assert meta["orientation_override"] == "none"
+        up = np.array(meta["applied_transform"])[:3, :3] @ np.array([0, 1, 0])
+        assert np.allclose(up, [0, 0, 1])
+    else:
+        assert "orientation_override" not in meta
+    ply = PlyData.read(str(out / meta["ply_file_path"]))
+    xyz = np.stack([ply["vertex"][c] for c in "xyz"], axis=1).astype(np.float64)
+    applied = np.eye(4)
+    if "applied_transform" in meta:
+        applied[:3, :] = np.array(meta["applied_transform"])
+    original = (xyz - applied[:3, 3]) @ applied[:3, :3]     # back to the scan's world
+    assert_on_surfaces(original, scan)
+
+
+def test_open3d(rgbd_bin, r3d, tmp_path):
+    if o3d is None:
+        pytest.skip("open3d is not installed (optional: pip install open3d); the open3d layout is unchecked")
+    out = export(rgbd_bin, r3d, tmp_path / "o3d", "open3d")
+    intrinsic = o3d.io.read_pinhole_camera_intrinsic(str(out / "camera_intrinsic.json"))
+    trajectory = o3d.io.read_pinhole_camera_trajectory(str(out / "trajectory.log"))
+    assert len(trajectory.parameters) == FRAMES
+    config = json.loads((out / "config.json").read_text())
+    assert Path(config["path_dataset"]) == out.resolve() and config["depth_scale"] == 1000
+    colors = sorted((out / "color").iterdir())
+    depths = sorted((out / "depth").iterdir())
+    assert len(colors) == len(depths) == FRAMES
+    k = np.asarray(intrinsic.intrinsic_matrix)
+    offsets = Offsets()
+    for index, (parameter, color_path, depth_path) in enumerate(zip(trajectory.parameters, colors, depths)):
+        color = o3d.io.read_image(str(color_path))
+        depth = o3d.io.read_image(str(depth_path))
+        rgbd_image = o3d.geometry.RGBDImage.create_from_color_and_depth(color, depth, depth_scale=1000,
+                                                                        convert_rgb_to_intensity=False)
+        assert np.asarray(rgbd_image.depth).shape == (intrinsic.height, intrinsic.width)
+        points, point_colors = r3d.points[index]
+        x, y, z = project(points, np.asarray(parameter.extrinsic), k)  # Open3D: pixel centres at integers
+        check_frame(offsets, np.asarray(color), np.asarray(depth), 1000, x, y, z, point_colors, r3d, 0.001)
+    offsets.check()
+
+
+def test_tum(rgbd_bin, r3d, tmp_path):
+    out = export(rgbd_bin, r3d, tmp_path / "tum", "tum")
+    settings = cv2.FileStorage(str(out / "camera.yaml"), cv2.FILE_STORAGE_READ)
+    k = np.array([[settings.getNode("Camera.fx").real(), 0, settings.getNode("Camera.cx").real()],
+                  [0, settings.getNode("Camera.fy").real(), settings.getNode("Camera.cy").real()], [0, 0, 1]])
+    factor = settings.getNode("DepthMapFactor").real()
+    assert factor == 5000
+
+    def table(name):
+        return [line.split() for line in (out / name).read_text().splitlines() if not line.startswith("#")]
+
+    truth = {float(row[0]): np.array(row[1:], dtype=float) for row in table("groundtruth.txt")}
+    rgb = {float(t): p for t, p in table("rgb.txt")}
+    depth = {float(t): p for t, p in table("depth.txt")}
+    associations = table("associations.txt")
+    assert len(associations) == len(truth) == FRAMES
+    offsets = Offsets()
+    for t_rgb, rgb_path, t_depth, depth_path in associations:
+        t = float(t_rgb)
+        assert rgb[t] == rgb_path and depth[float(t_depth)] == depth_path
+        index = int(np.argmin(np.abs(r3d.seconds - t)))
+        assert abs(r3d.seconds[index] - t) < 1e-6
+        tx, ty, tz, qx, qy, qz, qw = truth[t]
+        c2w = np.eye(4)
+        c2w[:3, :3] = quaternion_matrix(qx, qy, qz, qw)
+        c2w[:3, 3] = [tx, ty, tz]
+        points, colors = r3d.points[index]
+        x, y, z = project(points, np.linalg.inv(c2w), k)
+        check_frame(offsets, read_rgb(out / rgb_path), read_depth(out / depth_path), factor, x, y, z, colors, r3d, 1 / factor)
+    offsets.check()
+
+
+def assert_on_surfaces(xyz: np.ndarray, scan: Scan):
+    """Seed points within 2 cm (the cell) of the true room's planes: walls, floor,
+    ceiling, or a box's faces (distance to the nearest, in the room's world)."""
+    world_from_room = np.array(scan.truth["world_from_room"])
+    room_points = (xyz - world_from_room[:3, 3]) @ world_from_room[:3, :3]
+    room = scan.truth["room"]
+    lo, hi = np.array(room["min_corner"]), np.array(room["max_corner"])
+    centre, half = (lo + hi) / 2, (hi - lo) / 2
+    best = box_distance(room_points - centre, half)
+    for box in room["boxes"]:
+        c, s = np.cos(box["yaw"]), np.sin(box["yaw"])
+        d = room_points - np.array(box["center"])
+        local = np.stack([c * d[:, 0] - s * d[:, 2], d[:, 1], s * d[:, 0] + c * d[:, 2]], axis=1)
+        best = np.minimum(best, box_distance(local, np.array(box["half_size"])))
+    assert np.quantile(best, 0.99) < 0.02, np.quantile(best, 0.99)
+
+
+def box_distance(p: np.ndarray, half: np.ndarray) -> np.ndarray:
+    q = np.abs(p) - half
+    outside = np.linalg.norm(np.maximum(q, 0), axis=1)
+    inside = np.minimum(q.max(axis=1), 0)
+    return np.abs(outside + inside)
+
+
+# ---------- options ----------
+
+def test_downscale_keeps_geometry(rgbd_bin, r3d, tmp_path):
+    """Shrunk 3× (a factor whose half-pixel shift is not trivial): the intrinsics
+    follow, so the truth still lands on its colour."""
+    out = export(rgbd_bin, r3d, tmp_path / "ns3", "nerfstudio", "--downscale", "3")
+    offsets = Offsets()
+    for meta, frame, intr, w2c, k in nerfstudio_frames(out):
+        assert (intr["w"], intr["h"]) == (320, 240)
+        points, colors = r3d.points[frame["rgbd_frame"]]
+        x, y, z = project(points, w2c, k)
+        check_frame(offsets, read_rgb(out / frame["file_path"]), read_depth(out / frame["depth_file_path"]), 1000,
+                    x - 0.5, y - 0.5, z, colors, r3d, 0.001)
+    offsets.check()
+
+
+def test_frame_selection(rgbd_bin, r3d, tmp_path):
+    def frames(*options):
+        out = export(rgbd_bin, r3d, tmp_path / "sel", "nerfstudio", "--overwrite", *options)
+        return [f["rgbd_frame"] for f in json.loads((out / "transforms.json").read_text())["frames"]]
+
+    assert frames() == list(range(FRAMES))
+    assert frames("--every", "3") == [0, 3, 6]
+    assert frames("--max-frames", "3") == [0, 4, 7]   # evenly spread, first and last kept
+    assert frames("--every", "2", "--max-frames", "2") == [0, 6]
+    # --sharpest keeps one frame per window: windows [0,4) and [4,8).
+    chosen = frames("--every", "4", "--sharpest")
+    assert len(chosen) == 2 and 0 <= chosen[0] < 4 <= chosen[1] < 8
+
+
+def test_sharpest_prefers_sharp_frames(rgbd_bin, r3d, tmp_path):
+    """Blur every frame but one of each window (a copy of the scan with blurred JPEGs):
+    --sharpest keeps the unblurred ones."""
+    import zipfile
+    blurred = tmp_path / "blurred.r3d"
+    keep = {1, 6}
+    with zipfile.ZipFile(r3d.path) as source, zipfile.ZipFile(blurred, "w", zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename.startswith("rgbd/") and info.filename.endswith(".jpg"):
+                n = int(Path(info.filename).stem)
+                if n not in keep:
+                    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+                    ok, encoded = cv2.imencode(".jpg", cv2.GaussianBlur(image, (0, 0), 2.0), [cv2.IMWRITE_JPEG_QUALITY, 90])
+                    assert ok
+                    data = encoded.tobytes()
+            target.writestr(info, data)
+    scan = Scan(blurred, Path(r3d.path).with_name("scan.truth.json"), Path(r3d.path).with_name("scan.points.csv"), 0)
+    out = export(rgbd_bin, scan, tmp_path / "sharp", "nerfstudio", "--every", "4", "--sharpest")
+    chosen = [f["rgbd_frame"] for f in json.loads((out / "transforms.json").read_text())["frames"]]
+    assert chosen == [1, 6]
+
+
+# ---------- hostile ----------
+
+def run_export(rgbd_bin, scan_path, out, fmt="colmap", *extra, preexec=None):
+    return subprocess.run([str(rgbd_bin), "export", str(scan_path), "--format", fmt, "-o", str(out), "--quiet", *extra],
+                          capture_output=True, text=True, preexec_fn=preexec)
+
+
+def leftovers(parent: Path):
+    return [p.name for p in parent.iterdir() if "rgbd-tmp" in p.name]
+
+
+def test_output_is_a_file(rgbd_bin, r3d, tmp_path):
+    target = tmp_path / "out"
+    target.write_text("keep me")
+    result = run_export(rgbd_bin, r3d.path, target)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(target) in lines[0] and "not a folder" in lines[0], result.stderr
+    assert target.read_text() == "keep me" and leftovers(tmp_path) == []
+
+
+def test_non_empty_folder_refused_unless_overwrite(rgbd_bin, r3d, tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "mine.txt").write_text("keep me")
+    result = run_export(rgbd_bin, r3d.path, target)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(target) in lines[0] and "--overwrite" in lines[0], result.stderr
+    assert [p.name for p in target.iterdir()] == ["mine.txt"]
+    result = run_export(rgbd_bin, r3d.path, target, "colmap", "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in target.iterdir()) == ["images", "sparse"]
+    assert leftovers(tmp_path) == []
+    # An empty folder is simply filled.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_export(rgbd_bin, r3d.path, empty).returncode == 0
+
+
+def test_write_failure_leaves_nothing(rgbd_bin, r3d, tmp_path):
+    """A write fails mid-run (a 200 kB file-size limit, SIGXFSZ ignored: write() returns
+    EFBIG as on a full disk): one line naming the file, no output, no temporary folder."""
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    target = tmp_path / "out"
+    result = run_export(rgbd_bin, r3d.path, target, "nerfstudio", "--image-format", "png", preexec=limit)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot write" in lines[0] and "File too large" in lines[0], result.stderr
+    assert not target.exists() and leftovers(tmp_path) == []
+
+
+def test_write_failure_on_tiny_tmpfs(rgbd_bin, r3d, tmp_path):
+    """The same on a full file system, where one can be mounted (needs the right to mount)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (not permitted); test_write_failure_leaves_nothing covers write errors")
+    try:
+        target = mount / "out"
+        result = run_export(rgbd_bin, r3d.path, target, "nerfstudio")
+        assert result.returncode == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "No space left on device" in lines[0], result.stderr
+        assert os.listdir(mount) == []
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_scan_without_poses(rgbd_bin, stray, tmp_path):
+    """A Stray scan whose odometry has no rows: one line naming it, nothing written."""
+    import shutil
+    broken = tmp_path / "broken"
+    shutil.copytree(stray.path, broken)
+    odometry = broken / "odometry.csv"
+    odometry.write_text(odometry.read_text().splitlines()[0] + "\n")
+    target = tmp_path / "out"
+    result = run_export(rgbd_bin, broken, target)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "odometry.csv" in lines[0], result.stderr
+    assert not target.exists() and leftovers(tmp_path) == []
+
+
+# ---------- Python: Scene.export over the C library ----------
+
+def test_python_scene_export(r3d, tmp_path):
+    import sys
+    from conftest import REPO
+    sys.path.insert(0, str(REPO / "python"))
+    import rgbd
+
+    with rgbd.load_scene(r3d.path) as scene:
+        assert scene.export(tmp_path / "py", format="colmap", every=2, text=True) == FRAMES // 2
+        with pytest.raises(rgbd.RGBDError, match="not empty.*overwrite"):
+            scene.export(tmp_path / "py", format="colmap")
+        with pytest.raises(rgbd.RGBDError, match="format"):
+            scene.export(tmp_path / "other", format="blender")
+        assert not (tmp_path / "other").exists()
+    if pycolmap is not None:
+        reconstruction = pycolmap.Reconstruction(str(tmp_path / "py" / "sparse/0"))
+        assert sorted(image.name for image in reconstruction.images.values()) == [f"{i:06d}.jpg" for i in range(0, FRAMES, 2)]
