@@ -8,15 +8,16 @@ public enum PLYWriter {
         case ascii
     }
 
-    /// The header for `count` vertices, with comments on units, frame, intrinsics and
-    /// source.
-    public static func header(count: Int, normals: Bool, encoding: Encoding, comments: [String]) -> String {
+    /// The header for `count` vertices (and `faces` triangles, `vertex_indices` lists of
+    /// three `int`s, when given), with comments on units, frame, intrinsics and source.
+    public static func header(count: Int, normals: Bool, encoding: Encoding, comments: [String], faces: Int? = nil) -> String {
         var lines = ["ply", "format \(encoding.rawValue) 1.0"]
         lines += comments.map { "comment " + $0.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.reduce(into: "") { $0.append($1) } }
         lines.append("element vertex \(count)")
         lines += ["x", "y", "z"].map { "property float \($0)" }
         lines += ["red", "green", "blue"].map { "property uchar \($0)" }
         if normals { lines += ["nx", "ny", "nz"].map { "property float \($0)" } }
+        if let faces { lines += ["element face \(faces)", "property list uchar int vertex_indices"] }
         lines.append("end_header")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -194,5 +195,61 @@ extension PointCloud {
             try files.commit()
         }
         return count
+    }
+}
+
+extension PLYWriter {
+    /// Writes a triangle mesh to `path`, atomically: vertices with `x, y, z`, `red, green,
+    /// blue`, `nx, ny, nz`, then the faces as lists of three vertex indices.
+    public static func write(path: String, mesh: TriangleMesh, encoding: Encoding, comments: [String] = []) throws {
+        guard mesh.positions.count == 3 * mesh.vertexCount, mesh.colors.count == mesh.positions.count,
+              mesh.normals.count == mesh.positions.count, mesh.faces.count == 3 * mesh.faceCount,
+              mesh.faces.allSatisfy({ Int($0) < mesh.vertexCount }) else {
+            throw RGBDError(.invalidArgument, file: path, "a mesh needs 3 values per vertex for positions, colors and normals, and faces of existing vertices")
+        }
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path) { fd, temporary in
+            defer { FileSystem.closeFile(fd) }
+            var out: [UInt8] = []
+            out.reserveCapacity(1 << 18)
+            func flush(_ force: Bool) throws {
+                guard force || out.count >= 1 << 18 else { return }
+                try out.withUnsafeBytes { try FileSystem.writeAll(fd, $0, path: temporary) }
+                out.removeAll(keepingCapacity: true)
+            }
+            out += Array(header(count: mesh.vertexCount, normals: true, encoding: encoding, comments: comments,
+                                faces: mesh.faceCount).utf8)
+            @inline(__always) func word(_ bits: UInt32) {
+                out += [UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
+                        UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24)]
+            }
+            @inline(__always) func float(_ v: Float) { word(v.bitPattern) }
+            for i in 0..<mesh.vertexCount {
+                let p = mesh.positions[(3 * i)..<(3 * i + 3)], c = mesh.colors[(3 * i)..<(3 * i + 3)]
+                let n = mesh.normals[(3 * i)..<(3 * i + 3)]
+                switch encoding {
+                case .binaryLittleEndian:
+                    p.forEach(float); out += c; n.forEach(float)
+                case .ascii:
+                    let fields = p.map { "\($0)" } + c.map { "\($0)" } + n.map { "\($0)" }
+                    out += Array((fields.joined(separator: " ") + "\n").utf8)
+                }
+                try flush(false)
+            }
+            for t in 0..<mesh.faceCount {
+                let f = mesh.faces[(3 * t)..<(3 * t + 3)]
+                switch encoding {
+                case .binaryLittleEndian:
+                    out.append(3)
+                    for index in f { word(index) }
+                case .ascii:
+                    out += Array(("3 " + f.map { "\($0)" }.joined(separator: " ") + "\n").utf8)
+                }
+                try flush(false)
+            }
+            try flush(true)
+        }
+        try files.commit()
     }
 }
