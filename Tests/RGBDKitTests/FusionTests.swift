@@ -246,7 +246,8 @@ import RGBDSynth
         let wallMean = wall.reduce(0, +) / Double(wall.count)
         let wallOff = wall.map { abs($0 - 2.5) }
         #expect(abs(wallMean - 2.5) < 0.001, "wall at \(wallMean)")
-        #expect(Self.median(wallOff) < 0.002 && Self.quantile(wallOff, 0.9) < 0.006,
+        // Parts of the wall seen only from 3–4 m have depth noise of 2–3 cm per frame.
+        #expect(Self.median(wallOff) < 0.002 && Self.quantile(wallOff, 0.9) < 0.5 * voxel,
                 "wall off its plane: median \(Self.median(wallOff)), 90 % \(Self.quantile(wallOff, 0.9)) m")
         // The sphere has its radius.
         #expect(sphereRadii.count > 300)
