@@ -11,7 +11,7 @@ x y z w) inverted to Open3D's extrinsic; integrated with the same voxel, truncat
 and written as binary PLY.
 
 --method tensor: `open3d.t.geometry.VoxelBlockGrid` on the CPU (float tsdf, weight and
-color, 16³ blocks); --method legacy: `open3d.pipelines.integration.ScalableTSDFVolume`
+color, 16³ blocks, a hash map of 4000 blocks to start with, grown as needed); --method legacy: `open3d.pipelines.integration.ScalableTSDFVolume`
 (RGB8 color). Open3D 0.19 (0.20's legacy volume extracts nothing on this machine).
 
 Prints `timing STAGE MS ms` lines on stderr with --stages (read, integrate, extract, write).
@@ -74,7 +74,7 @@ def main():
         grid = o3d.t.geometry.VoxelBlockGrid(
             attr_names=("tsdf", "weight", "color"),
             attr_dtypes=(o3d.core.float32, o3d.core.float32, o3d.core.float32),
-            attr_channels=((1), (1), (3)), voxel_size=args.voxel, block_resolution=16, block_count=20000,
+            attr_channels=((1), (1), (3)), voxel_size=args.voxel, block_resolution=16, block_count=4000,
             device=device)
     else:
         volume = o3d.pipelines.integration.ScalableTSDFVolume(
@@ -87,7 +87,7 @@ def main():
         h, w = depth.shape
         if args.method == "tensor":
             depth_t = o3d.t.geometry.Image(np.ascontiguousarray(depth)).to(device)
-            color_t = o3d.t.geometry.Image(np.ascontiguousarray(rgb.astype(np.float32) / 255.0)).to(device)
+            color_t = o3d.t.geometry.Image(np.ascontiguousarray(rgb)).to(device)
             k_t = o3d.core.Tensor(k, o3d.core.Dtype.Float64)
             e_t = o3d.core.Tensor(extrinsic, o3d.core.Dtype.Float64)
             blocks = grid.compute_unique_block_coordinates(depth_t, k_t, e_t, 1000.0, args.max_depth, trunc / args.voxel)

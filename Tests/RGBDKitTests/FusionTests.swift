@@ -35,7 +35,7 @@ import RGBDSynth
                                 let slot = voxels + (z * 8 + y) * 8 + x
                                 slot.pointee.tsdf = Int16((min(1, d / Double(trunc)) * 32_767).rounded())
                                 slot.pointee.weight = 256
-                                slot.pointee.red = 200; slot.pointee.green = 100; slot.pointee.blue = 50
+                                slot.pointee.red = 200; slot.pointee.green = 100; slot.pointee.blue = 50; slot.pointee.colorWeight = 16
                             }
                         }
                     }

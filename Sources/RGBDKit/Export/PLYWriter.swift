@@ -211,44 +211,60 @@ extension PLYWriter {
         let files = StagedFiles()
         try files.stage(path) { fd, temporary in
             defer { FileSystem.closeFile(fd) }
-            var out: [UInt8] = []
-            out.reserveCapacity(1 << 18)
-            func flush(_ force: Bool) throws {
-                guard force || out.count >= 1 << 18 else { return }
-                try out.withUnsafeBytes { try FileSystem.writeAll(fd, $0, path: temporary) }
-                out.removeAll(keepingCapacity: true)
+            let capacity = 1 << 18
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            defer { buffer.deallocate() }
+            var used = 0
+            func flush() throws {
+                try FileSystem.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: used), path: temporary)
+                used = 0
             }
-            out += Array(header(count: mesh.vertexCount, normals: true, encoding: encoding, comments: comments,
-                                faces: mesh.faceCount).utf8)
-            @inline(__always) func word(_ bits: UInt32) {
-                out += [UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
-                        UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24)]
+            func append(_ bytes: some Collection<UInt8>) throws {
+                if used + bytes.count > capacity { try flush() }
+                for byte in bytes {
+                    if used == capacity { try flush() }
+                    buffer.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
+                    used += 1
+                }
             }
-            @inline(__always) func float(_ v: Float) { word(v.bitPattern) }
+            @inline(__always) func word(_ bits: UInt32, _ offset: Int) {
+                buffer.storeBytes(of: bits.littleEndian, toByteOffset: used + offset, as: UInt32.self)
+            }
+            try append(header(count: mesh.vertexCount, normals: true, encoding: encoding, comments: comments,
+                              faces: mesh.faceCount).utf8)
             for i in 0..<mesh.vertexCount {
-                let p = mesh.positions[(3 * i)..<(3 * i + 3)], c = mesh.colors[(3 * i)..<(3 * i + 3)]
-                let n = mesh.normals[(3 * i)..<(3 * i + 3)]
+                let o = 3 * i
                 switch encoding {
                 case .binaryLittleEndian:
-                    p.forEach(float); out += c; n.forEach(float)
+                    if used + 27 > capacity { try flush() }
+                    word(mesh.positions[o].bitPattern, 0); word(mesh.positions[o + 1].bitPattern, 4)
+                    word(mesh.positions[o + 2].bitPattern, 8)
+                    buffer.storeBytes(of: mesh.colors[o], toByteOffset: used + 12, as: UInt8.self)
+                    buffer.storeBytes(of: mesh.colors[o + 1], toByteOffset: used + 13, as: UInt8.self)
+                    buffer.storeBytes(of: mesh.colors[o + 2], toByteOffset: used + 14, as: UInt8.self)
+                    word(mesh.normals[o].bitPattern, 15); word(mesh.normals[o + 1].bitPattern, 19)
+                    word(mesh.normals[o + 2].bitPattern, 23)
+                    used += 27
                 case .ascii:
-                    let fields = p.map { "\($0)" } + c.map { "\($0)" } + n.map { "\($0)" }
-                    out += Array((fields.joined(separator: " ") + "\n").utf8)
+                    let fields = mesh.positions[o..<(o + 3)].map { "\($0)" } + mesh.colors[o..<(o + 3)].map { "\($0)" }
+                        + mesh.normals[o..<(o + 3)].map { "\($0)" }
+                    try append((fields.joined(separator: " ") + "\n").utf8)
                 }
-                try flush(false)
             }
             for t in 0..<mesh.faceCount {
-                let f = mesh.faces[(3 * t)..<(3 * t + 3)]
+                let o = 3 * t
                 switch encoding {
                 case .binaryLittleEndian:
-                    out.append(3)
-                    for index in f { word(index) }
+                    if used + 13 > capacity { try flush() }
+                    buffer.storeBytes(of: UInt8(3), toByteOffset: used, as: UInt8.self)
+                    used += 1
+                    word(mesh.faces[o], 0); word(mesh.faces[o + 1], 4); word(mesh.faces[o + 2], 8)
+                    used += 12
                 case .ascii:
-                    out += Array(("3 " + f.map { "\($0)" }.joined(separator: " ") + "\n").utf8)
+                    try append(("3 \(mesh.faces[o]) \(mesh.faces[o + 1]) \(mesh.faces[o + 2])\n").utf8)
                 }
-                try flush(false)
             }
-            try flush(true)
+            try flush()
         }
         try files.commit()
     }

@@ -206,7 +206,7 @@ extension TSDFVolume {
                     let i = Window.index(x, y, z)
                     window.tsdf[i] = Float(v.tsdf) / 32_767
                     window.weight[i] = true
-                    window.color[i] = SIMD3(Float(v.red), Float(v.green), Float(v.blue))
+                    window.color[i] = v.colorWeight > 0 ? SIMD3(Float(v.red), Float(v.green), Float(v.blue)) : SIMD3(255, 255, 255)
                 }
             }
         }

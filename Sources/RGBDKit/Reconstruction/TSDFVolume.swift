@@ -6,14 +6,16 @@ import Dispatch
 ///   `Int16` (×32767): positive in front of the surface (seen free), negative behind.
 /// - `weight`: the sum of the observations' weights in units of 1/256, capped at
 ///   `TSDFVolume.maxWeight` (a running average over the last ~255 full-weight views).
-/// - `red`, `green`, `blue`: the weighted running average of the observed colors.
+/// - `red`, `green`, `blue`: the weighted running average of the colors observed within
+///   the truncation band; `colorWeight` its weight (1/16 units, capped at 255; 0: no
+///   color seen, the voxel is white).
 struct TSDFVoxel {
     var tsdf: Int16 = 0
     var weight: UInt16 = 0
     var red: UInt8 = 0
     var green: UInt8 = 0
     var blue: UInt8 = 0
-    var unused: UInt8 = 0
+    var colorWeight: UInt8 = 0
 }
 
 /// One depth frame ready to integrate: depth in meters (NaN or 0 = nothing measured), a
@@ -208,8 +210,9 @@ struct TSDFVolume {
                                 for x in 0..<side {
                                     defer { p += stepX }
                                     guard p.z > 0 else { continue }
-                                    let u = (fx * p.x / p.z + cx).rounded(.toNearestOrEven)
-                                    let v = (fy * p.y / p.z + cy).rounded(.toNearestOrEven)
+                                    // The nearest pixel: u + 0.5 truncated (u > −0.5 here).
+                                    let zInv = 1 / p.z
+                                    let u = fx * p.x * zInv + cx + 0.5, v = fy * p.y * zInv + cy + 0.5
                                     guard u >= 0, v >= 0, u < Float(width), v < Float(height) else { continue }
                                     let pixel = Int(v) &* width &+ Int(u)
                                     let measured = d[pixel]
@@ -219,8 +222,9 @@ struct TSDFVolume {
                                     guard sdf >= -trunc else { continue }
                                     let observed = min(1, sdf * truncInv)
                                     let slot = voxels + ((z &* side &+ y) &* side &+ x)
+                                    // Colors from the truncation band only (the surface seen at this pixel).
                                     Self.update(slot, observed: observed, weight: weight,
-                                                color: rgb.map { $0 + 3 &* pixel })
+                                                color: sdf < trunc ? rgb.map { $0 + 3 &* pixel } : nil)
                                 }
                             }
                         }
@@ -242,19 +246,25 @@ struct TSDFVolume {
     @inline(__always) static func update(_ slot: UnsafeMutablePointer<TSDFVoxel>, observed: Float, weight: Float,
                                          color: UnsafePointer<UInt8>?) {
         let old = Float(slot.pointee.weight)
-        let add = max(1, (weight * weightScale).rounded(.toNearestOrEven))
+        let add = Float(max(1, Int(weight * weightScale + 0.5)))
         let total = old + add
-        let tsdf = (Float(slot.pointee.tsdf) * old + observed * 32_767 * add) / total
-        slot.pointee.tsdf = Int16(max(-32_767, min(32_767, tsdf.rounded(.toNearestOrEven))))
+        let totalInv = 1 / total
+        let tsdf = (Float(slot.pointee.tsdf) * old + observed * 32_767 * add) * totalInv
+        // Rounded half away from zero by truncation (a conversion instruction, no libm call).
+        slot.pointee.tsdf = Int16(max(-32_767, min(32_767, tsdf + (tsdf < 0 ? -0.5 : 0.5))))
         if let color {
+            // Colors keep their own weight (units of 1/16, capped at 255: a running average
+            // over the last ~16 full-weight views).
+            let oldColor = Float(slot.pointee.colorWeight)
+            let addColor = Float(max(1, Int(weight * 16 + 0.5)))
+            let colorInv = 1 / (oldColor + addColor)
             @inline(__always) func mix(_ a: UInt8, _ b: UInt8) -> UInt8 {
-                UInt8(max(0, min(255, ((Float(a) * old + Float(b) * add) / total).rounded(.toNearestOrEven))))
+                UInt8(min(255, (Float(a) * oldColor + Float(b) * addColor) * colorInv + 0.5))
             }
             slot.pointee.red = mix(slot.pointee.red, color[0])
             slot.pointee.green = mix(slot.pointee.green, color[1])
             slot.pointee.blue = mix(slot.pointee.blue, color[2])
-        } else if slot.pointee.weight == 0 {
-            slot.pointee.red = 255; slot.pointee.green = 255; slot.pointee.blue = 255
+            slot.pointee.colorWeight = UInt8(min(255, oldColor + addColor))
         }
         slot.pointee.weight = UInt16(min(Float(maxWeight), total))
     }
