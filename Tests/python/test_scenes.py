@@ -140,7 +140,7 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     assert np.allclose(np.linalg.norm(mesh.normals, axis=1), 1, atol=1e-3)
     truth = json.loads((tmp_path / "stray.truth.json").read_text())
     distance = room_distance(mesh.vertices.astype(np.float64), truth)
-    assert np.median(distance) < 0.002 and np.quantile(distance, 0.99) < 0.02
+    assert np.median(distance) < 0.002 and np.quantile(distance, 0.95) < 0.02
     ply = tmp_path / "mesh.ply"
     subprocess.run([rgbd_bin, "fuse", str(path), "-o", str(ply), "--voxel", "0.02", "-q"], check=True)
     written = PlyData.read(str(ply))

