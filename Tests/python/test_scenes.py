@@ -10,6 +10,7 @@ geometry; a malformed scan raises RGBDError with status INVALID_SCENE.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,27 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     # Bad options raise RGBDError with the library's message.
     with rgbd.load_scene(path) as scene, pytest.raises(rgbd.RGBDError, match="voxel must be between"):
         scene.fuse(voxel=1e-9)
+
+
+def test_fuse_dask_example_fuses_one_scan_per_task(synth, tmp_path):
+    """Examples/python/fuse_dask.py on a LocalCluster: two scans fused (the same arrays as
+    Scene.fuse), a broken one reported by name while the others go on, exit status 1."""
+    good = []
+    for name in ("a", "b"):
+        good.append(make_scan(synth, tmp_path / name, "stray", frames=4).rename(tmp_path / f"scan_{name}"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "odometry.csv").write_text("not, a, table\n")
+    (broken / "depth").mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(REPO / "Examples" / "python" / "fuse_dask.py"), *map(str, good),
+                           str(broken), "-o", str(out), "--voxel", "0.03", "--threads"],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
+    assert proc.returncode == 1, proc.stderr
+    assert f"error {broken}: " in proc.stderr and "2 of 3 scans" in proc.stdout
+    with rgbd.load_scene(good[0]) as scene:
+        mesh = scene.fuse(voxel=0.03)
+    saved = np.load(out / "scan_a.npz")
+    assert len(saved["faces"]) > 100 and (out / "scan_b.npz").exists()
+    assert np.array_equal(saved["vertices"], mesh.vertices) and np.array_equal(saved["faces"], mesh.faces)
