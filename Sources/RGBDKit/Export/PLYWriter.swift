@@ -75,9 +75,11 @@ public enum PLYWriter {
     }
 
     /// Streams `count` points, produced by `points` (which calls its argument once per
-    /// point), to an open descriptor (closed afterwards). Returns the number written.
+    /// point), to an open descriptor (closed afterwards), then `faces` (triangles, three
+    /// vertex indices each) when given. Returns the number of points written.
     @discardableResult
     public static func write(count: Int, normals: Bool, fd: Int32, path: String, encoding: Encoding, comments: [String],
+                             faces: [UInt32]? = nil,
                              points: ((PointCloud.Point) throws -> Void) throws -> Void) throws -> Int {
         defer { FileSystem.closeFile(fd) }
         let capacity = 1 << 18
@@ -95,7 +97,8 @@ public enum PLYWriter {
                 used += 1
             }
         }
-        try append(header(count: count, normals: normals, encoding: encoding, comments: comments).utf8)
+        try append(header(count: count, normals: normals, encoding: encoding, comments: comments,
+                          faces: faces.map { $0.count / 3 }).utf8)
         let record = normals ? 27 : 15
         var written = 0
         try points { point in
@@ -118,6 +121,21 @@ public enum PLYWriter {
                 try append(line.utf8)
             }
             written += 1
+        }
+        for t in 0..<(faces?.count ?? 0) / 3 {
+            guard let faces else { break }
+            let o = 3 * t
+            switch encoding {
+            case .binaryLittleEndian:
+                if used + 13 > capacity { try flush() }
+                buffer.storeBytes(of: UInt8(3), toByteOffset: used, as: UInt8.self)
+                for k in 0..<3 {
+                    buffer.storeBytes(of: faces[o + k].littleEndian, toByteOffset: used + 1 + 4 * k, as: UInt32.self)
+                }
+                used += 13
+            case .ascii:
+                try append("3 \(faces[o]) \(faces[o + 1]) \(faces[o + 2])\n".utf8)
+            }
         }
         try flush()
         guard written == count else {
@@ -210,61 +228,16 @@ extension PLYWriter {
         try FileSystem.createDirectory(Path.directory(of: path))
         let files = StagedFiles()
         try files.stage(path) { fd, temporary in
-            defer { FileSystem.closeFile(fd) }
-            let capacity = 1 << 18
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-            defer { buffer.deallocate() }
-            var used = 0
-            func flush() throws {
-                try FileSystem.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: used), path: temporary)
-                used = 0
-            }
-            func append(_ bytes: some Collection<UInt8>) throws {
-                if used + bytes.count > capacity { try flush() }
-                for byte in bytes {
-                    if used == capacity { try flush() }
-                    buffer.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
-                    used += 1
+            try write(count: mesh.vertexCount, normals: true, fd: fd, path: temporary, encoding: encoding,
+                      comments: comments, faces: mesh.faces) { body in
+                for i in 0..<mesh.vertexCount {
+                    let o = 3 * i
+                    try body(PointCloud.Point(
+                        position: SIMD3(mesh.positions[o], mesh.positions[o + 1], mesh.positions[o + 2]),
+                        color: SIMD3(mesh.colors[o], mesh.colors[o + 1], mesh.colors[o + 2]),
+                        normal: SIMD3(mesh.normals[o], mesh.normals[o + 1], mesh.normals[o + 2])))
                 }
             }
-            @inline(__always) func word(_ bits: UInt32, _ offset: Int) {
-                buffer.storeBytes(of: bits.littleEndian, toByteOffset: used + offset, as: UInt32.self)
-            }
-            try append(header(count: mesh.vertexCount, normals: true, encoding: encoding, comments: comments,
-                              faces: mesh.faceCount).utf8)
-            for i in 0..<mesh.vertexCount {
-                let o = 3 * i
-                switch encoding {
-                case .binaryLittleEndian:
-                    if used + 27 > capacity { try flush() }
-                    word(mesh.positions[o].bitPattern, 0); word(mesh.positions[o + 1].bitPattern, 4)
-                    word(mesh.positions[o + 2].bitPattern, 8)
-                    buffer.storeBytes(of: mesh.colors[o], toByteOffset: used + 12, as: UInt8.self)
-                    buffer.storeBytes(of: mesh.colors[o + 1], toByteOffset: used + 13, as: UInt8.self)
-                    buffer.storeBytes(of: mesh.colors[o + 2], toByteOffset: used + 14, as: UInt8.self)
-                    word(mesh.normals[o].bitPattern, 15); word(mesh.normals[o + 1].bitPattern, 19)
-                    word(mesh.normals[o + 2].bitPattern, 23)
-                    used += 27
-                case .ascii:
-                    let fields = mesh.positions[o..<(o + 3)].map { "\($0)" } + mesh.colors[o..<(o + 3)].map { "\($0)" }
-                        + mesh.normals[o..<(o + 3)].map { "\($0)" }
-                    try append((fields.joined(separator: " ") + "\n").utf8)
-                }
-            }
-            for t in 0..<mesh.faceCount {
-                let o = 3 * t
-                switch encoding {
-                case .binaryLittleEndian:
-                    if used + 13 > capacity { try flush() }
-                    buffer.storeBytes(of: UInt8(3), toByteOffset: used, as: UInt8.self)
-                    used += 1
-                    word(mesh.faces[o], 0); word(mesh.faces[o + 1], 4); word(mesh.faces[o + 2], 8)
-                    used += 12
-                case .ascii:
-                    try append(("3 \(mesh.faces[o]) \(mesh.faces[o + 1]) \(mesh.faces[o + 2])\n").utf8)
-                }
-            }
-            try flush()
         }
         try files.commit()
     }
