@@ -22,7 +22,8 @@ struct Fuse: ParsableCommand {
         1 for high, 0.5 for medium, 0.25 for low confidence, z the depth, a the angle \
         between the ray and the surface (far and grazing measurements count less). Colors \
         are each frame's color averaged over the depth pixel's footprint (as rgbd cloud \
-        colors points), averaged with the same weights; white without color.
+        colors points), averaged with the same weights into the voxels within the \
+        truncation band; white without color.
 
         --voxel sets the voxel edge (default 0.01 m, 0.001 to 1); --trunc the truncation \
         distance (default 4 voxels). --every N integrates every N-th frame. \
