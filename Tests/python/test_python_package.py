@@ -152,6 +152,10 @@ _C_TYPES = {
     "rgbd_scene *": _lib.RgbdSceneP,
     "rgbd_scene **": ctypes.POINTER(_lib.RgbdSceneP),
     "rgbd_frame_info *": ctypes.POINTER(_lib.RgbdFrameInfo),
+    "uint32_t *": ctypes.POINTER(ctypes.c_uint32),
+    "rgbd_fuse_options *": ctypes.POINTER(_lib.RgbdFuseOptions),
+    "rgbd_mesh *": _lib.RgbdMeshP,
+    "rgbd_mesh **": ctypes.POINTER(_lib.RgbdMeshP),
 }
 
 
