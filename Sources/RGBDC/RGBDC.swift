@@ -771,3 +771,92 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
         frames?.pointee = result.frames
     }
 }
+
+// MARK: - Fusion
+
+/// What a `rgbd_mesh *` points to.
+private final class MeshHandle: @unchecked Sendable {
+    let mesh: TriangleMesh
+    init(_ mesh: TriangleMesh) { self.mesh = mesh }
+}
+
+private func meshHandle(_ pointer: OpaquePointer?) throws -> MeshHandle {
+    guard let pointer else { throw argument("mesh is NULL") }
+    return Unmanaged<MeshHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+@c @implementation
+public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_options>!) {
+    guard let options else { return }
+    let o = SceneFusionOptions()
+    options.pointee = rgbd_fuse_options(voxel: o.voxel, trunc: 0, min_depth: o.points.minDepth, max_depth: o.points.maxDepth,
+                                        min_confidence: Int32(o.minConfidence), keep_edges: o.points.dropEdges ? 0 : 1,
+                                        edge_threshold: o.points.edgeThreshold, every: Int32(o.every),
+                                        min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0)
+}
+
+private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?) throws -> SceneFusionOptions {
+    var o = SceneFusionOptions()
+    guard let c = pointer?.pointee else { return o }
+    o.voxel = c.voxel
+    o.trunc = c.trunc == 0 ? nil : c.trunc
+    o.points.minDepth = c.min_depth
+    o.points.maxDepth = c.max_depth
+    guard (0...2).contains(c.min_confidence) else { throw argument("min_confidence must be 0, 1 or 2 (\(c.min_confidence))") }
+    o.minConfidence = UInt8(c.min_confidence)
+    o.points.dropEdges = c.keep_edges == 0
+    o.points.edgeThreshold = c.edge_threshold
+    o.every = Int(c.every)
+    o.minFragmentTriangles = Int(c.min_fragment)
+    guard c.max_memory_mb >= 0, c.max_memory_mb <= 1 << 30 else { throw argument("max_memory_mb must be 0 or a number of MB") }
+    o.memoryBudget = c.max_memory_mb == 0 ? nil : Int(c.max_memory_mb) << 20
+    try o.validate()
+    return o
+}
+
+@c @implementation
+public func rgbd_scene_fuse(_ scene: OpaquePointer!, _ options: UnsafePointer<rgbd_fuse_options>!,
+                            _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let s = try sceneHandle(scene).scene
+        let fused = try SceneFusion.build(s, options: try fusionOptions(options))
+        out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused.mesh)).toOpaque())
+    }
+}
+
+@c @implementation
+public func rgbd_mesh_destroy(_ mesh: OpaquePointer!) {
+    guard let mesh else { return }
+    Unmanaged<MeshHandle>.fromOpaque(UnsafeRawPointer(mesh)).release()
+}
+
+@c @implementation
+public func rgbd_mesh_counts(_ mesh: OpaquePointer!, _ vertexCount: UnsafeMutablePointer<Int>!,
+                             _ faceCount: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        let m = try meshHandle(mesh).mesh
+        vertexCount?.pointee = m.vertexCount
+        faceCount?.pointee = m.faceCount
+    }
+}
+
+@c @implementation
+public func rgbd_mesh_copy(_ mesh: OpaquePointer!, _ positions: UnsafeMutablePointer<Float>!,
+                           _ colors: UnsafeMutablePointer<UInt8>!, _ normals: UnsafeMutablePointer<Float>!,
+                           _ vertexCapacity: Int, _ faces: UnsafeMutablePointer<UInt32>!, _ faceCapacity: Int) -> Int32 {
+    guarded {
+        let m = try meshHandle(mesh).mesh
+        // Check every buffer before writing any.
+        if positions != nil || colors != nil || normals != nil, vertexCapacity < m.vertexCount {
+            throw argument("vertex_capacity is \(vertexCapacity), the mesh has \(m.vertexCount) vertices")
+        }
+        if faces != nil, faceCapacity < m.faceCount {
+            throw argument("face_capacity is \(faceCapacity), the mesh has \(m.faceCount) triangles")
+        }
+        if let positions { _ = UnsafeMutableBufferPointer(start: positions, count: m.positions.count).update(fromContentsOf: m.positions) }
+        if let colors { _ = UnsafeMutableBufferPointer(start: colors, count: m.colors.count).update(fromContentsOf: m.colors) }
+        if let normals { _ = UnsafeMutableBufferPointer(start: normals, count: m.normals.count).update(fromContentsOf: m.normals) }
+        if let faces { _ = UnsafeMutableBufferPointer(start: faces, count: m.faces.count).update(fromContentsOf: m.faces) }
+    }
+}

@@ -43,6 +43,23 @@ public struct SyntheticRoom: Equatable, Sendable {
         }
     }
 
+    /// A solid ball (for tests of curved surfaces: a fused sphere has its radius).
+    public struct Sphere: Equatable, Sendable {
+        /// The centre.
+        public var center: SIMD3<Double>
+        /// The radius, metres.
+        public var radius: Double
+        /// Its colour (0…255).
+        public var color: SIMD3<Double>
+
+        /// A sphere from its values.
+        public init(center: SIMD3<Double>, radius: Double, color: SIMD3<Double>) {
+            self.center = center
+            self.radius = radius
+            self.color = color
+        }
+    }
+
     /// Which surface a ray hit.
     public enum Surface: Equatable, Sendable {
         /// The floor (`y = minCorner.y`).
@@ -54,6 +71,8 @@ public struct SyntheticRoom: Equatable, Sendable {
         case wall(Int)
         /// Box `index` of `boxes`.
         case box(Int)
+        /// Sphere `index` of `spheres`.
+        case sphere(Int)
     }
 
     /// The nearest surface along a ray.
@@ -78,6 +97,9 @@ public struct SyntheticRoom: Equatable, Sendable {
         Box(center: SIMD3(-1.9, 0.3, 1.25), halfSize: SIMD3(0.35, 0.3, 0.45), yaw: 0.35, color: SIMD3(60, 120, 180)),
         Box(center: SIMD3(0.3, 0.6, -1.55), halfSize: SIMD3(0.25, 0.6, 0.2), yaw: -0.5, color: SIMD3(80, 160, 90)),
     ]
+
+    /// Balls in the room (none in the default room).
+    public var spheres: [Sphere] = []
 
     /// The default room: 5 × 3 × 4 m (x × y × z), floor at y = 0, three boxes.
     public init() {}
@@ -126,6 +148,18 @@ public struct SyntheticRoom: Equatable, Sendable {
             bestNormal = box.worldDirection(n)
             bestSurface = .box(index)
         }
+        for (index, sphere) in spheres.enumerated() {
+            // |o + t·d − c|² = r²: the smaller positive root.
+            let oc = o - sphere.center
+            let a = (d * d).sum(), b = (oc * d).sum(), c = (oc * oc).sum() - sphere.radius * sphere.radius
+            let discriminant = b * b - a * c
+            guard discriminant >= 0 else { continue }
+            let t = (-b - discriminant.squareRoot()) / a
+            guard t > 0, t < bestT else { continue }
+            bestT = t
+            bestNormal = normalized(o + d * t - sphere.center)
+            bestSurface = .sphere(index)
+        }
         guard bestT.isFinite else { return nil }
         return Hit(t: bestT, point: o + d * bestT, normal: bestNormal, surface: bestSurface)
     }
@@ -137,6 +171,10 @@ public struct SyntheticRoom: Equatable, Sendable {
         var best = Self.boxSurfaceDistance(p - center, half: half)
         for box in boxes {
             best = min(best, Self.boxSurfaceDistance(box.toLocal(p), half: box.halfSize))
+        }
+        for sphere in spheres {
+            let v = p - sphere.center
+            best = min(best, abs((v * v).sum().squareRoot() - sphere.radius))
         }
         return best
     }
@@ -194,6 +232,11 @@ public struct SyntheticRoom: Equatable, Sendable {
             let cell = Self.hash(Int(floorOf(a / 0.1)), Int(floorOf(b / 0.1)), faceSeed)
             let faceShade = abs(n.y) > 0.5 ? 1.1 : abs(n.x) > 0.5 ? 0.8 : 0.95
             return box.color * (faceShade * (0.7 + 0.45 * cell))
+        case .sphere(let index):
+            let sphere = spheres[index]
+            let n = normalized(p - sphere.center)
+            // Bands of latitude.
+            return sphere.color * (0.75 + 0.25 * sine(n.y * 12))
         }
     }
 

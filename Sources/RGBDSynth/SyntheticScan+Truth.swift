@@ -100,6 +100,9 @@ extension SyntheticScan {
         let boxes = room.boxes.map { b in
             "      {\"center\": \(v3(b.center)), \"half_size\": \(v3(b.halfSize)), \"yaw\": \(scanNumber(b.yaw))}"
         }
+        // Spheres only when the room has them (the default room's truth is unchanged).
+        let spheres = room.spheres.map { "      {\"center\": \(v3($0.center)), \"radius\": \(scanNumber($0.radius))}" }
+        let spheresJSON = spheres.isEmpty ? "" : ",\n    \"spheres\": [\n\(spheres.joined(separator: ",\n"))\n    ]"
         let rebasing = layout.rebased
             ? "the room's world re-based on the first frame: world_from_room = inverse of frame 0's camera-to-world pose with OpenGL camera axes"
             : "the room's world itself (ARKit-like: gravity-aligned, +y up, metres)"
@@ -123,7 +126,7 @@ extension SyntheticScan {
             "boxes": [
         \(boxes.joined(separator: ",\n"))
             ],
-            "box_yaw": "radians about +y; a box's point p_local maps to center + Ry(yaw) p_local"
+            "box_yaw": "radians about +y; a box's point p_local maps to center + Ry(yaw) p_local"\(spheresJSON)
           },
           "frames": [
         \(frames.joined(separator: ",\n"))

@@ -361,7 +361,7 @@ def test_completions_are_installed(prefix, shell, path):
         run(shell, "-n", prefix / path)
 
 
-SUBCOMMANDS = ("rectify", "cloud", "info", "preview")
+SUBCOMMANDS = ("rectify", "cloud", "info", "preview", "fuse")
 
 
 def tree(root: Path) -> set:

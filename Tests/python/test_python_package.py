@@ -155,6 +155,10 @@ _C_TYPES = {
     "rgbd_rectify_options *": ctypes.POINTER(_lib.RgbdRectifyOptions),
     "char **": ctypes.POINTER(ctypes.c_char_p),
     "rgbd_export_options *": ctypes.POINTER(_lib.RgbdExportOptions),
+    "uint32_t *": ctypes.POINTER(ctypes.c_uint32),
+    "rgbd_fuse_options *": ctypes.POINTER(_lib.RgbdFuseOptions),
+    "rgbd_mesh *": _lib.RgbdMeshP,
+    "rgbd_mesh **": ctypes.POINTER(_lib.RgbdMeshP),
 }
 
 

@@ -10,6 +10,7 @@ geometry; a malformed scan raises RGBDError with status INVALID_SCENE.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,60 @@ def test_malformed_scan_raises_invalid_scene(synth, tmp_path):
         rgbd.load_scene(path)
     assert error.value.status == rgbd.Status.INVALID_SCENE
     assert str(odometry) in str(error.value) and "line 3" in str(error.value)
+
+
+def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
+    """Scene.fuse (the C ABI's rgbd_scene_fuse, count then fill) gives numpy arrays on the
+    scan's true surfaces, bit for bit the mesh `rgbd fuse` writes."""
+    import json
+
+    from plyfile import PlyData
+
+    sys.path.insert(0, str(REPO / "Scripts"))
+    from fuse_quality import room_distance
+
+    path = make_scan(synth, tmp_path, "stray", frames=10)
+    with rgbd.load_scene(path) as scene:
+        mesh = scene.fuse(voxel=0.02)
+    assert isinstance(mesh, rgbd.Mesh)
+    n = len(mesh.vertices)
+    assert n > 3000 and mesh.vertices.dtype == np.float32 and mesh.faces.dtype == np.uint32
+    assert mesh.faces.shape[1] == 3 and mesh.faces.max() < n and mesh.colors.shape == (n, 3)
+    assert np.allclose(np.linalg.norm(mesh.normals, axis=1), 1, atol=1e-3)
+    truth = json.loads((tmp_path / "stray.truth.json").read_text())
+    distance = room_distance(mesh.vertices.astype(np.float64), truth)
+    assert np.median(distance) < 0.002 and np.quantile(distance, 0.95) < 0.02
+    ply = tmp_path / "mesh.ply"
+    subprocess.run([rgbd_bin, "fuse", str(path), "-o", str(ply), "--voxel", "0.02", "-q"], check=True)
+    written = PlyData.read(str(ply))
+    v = written["vertex"]
+    assert np.array_equal(np.stack([v["x"], v["y"], v["z"]], axis=1), mesh.vertices)
+    assert np.array_equal(np.stack([v["red"], v["green"], v["blue"]], axis=1), mesh.colors)
+    assert np.array_equal(np.stack(written["face"]["vertex_indices"]).astype(np.uint32), mesh.faces)
+    # Bad options raise RGBDError with the library's message.
+    with rgbd.load_scene(path) as scene, pytest.raises(rgbd.RGBDError, match="voxel must be between"):
+        scene.fuse(voxel=1e-9)
+
+
+def test_fuse_dask_example_fuses_one_scan_per_task(synth, tmp_path):
+    """Examples/python/fuse_dask.py on a LocalCluster: two scans fused (the same arrays as
+    Scene.fuse), a broken one reported by name while the others go on, exit status 1."""
+    good = []
+    for name in ("a", "b"):
+        good.append(make_scan(synth, tmp_path / name, "stray", frames=4).rename(tmp_path / f"scan_{name}"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "odometry.csv").write_text("not, a, table\n")
+    (broken / "depth").mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(REPO / "Examples" / "python" / "fuse_dask.py"), *map(str, good),
+                           str(broken), "-o", str(out), "--voxel", "0.03", "--threads"],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
+    assert proc.returncode == 1, proc.stderr
+    assert f"error {broken}: " in proc.stderr and "2 of 3 scans" in proc.stdout
+    with rgbd.load_scene(good[0]) as scene:
+        mesh = scene.fuse(voxel=0.03)
+    saved = np.load(out / "scan_a.npz")
+    assert len(saved["faces"]) > 100 and (out / "scan_b.npz").exists()
+    assert np.array_equal(saved["vertices"], mesh.vertices) and np.array_equal(saved["faces"], mesh.faces)

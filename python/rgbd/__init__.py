@@ -40,6 +40,7 @@ from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
 from ._scene import Frame, Scene, load_scene
+from ._scene import Mesh
 
 # rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
 # of the version number (the library's rgbd_version() says the same); a file in the
@@ -66,6 +67,7 @@ __all__ = [
     "Lens",
     "Scene",
     "Frame",
+    "Mesh",
     "RGBDError",
     "Status",
     "LibraryNotFoundError",

@@ -43,6 +43,8 @@ __all__ = [
     "RgbdFrameInfo",
     "RgbdExportOptions",
     "RgbdSceneP",
+    "RgbdFuseOptions",
+    "RgbdMeshP",
     "RgbdLens",
     "RgbdRectifierP",
     "candidate_paths",
@@ -210,6 +212,30 @@ class RgbdRectifyOptions(ctypes.Structure):
     ]
 
 
+class RgbdFuseOptions(ctypes.Structure):
+    """``rgbd_fuse_options``: the options of fusion (``rgbd fuse``'s flags)."""
+
+    _fields_ = [
+        ("voxel", ctypes.c_double),
+        ("trunc", ctypes.c_double),
+        ("min_depth", ctypes.c_float),
+        ("max_depth", ctypes.c_float),
+        ("min_confidence", ctypes.c_int32),
+        ("keep_edges", ctypes.c_int32),
+        ("edge_threshold", ctypes.c_float),
+        ("every", ctypes.c_int32),
+        ("min_fragment", ctypes.c_int32),
+        ("max_memory_mb", ctypes.c_int64),
+    ]
+
+
+class RgbdMesh(ctypes.Structure):
+    """``struct rgbd_mesh``: opaque, only ever handled through a pointer."""
+
+
+RgbdMeshP = ctypes.POINTER(RgbdMesh)
+
+
 class RgbdLens(ctypes.Structure):
     """``rgbd_lens``: calibration values for rectifying arbitrary frames (table borrowed)."""
 
@@ -316,6 +342,14 @@ _SIGNATURES = {
     "rgbd_scene_export": (
         _c.c_int,
         [RgbdSceneP, _c.c_char_p, _c.c_char_p, _c.POINTER(RgbdExportOptions), c_size_t_p],
+    ),
+    "rgbd_fuse_options_default": (None, [_c.POINTER(RgbdFuseOptions)]),
+    "rgbd_scene_fuse": (_c.c_int, [RgbdSceneP, _c.POINTER(RgbdFuseOptions), _c.POINTER(RgbdMeshP)]),
+    "rgbd_mesh_destroy": (None, [RgbdMeshP]),
+    "rgbd_mesh_counts": (_c.c_int, [RgbdMeshP, c_size_t_p, c_size_t_p]),
+    "rgbd_mesh_copy": (
+        _c.c_int,
+        [RgbdMeshP, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t],
     ),
 }
 del _c

@@ -44,6 +44,20 @@ class Frame:
     color: Optional[np.ndarray]
 
 
+@dataclass(frozen=True)
+class Mesh:
+    """A fused surface (:meth:`Scene.fuse`): numpy arrays in the scene's world, meters."""
+
+    #: (N, 3) float32 vertex positions.
+    vertices: np.ndarray
+    #: (M, 3) uint32 vertex indices per triangle, counter-clockwise seen from the observed side.
+    faces: np.ndarray
+    #: (N, 3) uint8 RGB per vertex (white for a depth-only scene).
+    colors: np.ndarray
+    #: (N, 3) float32 unit normals per vertex, toward the observed side.
+    normals: np.ndarray
+
+
 def _destroy(handle: Any) -> None:
     _lib.lib().rgbd_scene_destroy(handle)
 
@@ -187,6 +201,57 @@ class Scene:
             check(_lib.lib().rgbd_scene_export(self._live(), raw, format.encode(), ctypes.byref(options),
                                                ctypes.byref(frames)))
         return frames.value
+
+    def fuse(self, voxel: float = 0.01, trunc: Optional[float] = None, min_depth: float = 0.0,
+             max_depth: float = math.inf, min_confidence: int = 1, keep_edges: bool = False,
+             edge_threshold: float = 0.05, every: int = 1, min_fragment: int = 0,
+             max_memory_mb: Optional[int] = None) -> Mesh:
+        """Fuses the scene's frames into one surface, as ``rgbd fuse`` does (docs/fuse.md):
+        a TSDF volume on a sparse block hash (``voxel`` meters, truncation ``trunc``,
+        default 4 voxels), then marching cubes.
+
+        Returns a :class:`Mesh` of numpy arrays in the scene's world. Depth is used when its
+        confidence is at least ``min_confidence`` (0..2), it lies within
+        ``min_depth``..``max_depth`` and it passes the flying-pixel filter
+        (``edge_threshold``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
+        ``min_fragment`` drops pieces of fewer triangles, ``max_memory_mb`` bounds the
+        volume (default half the machine's memory).
+
+        Raises:
+            RGBDError: bad options, an unreadable frame, a frame beyond the volume's reach or
+                one that would exceed the memory budget (the message names it).
+        """
+        lib = _lib.lib()
+        options = _lib.RgbdFuseOptions()
+        lib.rgbd_fuse_options_default(ctypes.byref(options))
+        options.voxel = voxel
+        options.trunc = 0.0 if trunc is None else trunc
+        options.min_depth = min_depth
+        options.max_depth = max_depth
+        options.min_confidence = min_confidence
+        options.keep_edges = 1 if keep_edges else 0
+        options.edge_threshold = edge_threshold
+        options.every = every
+        options.min_fragment = min_fragment
+        options.max_memory_mb = 0 if max_memory_mb is None else max_memory_mb
+        mesh = _lib.RgbdMeshP()
+        with self._lock:
+            check(lib.rgbd_scene_fuse(self._live(), ctypes.byref(options), ctypes.byref(mesh)))
+        try:
+            vertices, faces = ctypes.c_size_t(), ctypes.c_size_t()
+            check(lib.rgbd_mesh_counts(mesh, ctypes.byref(vertices), ctypes.byref(faces)))
+            nv, nf = vertices.value, faces.value
+            positions = np.empty((nv, 3), np.float32)
+            colors = np.empty((nv, 3), np.uint8)
+            normals = np.empty((nv, 3), np.float32)
+            triangles = np.empty((nf, 3), np.uint32)
+            f32, u8 = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_uint8)
+            check(lib.rgbd_mesh_copy(mesh, positions.ctypes.data_as(f32), colors.ctypes.data_as(u8),
+                                     normals.ctypes.data_as(f32), nv,
+                                     triangles.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), nf))
+        finally:
+            lib.rgbd_mesh_destroy(mesh)
+        return Mesh(positions, triangles, colors, normals)
 
     def __repr__(self) -> str:
         return f"Scene({self.path!r}, {self._count} frames, color {self.color_size}, depth {self.depth_size})"

@@ -401,6 +401,49 @@ void rgbd_export_options_default(rgbd_export_options *options);
 int rgbd_scene_export(rgbd_scene *scene, const char *directory, const char *format,
                       const rgbd_export_options *options, size_t *frames);
 
+
+/* ---- Fusion: a scene into one triangle mesh (rgbd fuse) ------------------------------ */
+
+/* Options of rgbd_scene_fuse, as rgbd fuse's flags (docs/fuse.md). */
+typedef struct rgbd_fuse_options {
+    double voxel;            /* voxel edge, meters, 0.001 to 1 (default 0.01) */
+    double trunc;            /* truncation distance, meters; 0 = 4 voxels (default 0) */
+    float min_depth;         /* meters; depths nearer are not used (default 0) */
+    float max_depth;         /* meters; depths farther are not used (default +infinity) */
+    int32_t min_confidence;  /* lowest ARKit confidence used, 0..2 (default 1) */
+    int32_t keep_edges;      /* nonzero: no flying-pixel filter (default 0) */
+    float edge_threshold;    /* relative depth jump to a 4-neighbor that marks an edge (0.05) */
+    int32_t every;           /* integrate every N-th frame (default 1) */
+    int32_t min_fragment;    /* drop connected pieces of fewer triangles (default 0: keep all) */
+    int64_t max_memory_mb;   /* the most memory the volume may take; 0 = half the machine's */
+} rgbd_fuse_options;
+
+/* Fills *options with the defaults above. */
+void rgbd_fuse_options_default(rgbd_fuse_options *options);
+
+/* A fused surface: vertices (positions in meters in the scene's world, RGB colors, unit
+ * normals toward the observed side) and triangles (three vertex indices each,
+ * counter-clockwise seen from the observed side). */
+typedef struct rgbd_mesh rgbd_mesh;
+
+/* Fuses every (every-th) frame of the scene into a TSDF volume and extracts its surface
+ * with marching cubes (options NULL = defaults); *out receives a handle released with
+ * rgbd_mesh_destroy. Uses all processors; the result does not depend on their number. */
+int rgbd_scene_fuse(rgbd_scene *scene, const rgbd_fuse_options *options, rgbd_mesh **out);
+
+/* Releases a mesh. Accepts NULL. */
+void rgbd_mesh_destroy(rgbd_mesh *mesh);
+
+/* The number of vertices and of triangles (either pointer may be NULL). */
+int rgbd_mesh_counts(const rgbd_mesh *mesh, size_t *vertex_count, size_t *face_count);
+
+/* Copies the mesh into caller buffers; any may be NULL to skip it. positions and normals:
+ * vertex_count*3 floats; colors: vertex_count*3 bytes; faces: face_count*3 uint32.
+ * vertex_capacity and face_capacity are the numbers of vertices and triangles the
+ * buffers hold, at least the counts of rgbd_mesh_counts. */
+int rgbd_mesh_copy(const rgbd_mesh *mesh, float *positions, uint8_t *colors, float *normals, size_t vertex_capacity,
+                   uint32_t *faces, size_t face_capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,15 +8,16 @@ public enum PLYWriter {
         case ascii
     }
 
-    /// The header for `count` vertices, with comments on units, frame, intrinsics and
-    /// source.
-    public static func header(count: Int, normals: Bool, encoding: Encoding, comments: [String]) -> String {
+    /// The header for `count` vertices (and `faces` triangles, `vertex_indices` lists of
+    /// three `int`s, when given), with comments on units, frame, intrinsics and source.
+    public static func header(count: Int, normals: Bool, encoding: Encoding, comments: [String], faces: Int? = nil) -> String {
         var lines = ["ply", "format \(encoding.rawValue) 1.0"]
         lines += comments.map { "comment " + $0.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.reduce(into: "") { $0.append($1) } }
         lines.append("element vertex \(count)")
         lines += ["x", "y", "z"].map { "property float \($0)" }
         lines += ["red", "green", "blue"].map { "property uchar \($0)" }
         if normals { lines += ["nx", "ny", "nz"].map { "property float \($0)" } }
+        if let faces { lines += ["element face \(faces)", "property list uchar int vertex_indices"] }
         lines.append("end_header")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -74,9 +75,11 @@ public enum PLYWriter {
     }
 
     /// Streams `count` points, produced by `points` (which calls its argument once per
-    /// point), to an open descriptor (closed afterwards). Returns the number written.
+    /// point), to an open descriptor (closed afterwards), then `faces` (triangles, three
+    /// vertex indices each) when given. Returns the number of points written.
     @discardableResult
     public static func write(count: Int, normals: Bool, fd: Int32, path: String, encoding: Encoding, comments: [String],
+                             faces: [UInt32]? = nil,
                              points: ((PointCloud.Point) throws -> Void) throws -> Void) throws -> Int {
         defer { FileSystem.closeFile(fd) }
         let capacity = 1 << 18
@@ -94,7 +97,8 @@ public enum PLYWriter {
                 used += 1
             }
         }
-        try append(header(count: count, normals: normals, encoding: encoding, comments: comments).utf8)
+        try append(header(count: count, normals: normals, encoding: encoding, comments: comments,
+                          faces: faces.map { $0.count / 3 }).utf8)
         let record = normals ? 27 : 15
         var written = 0
         try points { point in
@@ -117,6 +121,21 @@ public enum PLYWriter {
                 try append(line.utf8)
             }
             written += 1
+        }
+        for t in 0..<(faces?.count ?? 0) / 3 {
+            guard let faces else { break }
+            let o = 3 * t
+            switch encoding {
+            case .binaryLittleEndian:
+                if used + 13 > capacity { try flush() }
+                buffer.storeBytes(of: UInt8(3), toByteOffset: used, as: UInt8.self)
+                for k in 0..<3 {
+                    buffer.storeBytes(of: faces[o + k].littleEndian, toByteOffset: used + 1 + 4 * k, as: UInt32.self)
+                }
+                used += 13
+            case .ascii:
+                try append("3 \(faces[o]) \(faces[o + 1]) \(faces[o + 2])\n".utf8)
+            }
         }
         try flush()
         guard written == count else {
@@ -197,5 +216,32 @@ extension PointCloud {
             try files.commit()
         }
         return count
+    }
+}
+
+extension PLYWriter {
+    /// Writes a triangle mesh to `path`, atomically: vertices with `x, y, z`, `red, green,
+    /// blue`, `nx, ny, nz`, then the faces as lists of three vertex indices.
+    public static func write(path: String, mesh: TriangleMesh, encoding: Encoding, comments: [String] = []) throws {
+        guard mesh.positions.count == 3 * mesh.vertexCount, mesh.colors.count == mesh.positions.count,
+              mesh.normals.count == mesh.positions.count, mesh.faces.count == 3 * mesh.faceCount,
+              mesh.faces.allSatisfy({ Int($0) < mesh.vertexCount }) else {
+            throw RGBDError(.invalidArgument, file: path, "a mesh needs 3 values per vertex for positions, colors and normals, and faces of existing vertices")
+        }
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path) { fd, temporary in
+            try write(count: mesh.vertexCount, normals: true, fd: fd, path: temporary, encoding: encoding,
+                      comments: comments, faces: mesh.faces) { body in
+                for i in 0..<mesh.vertexCount {
+                    let o = 3 * i
+                    try body(PointCloud.Point(
+                        position: SIMD3(mesh.positions[o], mesh.positions[o + 1], mesh.positions[o + 2]),
+                        color: SIMD3(mesh.colors[o], mesh.colors[o + 1], mesh.colors[o + 2]),
+                        normal: SIMD3(mesh.normals[o], mesh.normals[o + 1], mesh.normals[o + 2])))
+                }
+            }
+        }
+        try files.commit()
     }
 }

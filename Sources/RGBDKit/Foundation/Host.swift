@@ -20,6 +20,13 @@ package enum Host {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         return n > 0 ? Int(n) : 1
     }
+
+    /// The machine's physical memory in bytes (nil when the system does not say).
+    package static var physicalMemoryBytes: Int? {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
+        guard pages > 0, size > 0 else { return nil }
+        return Int(pages).multipliedReportingOverflow(by: Int(size)).overflow ? Int.max : Int(pages) * Int(size)
+    }
 }
 
 /// The C library's sine and cosine (radians).

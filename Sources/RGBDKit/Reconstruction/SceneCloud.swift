@@ -124,38 +124,27 @@ public struct SceneCloud: Sendable {
     }
 }
 
-/// Points summed per cell of a voxel grid in an open-addressing hash table (keys are the
-/// cells' packed integer coordinates), so memory follows the occupied cells. With a voxel
-/// of 0 every point is kept as it is.
+/// Points summed per cell of a voxel grid (cells indexed by `SparseKeyIndex`), so memory
+/// follows the occupied cells. With a voxel of 0 every point is kept as it is.
 struct VoxelAccumulator {
     let voxel: Double
-    private var keys: [UInt64] = []
+    private var cells = SparseKeyIndex(capacity: 1 << 16)
     private var sums: [SIMD4<Float>] = []     // x, y, z, count
     private var colorSums: [SIMD3<UInt32>] = []
-    private var slots: [Int32] = []           // index into sums, -1 empty
-    private var mask = 0
     private var raw: [Float] = []
     private var rawColors: [UInt8] = []
 
     init(voxel: Double) {
         self.voxel = voxel
-        if voxel > 0 { rehash(capacity: 1 << 16) }
     }
 
-    /// The cell key: 21 bits per axis (±1 048 576 cells: ±10 km at 1 cm), offset to positive.
+    /// The cell key (`SparseKeyIndex.cellKey`: ±10 km at 1 cm); nil beyond.
     @inline(__always) private func key(_ p: SIMD3<Float>) -> UInt64? {
         let inv = Float(1 / voxel)
         let q = (p * inv).rounded(.down)
         let limit: Float = 1_048_575
         guard q.x.isFinite, q.y.isFinite, q.z.isFinite, abs(q.x) < limit, abs(q.y) < limit, abs(q.z) < limit else { return nil }
-        let x = UInt64(Int64(q.x) + 1_048_576), y = UInt64(Int64(q.y) + 1_048_576), z = UInt64(Int64(q.z) + 1_048_576)
-        return x | y << 21 | z << 42
-    }
-
-    @inline(__always) private static func hash(_ k: UInt64) -> Int {
-        var h = k &* 0x9E37_79B9_7F4A_7C15
-        h ^= h >> 29
-        return Int(truncatingIfNeeded: h)
+        return SparseKeyIndex.cellKey(Int(q.x), Int(q.y), Int(q.z))
     }
 
     mutating func add(_ p: SIMD3<Float>, _ c: SIMD3<UInt8>) {
@@ -165,33 +154,13 @@ struct VoxelAccumulator {
             return
         }
         guard let k = key(p) else { return }
-        var slot = Self.hash(k) & mask
-        while true {
-            let index = Int(slots[slot])
-            if index < 0 {
-                slots[slot] = Int32(sums.count)
-                keys.append(k)
-                sums.append(SIMD4(p.x, p.y, p.z, 1))
-                colorSums.append(SIMD3(UInt32(c.x), UInt32(c.y), UInt32(c.z)))
-                if sums.count * 2 > slots.count { rehash(capacity: slots.count * 2) }
-                return
-            }
-            if keys[index] == k {
-                sums[index] += SIMD4(p.x, p.y, p.z, 1)
-                colorSums[index] &+= SIMD3(UInt32(c.x), UInt32(c.y), UInt32(c.z))
-                return
-            }
-            slot = (slot + 1) & mask
-        }
-    }
-
-    private mutating func rehash(capacity: Int) {
-        slots = [Int32](repeating: -1, count: capacity)
-        mask = capacity - 1
-        for (index, k) in keys.enumerated() {
-            var slot = Self.hash(k) & mask
-            while slots[slot] >= 0 { slot = (slot + 1) & mask }
-            slots[slot] = Int32(index)
+        let (index, inserted) = cells.insert(k)
+        if inserted {
+            sums.append(SIMD4(p.x, p.y, p.z, 1))
+            colorSums.append(SIMD3(UInt32(c.x), UInt32(c.y), UInt32(c.z)))
+        } else {
+            sums[index] += SIMD4(p.x, p.y, p.z, 1)
+            colorSums[index] &+= SIMD3(UInt32(c.x), UInt32(c.y), UInt32(c.z))
         }
     }
 

@@ -1,0 +1,186 @@
+/// What `SceneFusion` does: the volume's resolution and truncation, which depths count
+/// and how much, and what is kept of the mesh.
+public struct SceneFusionOptions: Equatable, Sendable {
+    /// The voxel edge, meters (1 mm … 1 m).
+    public var voxel: Double = 0.01
+    /// The truncation distance, meters; nil: 4 voxels. At least one voxel, at most 1 m.
+    public var trunc: Double? = nil
+    /// The lowest ARKit confidence used (0 low, 1 medium, 2 high); frames without
+    /// confidence maps use every depth.
+    public var minConfidence: UInt8 = 1
+    /// Per-frame filters: depth range and the flying-pixel filter (`dropEdges`,
+    /// `edgeThreshold`); the stride, normals and axes are not used.
+    public var points = PointCloudOptions()
+    /// Use every N-th frame.
+    public var every: Int = 1
+    /// Drop connected pieces of the mesh with fewer triangles than this (0 keeps all).
+    public var minFragmentTriangles: Int = 0
+    /// The most bytes the volume may take; nil: half the machine's memory. A frame that
+    /// would need more is refused, naming it, before anything is allocated for it.
+    public var memoryBudget: Int? = nil
+    /// Integrate and mesh on all processors (the result is the same bit for bit).
+    public var parallel: Bool = true
+
+    /// The defaults: 1 cm voxels, 4-voxel truncation, medium confidence and up, edges
+    /// dropped, every frame, every fragment kept.
+    public init() {}
+
+    /// The truncation in effect, meters.
+    public var truncation: Double { trunc ?? 4 * voxel }
+
+    /// The memory budget in effect, bytes.
+    public var budget: Int { memoryBudget ?? (Host.physicalMemoryBytes.map { $0 / 2 } ?? 4 << 30) }
+
+    /// Checks the values.
+    /// - Throws: `RGBDError` (`.invalidArgument`) naming the first value out of range.
+    public func validate() throws {
+        try points.validate()
+        guard voxel.isFinite, voxel >= 0.001, voxel <= 1 else {
+            throw RGBDError(.invalidArgument, "the voxel must be between 0.001 and 1 m (\(voxel))")
+        }
+        guard truncation.isFinite, truncation >= voxel, truncation <= 1 else {
+            throw RGBDError(.invalidArgument, "the truncation must be at least one voxel (\(voxel) m) and at most 1 m (\(truncation))")
+        }
+        guard every >= 1 else { throw RGBDError(.invalidArgument, "the frame step must be at least 1 (\(every))") }
+        guard minConfidence <= 2 else {
+            throw RGBDError(.invalidArgument, "the confidence levels are 0, 1 and 2 (\(minConfidence))")
+        }
+        guard minFragmentTriangles >= 0 else {
+            throw RGBDError(.invalidArgument, "the smallest fragment kept must be 0 or more triangles (\(minFragmentTriangles))")
+        }
+        guard budget > 0 else { throw RGBDError(.invalidArgument, "the memory budget must be positive (\(budget))") }
+    }
+}
+
+/// A scene fused into one surface: each frame's depth integrated into a truncated signed
+/// distance volume on a sparse block hash (`TSDFVolume`), then meshed by marching cubes.
+///
+/// Per frame, a depth pixel counts when its confidence is at least `minConfidence`, its
+/// depth is within the range and it passes the flying-pixel filter (as `rgbd cloud`
+/// keeps points). Its weight is
+///
+///     w = c(confidence) · min(1, (1 m / z)²) · max(0.1, cos θ)
+///
+/// with `c` = 1 for high, 0.5 for medium, 0.25 for low confidence (1 without a confidence
+/// map), `z` the depth in meters (LiDAR's noise grows with distance), and θ the angle
+/// between the pixel's ray and the surface normal from the depth map's neighbors
+/// (grazing views count less; 0.5 when the pixel has no neighbor to give a normal). A
+/// voxel's color is the weighted average of the colors it saw: each frame's color image
+/// averaged over the depth pixel's footprint (as `rgbd cloud` colors points).
+public struct SceneFusion: Sendable {
+    /// The surface.
+    public var mesh: TriangleMesh
+    /// Frames integrated.
+    public var frames: Int
+    /// Blocks of 8³ voxels in the volume.
+    public var blocks: Int
+    /// Bytes the volume took.
+    public var volumeBytes: Int
+    /// Triangles dropped as small fragments.
+    public var droppedTriangles: Int
+
+    /// Fuses `scene`; `progress` is called after each frame with the number done and the
+    /// number to do.
+    /// - Throws: `RGBDError` for bad options, a frame that cannot be read, a frame whose
+    ///   points lie beyond the volume's reach, or one that would exceed the memory budget.
+    public static func build(_ scene: Scene, options: SceneFusionOptions,
+                             progress: ((Int, Int) -> Void)? = nil) throws -> SceneFusion {
+        try options.validate()
+        var volume = TSDFVolume(voxel: Float(options.voxel), trunc: Float(options.truncation), memoryBudget: options.budget)
+        volume.parallel = options.parallel
+        let positions = Array(Swift.stride(from: 0, to: scene.frames.count, by: options.every))
+        var done = 0
+        try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
+            let prepared = prepare(depth: frame.depth, confidence: frame.confidence, color: frame.color,
+                                   intrinsics: frame.info.depthIntrinsics, pose: frame.pose, options: options)
+            try volume.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
+            done += 1
+            progress?(done, positions.count)
+        }
+        var mesh = volume.extractMesh(parallel: options.parallel)
+        let before = mesh.faceCount
+        if options.minFragmentTriangles > 0 { mesh = mesh.removingFragments(smallerThan: options.minFragmentTriangles) }
+        return SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
+                           droppedTriangles: before - mesh.faceCount)
+    }
+
+    /// One frame's depth, per-pixel weights and colors, ready for the volume.
+    static func prepare(depth: DepthMap, confidence: ImageBuffer<UInt8>?, color: ColorImage?, intrinsics: Intrinsics,
+                        pose: Pose, options: SceneFusionOptions) -> TSDFFrame {
+        var filter = options.points
+        filter.stride = 1
+        let kept = PointCloud.selection(depth, options: filter)
+        let width = depth.width, height = depth.height
+        var values = [Float](repeating: .nan, count: width * height)
+        var weights = [Float](repeating: 0, count: width * height)
+        let fxInv = Float(1 / intrinsics.fx), fyInv = Float(1 / intrinsics.fy)
+        let cx = Float(intrinsics.cx), cy = Float(intrinsics.cy)
+        @inline(__always) func point(_ u: Int, _ v: Int) -> SIMD3<Float>? {
+            guard u >= 0, v >= 0, u < width, v < height else { return nil }
+            let z = depth.samples[v * width + u]
+            guard z.isFinite, z > 0 else { return nil }
+            return SIMD3((Float(u) - cx) * z * fxInv, (Float(v) - cy) * z * fyInv, z)
+        }
+        for v in 0..<height {
+            for u in 0..<width {
+                let i = v * width + u
+                guard kept[i] else { continue }
+                let level = confidence?.samples[i] ?? 2
+                guard confidence == nil || level >= options.minConfidence, let p = point(u, v) else { continue }
+                let trust: Float = level >= 2 ? 1 : level == 1 ? 0.5 : 0.25
+                let distance = min(1, 1 / (p.z * p.z))
+                let normal = PointCloud.normal(at: p, left: point(u - 1, v), right: point(u + 1, v), up: point(u, v - 1),
+                                               down: point(u, v + 1), limit: filter.edgeThreshold * p.z)
+                let facing: Float
+                if normal == .zero {
+                    facing = 0.5
+                } else {
+                    facing = max(0.1, abs((normal * p).sum()) / (p * p).sum().squareRoot())
+                }
+                values[i] = p.z
+                weights[i] = trust * distance * facing
+            }
+        }
+        let colors = color?.areaAverage(toWidth: width, height: height).samples
+        return TSDFFrame(depth: values, weights: weights, colors: colors, width: width, height: height,
+                         intrinsics: intrinsics, pose: pose)
+    }
+}
+
+extension TriangleMesh {
+    /// The mesh without its connected pieces (triangles joined through shared vertices)
+    /// of fewer than `minimum` triangles; the vertices kept keep their order.
+    public func removingFragments(smallerThan minimum: Int) -> TriangleMesh {
+        var parent = Array(0..<vertexCount)
+        func root(_ i: Int) -> Int {
+            var i = i
+            while parent[i] != i { parent[i] = parent[parent[i]]; i = parent[i] }
+            return i
+        }
+        for t in 0..<faceCount {
+            let a = root(Int(faces[3 * t])), b = root(Int(faces[3 * t + 1])), c = root(Int(faces[3 * t + 2]))
+            let m = min(a, b, c)
+            parent[a] = m; parent[b] = m; parent[c] = m
+        }
+        var size = [Int](repeating: 0, count: vertexCount)
+        for t in 0..<faceCount { size[root(Int(faces[3 * t]))] += 1 }
+        var keepVertex = [Bool](repeating: false, count: vertexCount)
+        var result = TriangleMesh()
+        for t in 0..<faceCount where size[root(Int(faces[3 * t]))] >= minimum {
+            for k in 0..<3 { keepVertex[Int(faces[3 * t + k])] = true }
+        }
+        var newIndex = [UInt32](repeating: 0, count: vertexCount)
+        var next: UInt32 = 0
+        for i in 0..<vertexCount where keepVertex[i] {
+            newIndex[i] = next
+            next += 1
+            result.positions += positions[(3 * i)..<(3 * i + 3)]
+            result.colors += colors[(3 * i)..<(3 * i + 3)]
+            result.normals += normals[(3 * i)..<(3 * i + 3)]
+        }
+        for t in 0..<faceCount where size[root(Int(faces[3 * t]))] >= minimum {
+            for k in 0..<3 { result.faces.append(newIndex[Int(faces[3 * t + k])]) }
+        }
+        return result
+    }
+}

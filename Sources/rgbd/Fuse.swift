@@ -1,0 +1,175 @@
+import ArgumentParser
+import RGBDKit
+
+/// `rgbd fuse`: a scan's frames fused into one colored triangle mesh (TSDF and marching
+/// cubes).
+struct Fuse: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fuse scans into one colored triangle mesh (TSDF volume and marching cubes).",
+        discussion: """
+        Each SCAN (a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, \
+        recognised by content; docs/scans.md) becomes one surface: its frames' depth is \
+        integrated, frame by frame with each frame's pose and intrinsics, into a truncated \
+        signed distance volume on a sparse hash of 8x8x8-voxel blocks (memory follows the \
+        observed surface), then marching cubes extracts the zero crossing as a triangle \
+        mesh with shared vertices, per-vertex colors and normals (from the distance \
+        field's gradient, pointing to the side the cameras saw).
+
+        A depth pixel counts when its ARKit confidence is at least --min-confidence \
+        (default 1; frames without confidence use all), its depth lies within \
+        --min-depth/--max-depth and it passes the flying-pixel filter of rgbd cloud \
+        (--flying-pixel-step). Its weight is c * min(1, (1 m / z)^2) * max(0.1, cos a): c is \
+        1 for high, 0.5 for medium, 0.25 for low confidence, z the depth, a the angle \
+        between the ray and the surface (far and grazing measurements count less). Colors \
+        are each frame's color averaged over the depth pixel's footprint (as rgbd cloud \
+        colors points), averaged with the same weights into the voxels within the \
+        truncation band; white without color.
+
+        --voxel sets the voxel edge (default 0.01 m, 0.001 to 1); --trunc the truncation \
+        distance (default 4 voxels). --every N integrates every N-th frame. \
+        --min-fragment N drops connected pieces of fewer than N triangles. --cloud writes \
+        the mesh's vertices as a point cloud (positions, colors, normals) instead. The \
+        volume may take at most --max-memory MB (default half the machine's memory): a \
+        frame that would need more is refused, naming it, before memory is allocated.
+
+        Output: PLY 1.0, binary little-endian (or --ascii): vertex x y z (meters, the \
+        scan's world), red green blue, nx ny nz; face vertex_indices (three per \
+        triangle, counter-clockwise seen from the observed side). Header comments give \
+        the source, world, axes, voxel and options. OUT is a .ply path for one scan or a \
+        directory (NAME.ply per scan). On a terminal a status line shows frames done, \
+        rate and time left.
+        """)
+
+    @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders.", completion: .file())
+    var scans: [String]
+
+    @Option(name: [.short, .customLong("output")], help: "Output .ply path (one scan) or directory.", completion: .file())
+    var output: String
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Voxel edge, meters (0.001 to 1).", valueName: "meters"))
+    var voxel: Double = 0.01
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Truncation distance, meters (default 4 voxels).", valueName: "meters"))
+    var trunc: Double?
+
+    @Option(parsing: .unconditional, help: "Use no depth nearer than this many meters.")
+    var minDepth: Float = 0
+
+    @Option(parsing: .unconditional, help: "Use no depth farther than this many meters.")
+    var maxDepth: Float = .infinity
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Use depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
+    var minConfidence: Int = 1
+
+    @Option(parsing: .unconditional, help: "Flying-pixel filter: drop a depth that differs from a neighbor's by more than this fraction.")
+    var flyingPixelStep: Float = 0.05
+
+    @Flag(help: "Flying-pixel filter off.")
+    var keepEdges = false
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Use every N-th frame.", valueName: "N"))
+    var every: Int = 1
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Drop connected pieces of fewer than N triangles (0 keeps all).", valueName: "N"))
+    var minFragment: Int = 0
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the volume may take, MB (default half the machine's).", valueName: "MB"))
+    var maxMemory: Int?
+
+    @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")
+    var cloud = false
+
+    @Flag(help: "Write ASCII PLY instead of binary.")
+    var ascii = false
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+    var quiet = false
+
+    func validate() throws {
+        if !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
+        if let trunc, !(trunc >= voxel && trunc <= 1) { throw ValidationError("--trunc must be at least --voxel and at most 1 meter") }
+        if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
+        if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
+        if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
+        if every < 1 { throw ValidationError("--every must be at least 1") }
+        if minFragment < 0 { throw ValidationError("--min-fragment must be 0 or more") }
+        if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
+        if output.lowercased().hasSuffix(".ply") && scans.count > 1 {
+            throw ValidationError("a .ply output path takes a single scan; give a directory")
+        }
+    }
+
+    func run() throws {
+        var options = SceneFusionOptions()
+        options.voxel = voxel
+        options.trunc = trunc
+        options.points.minDepth = minDepth
+        options.points.maxDepth = maxDepth
+        options.points.dropEdges = !keepEdges
+        options.points.edgeThreshold = flyingPixelStep
+        options.minConfidence = UInt8(minConfidence)
+        options.every = every
+        options.minFragmentTriangles = minFragment
+        options.memoryBudget = maxMemory.map { $0 << 20 }
+        let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
+        let single = output.lowercased().hasSuffix(".ply")
+        var failures = 0
+        for path in scans {
+            let start = Host.monotonicSeconds()
+            do {
+                let scene = try SceneInputs.open(path, report: !quiet)
+                let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
+                let fused: SceneFusion
+                do {
+                    defer { progress.finish() }
+                    fused = try SceneFusion.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
+                }
+                let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
+                let target = single ? output : Path.join(output, name + ".ply")
+                let mesh = fused.mesh
+                let comments = comments(scene, fused)
+                if cloud {
+                    try mesh.positions.withUnsafeBufferPointer { points in
+                        try mesh.colors.withUnsafeBufferPointer { colors in
+                            try mesh.normals.withUnsafeBufferPointer { normals in
+                                try PLYWriter.write(path: target, points: points, colors: colors, normals: normals,
+                                                    encoding: encoding, comments: comments)
+                            }
+                        }
+                    }
+                } else {
+                    try PLYWriter.write(path: target, mesh: mesh, encoding: encoding, comments: comments)
+                }
+                if mesh.faceCount == 0 {
+                    Report.warning("\(path): \(target) holds no surface: no depth passed the filters (confidence \(minConfidence) and up, depth range) or no cell was seen whole")
+                }
+                if !quiet {
+                    let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
+                    let what = cloud ? "\(mesh.vertexCount) points" : "\(mesh.vertexCount) vertices, \(mesh.faceCount) triangles"
+                    Terminal.printError("\(path): \(fused.frames) frames, \(fused.blocks) blocks (\(fused.volumeBytes >> 20) MB) → \(what) in \(target) (\(seconds) s)\n")
+                }
+            } catch {
+                Report.error(error)
+                failures += 1
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    private func comments(_ scene: Scene, _ fused: SceneFusion) -> [String] {
+        let t = trunc ?? 4 * voxel
+        var lines = [
+            "rgbd \(RGBDVersion.string): fused surface of a scan (TSDF on 8x8x8 voxel blocks, marching cubes), meters",
+            "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
+            "world \(scene.world.rawValue)",
+            "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose",
+            "voxel \(voxel) m, truncation \(t) m",
+            "frames \(fused.frames) (every \(every)), min confidence \(minConfidence), depth \(minDepth) to \(maxDepth) m"
+                + (keepEdges ? ", flying pixels kept" : ", flying-pixel step \(flyingPixelStep)"),
+            "normals: the distance field's gradient, toward the observed side",
+        ]
+        if minFragment > 0 { lines.append("pieces under \(minFragment) triangles dropped (\(fused.droppedTriangles) triangles)") }
+        if scene.colorSize == nil { lines.append("no color in the scan: vertices are white") }
+        return lines
+    }
+}

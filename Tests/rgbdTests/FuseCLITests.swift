@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import RGBDKit
+import RGBDSynth
+
+/// `rgbd fuse` through the real binary: the mesh's vertices on the scan's true surfaces,
+/// valid faces, the header's comments, `--cloud`; hostile scans and options refused with
+/// one line naming the scan (and frame), a non-zero exit and nothing written.
+@Suite(.serialized) struct FuseCLITests {
+    static let layout = SyntheticScan.Layout.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false)
+
+    static func scan() -> SyntheticScan {
+        var options = SyntheticScan.Options()
+        options.videoPreset = "ultrafast"
+        options.depthNoise = 0.002
+        return SyntheticScan(frameCount: 12, colorWidth: 320, colorHeight: 240, options: options)
+    }
+
+    /// The PLY's header lines, vertices (position, color) and faces.
+    static func read(_ ply: String) throws -> (header: [String], vertices: [SIMD3<Double>], colors: [SIMD3<UInt8>], faces: [[Int]]) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ply)))
+        guard let end = Data(bytes).range(of: Data("end_header\n".utf8)) else { throw CocoaError(.fileReadCorruptFile) }
+        let header = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).split(separator: "\n").map(String.init)
+        func count(_ element: String) -> Int {
+            Int(header.first { $0.hasPrefix("element \(element) ") }?.split(separator: " ").last ?? "0") ?? 0
+        }
+        let hasNormals = header.contains("property float nx")
+        let record = hasNormals ? 27 : 15
+        func word(_ o: Int) -> UInt32 {
+            UInt32(bytes[o]) | UInt32(bytes[o + 1]) << 8 | UInt32(bytes[o + 2]) << 16 | UInt32(bytes[o + 3]) << 24
+        }
+        var offset = end.upperBound
+        var vertices: [SIMD3<Double>] = [], colors: [SIMD3<UInt8>] = []
+        for _ in 0..<count("vertex") {
+            vertices.append(SIMD3((0..<3).map { Double(Float(bitPattern: word(offset + 4 * $0))) }))
+            colors.append(SIMD3(bytes[offset + 12], bytes[offset + 13], bytes[offset + 14]))
+            offset += record
+        }
+        var faces: [[Int]] = []
+        for _ in 0..<count("face") {
+            let n = Int(bytes[offset])
+            faces.append((0..<n).map { Int(Int32(bitPattern: word(offset + 1 + 4 * $0))) })
+            offset += 1 + 4 * n
+        }
+        #expect(offset == bytes.count, "the file ends where its elements do")
+        return (header, vertices, colors, faces)
+    }
+
+    @Test func fusedMeshLiesOnTheTrueSurfaces() throws {
+        let dir = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scan = Self.scan()
+        try scan.write(layout: Self.layout, to: dir + "/scan")
+        let run = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/mesh.ply", "--voxel", "0.02", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let (header, vertices, colors, faces) = try Self.read(dir + "/mesh.ply")
+        #expect(vertices.count > 5000 && faces.count > 8000)
+        #expect(header.contains("comment voxel 0.02 m, truncation 0.08 m"))
+        #expect(header.contains { $0.hasPrefix("comment world gravity-aligned") })
+        #expect(header.contains { $0.hasPrefix("comment source \(dir)/scan (Stray Scanner") })
+        #expect(faces.allSatisfy { $0.count == 3 && $0.allSatisfy { (0..<vertices.count).contains($0) } })
+        let truth = scan.truth(for: Self.layout)
+        let distances = vertices.map { truth.distanceToSurface($0) }.sorted()
+        #expect(distances[distances.count / 2] < 0.002, "median \(distances[distances.count / 2]) m")
+        // 12 frames, depth noise 2 mm at 1 m growing with depth² (3 cm at 4 m): 95 % within a voxel.
+        #expect(distances[distances.count * 95 / 100] < 0.02, "95 %: \(distances[distances.count * 95 / 100]) m")
+        // Textured, not white: the video's colors reached the vertices.
+        #expect(Set(colors.map { Int($0.x) << 16 | Int($0.y) << 8 | Int($0.z) }).count > 1000)
+        // --cloud: the same vertices as points, no faces.
+        let cloud = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/points.ply", "--voxel", "0.02", "--cloud", "-q"])
+        #expect(cloud.status == 0, "\(cloud.stderr)")
+        let points = try Self.read(dir + "/points.ply")
+        #expect(points.vertices == vertices && points.faces.isEmpty)
+    }
+
+    @Test func hostileInputsAreOneLineAndWriteNothing() throws {
+        let dir = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scan = Self.scan()
+        try scan.write(layout: Self.layout, to: dir + "/good")
+        try scan.write(layout: Self.layout, to: dir + "/far")
+        // Every pose 1e9 m away along x.
+        let odometry = dir + "/far/odometry.csv"
+        var lines = try String(contentsOfFile: odometry, encoding: .utf8).components(separatedBy: "\n")
+        let columns = lines[0].components(separatedBy: ", ")
+        let x = try #require(columns.firstIndex(of: "x"))
+        for i in 1..<lines.count where !lines[i].isEmpty {
+            var fields = lines[i].components(separatedBy: ", ")
+            fields[x] = String((Double(fields[x]) ?? 0) + 1e9)
+            lines[i] = fields.joined(separator: ", ")
+        }
+        try lines.joined(separator: "\n").write(toFile: odometry, atomically: true, encoding: .utf8)
+        // The far scan fails with one line naming it and its first frame; the good one is still fused.
+        let run = try CLITests.run(["fuse", dir + "/far", dir + "/good", "-o", dir + "/out", "--voxel", "0.02", "-q"])
+        #expect(run.status == 1)
+        let errors = run.stderr.split(separator: "\n")
+        #expect(errors.count == 1 && errors[0].contains("\(dir)/far: frame 0: ") && errors[0].contains("beyond the volume's reach"),
+                "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/out/far.ply"))
+        #expect(FileManager.default.fileExists(atPath: dir + "/out/good.ply"))
+        // A memory budget too small: refused before allocating, naming the frame.
+        let budget = try CLITests.run(["fuse", dir + "/good", "-o", dir + "/small.ply", "--voxel", "0.005", "--max-memory", "1", "-q"])
+        #expect(budget.status == 1 && budget.stderr.contains("frame 0: ") && budget.stderr.contains("memory budget"), "\(budget.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/small.ply"))
+        // Voxels of 0 and 1e-9 m are usage errors.
+        for voxel in ["0", "1e-9", "nan"] {
+            let bad = try CLITests.run(["fuse", dir + "/good", "-o", dir + "/bad.ply", "--voxel", voxel])
+            #expect(bad.status == 64 && bad.stderr.contains("--voxel must be between 0.001 and 1"), "\(voxel): \(bad.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/bad.ply"))
+    }
+}
