@@ -67,6 +67,10 @@ let package = Package(
         .systemLibrary(
             name: "COpenEXR", pkgConfig: openEXRPkgConfig,
             providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
+        // AprilTag 3: fiducial markers (tag36h11, tagStandard41h12) found in rectified color.
+        .systemLibrary(
+            name: "CAprilTag", pkgConfig: "apriltag",
+            providers: [.apt(["libapriltag-dev"]), .brew(["apriltag"])]),
 
         // The few inner loops written for AVX2 in C (a target attribute per function, so
         // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.
@@ -77,7 +81,7 @@ let package = Package(
         .target(
             name: "RGBDKit",
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
-                           "CFFmpeg", "COpenEXR", "CKernels"]),
+                           "CFFmpeg", "COpenEXR", "CKernels", "CAprilTag"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).
@@ -88,7 +92,7 @@ let package = Package(
         .target(name: "RGBDC", dependencies: ["RGBDKit", "CRGBD"]),
 
         // Deterministic synthetic captures with ground truth (sample, tests, benchmarks).
-        .target(name: "RGBDSynth", dependencies: ["RGBDKit"]),
+        .target(name: "RGBDSynth", dependencies: ["RGBDKit", "CAprilTag"]),
 
         // Thin fronts.
         .executableTarget(

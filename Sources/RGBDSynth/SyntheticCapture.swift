@@ -163,8 +163,9 @@ public struct SyntheticCapture: Sendable {
                 for y in rows {
                     for x in 0..<width {
                         let p = distortion.invert(SIMD2(Double(x), Double(y)))
-                        let z = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy).z
-                        out[y * width + x] = Float(z + depthNoise * SyntheticCapture.noise(x, y, 7))
+                        let h = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy)
+                        let hole = h.surface == .tag && scene.tags[h.face].depthMissing
+                        out[y * width + x] = hole ? .nan : Float(h.z + depthNoise * SyntheticCapture.noise(x, y, 7))
                     }
                 }
             }
