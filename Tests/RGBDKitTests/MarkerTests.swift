@@ -40,6 +40,7 @@ import RGBDSynth
     /// pixel-corner convention left unconverted it would be +0.5 px in x and y.
     @Test func cornersAreTheTrueCornersInRGBDPixelConvention() throws {
         var scene = SyntheticScene()
+        scene.wallZ = 6
         scene.tags = [try Self.tag(0, at: SIMD3(-0.5, -0.2, 1.5), yaw: 0.5, roll: 0.3),
                       try Self.tag(7, at: SIMD3(0.3, 0.1, 2.4), pitch: -0.4, roll: -1.2),
                       try Self.tag(42, at: SIMD3(0.2, -0.4, 3.5), yaw: -0.2, roll: 2.5)]
