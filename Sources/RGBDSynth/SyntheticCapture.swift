@@ -28,6 +28,9 @@ public struct SyntheticCapture: Sendable {
     /// Amplitude of deterministic noise added to depth, in meters (0 = none). Makes the
     /// JSON look like a real export (17 significant digits per value).
     public var depthNoise: Double = 0
+    /// What the depth map is off by: the true depth times this is written (1 = metric; a
+    /// Portrait photo's "relative" depth can be off by a scale).
+    public var depthScale: Double = 1
 
     /// A capture of the default scene with an iPhone-like calibration at reference
     /// dimensions 4032×3024, images of the given sizes.
@@ -165,7 +168,7 @@ public struct SyntheticCapture: Sendable {
                         let p = distortion.invert(SIMD2(Double(x), Double(y)))
                         let h = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy)
                         let hole = h.surface == .tag && scene.tags[h.face].depthMissing
-                        out[y * width + x] = hole ? .nan : Float(h.z + depthNoise * SyntheticCapture.noise(x, y, 7))
+                        out[y * width + x] = hole ? .nan : Float((h.z + depthNoise * SyntheticCapture.noise(x, y, 7)) * depthScale)
                     }
                 }
             }
