@@ -47,6 +47,14 @@ extension SyntheticCapture {
         let c = colorIntrinsics, d = depthIntrinsics
         func v3(_ p: SIMD3<Double>) -> String { "[\(p.x), \(p.y), \(p.z)]" }
         let corners = scene.boxFrontCorners.map(v3).joined(separator: ", ")
+        // Tags: family, ID, black-square edge, tag-to-camera 4×4 (row-major; tag frame x
+        // right, y down, z into the tag) and the corners in the detector's order.
+        let tags = scene.tags.map { tag in
+            let m = tag.pose.rows.flatMap { $0 }
+            return "{\"family\": \"\(tag.family.rawValue)\", \"id\": \(tag.id), \"size\": \(tag.size), "
+                + "\"tag_to_camera\": [\(m.map { "\($0)" }.joined(separator: ", "))], "
+                + "\"corners_camera\": [\(tag.cornersInCamera.map(v3).joined(separator: ", "))]}"
+        }.joined(separator: ", ")
         return """
         {
           "frame": "OpenCV camera frame: x right, y down, z forward; meters",
@@ -55,6 +63,7 @@ extension SyntheticCapture {
           "wall": {"plane": "z = \(scene.wallZ)", "checker_size": \(scene.checkerSize), "checker_origin": [\(scene.checkerOrigin.x), \(scene.checkerOrigin.y)]},
           "floor": {"plane": "y = \(scene.floorY)"},
           "box": {"min": \(v3(scene.boxMin)), "max": \(v3(scene.boxMax)), "front_corners": [\(corners)]},
+          "tags": [\(tags)],
           "lens": "the capture's lens_distortion_lookup_table applied exactly (the synthetic images were distorted with its numerical inverse); rectifying with it gives the pinhole images these intrinsics describe"
         }
 

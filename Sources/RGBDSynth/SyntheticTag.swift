@@ -116,4 +116,14 @@ public struct SyntheticTag: Sendable {
             * SynthMatrix3.rotation(axis: SIMD3(0, 0, 1), angle: roll)
         return SynthPose(rotation: r, translation: center)
     }
+
+    /// `count` tag36h11 tags (IDs 0, 1, …) of black square `size`, in a row across the view
+    /// 1.6 to 2.8 m away, each turned a little: the tags `rgbd-synth capture --tags` paints.
+    public static func row(count: Int, size: Double = 0.16) -> [SyntheticTag] {
+        (0..<max(0, count)).compactMap { i in
+            let t = count > 1 ? Double(i) / Double(count - 1) : 0.5
+            let center = SIMD3(-0.9 + 1.8 * t, -0.2 + 0.3 * Double(i % 2), 1.6 + 1.2 * t)
+            return SyntheticTag(id: i, size: size, pose: pose(center: center, yaw: 0.3 * (t - 0.5), roll: 0.2 * Double(i % 3)))
+        }
+    }
 }

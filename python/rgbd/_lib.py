@@ -131,6 +131,23 @@ class RgbdFrameInfo(ctypes.Structure):
     ]
 
 
+class RgbdTag(ctypes.Structure):
+    """``rgbd_tag``: one AprilTag found in a capture (docs/markers.md)."""
+
+    _fields_ = [
+        ("id", ctypes.c_int32),
+        ("duplicate_id", ctypes.c_int32),
+        ("corners", ctypes.c_double * 8),
+        ("center", ctypes.c_double * 2),
+        ("decision_margin", ctypes.c_double),
+        ("size", ctypes.c_double),
+        ("tag_to_camera", ctypes.c_double * 16),
+        ("corner_rms", ctypes.c_double),
+        ("depth_rms", ctypes.c_double),
+        ("depth_scale", ctypes.c_double),
+    ]
+
+
 class RgbdCloudOptions(ctypes.Structure):
     """``rgbd_cloud_options``: the options of back-projection (``rgbd cloud``'s flags)."""
 
@@ -239,6 +256,15 @@ _SIGNATURES = {
     "rgbd_scene_read_frame": (
         _c.c_int,
         [RgbdSceneP, _c.c_size_t, c_float_p, _c.c_size_t, c_uint8_p, _c.c_size_t, c_uint8_p, _c.c_size_t],
+    ),
+    "rgbd_capture_tags": (
+        _c.c_int,
+        [RgbdCaptureP, _c.c_int32, _c.c_double, _c.POINTER(RgbdTag), _c.c_size_t, c_size_t_p],
+    ),
+    "rgbd_register": (
+        _c.c_int,
+        [_c.POINTER(_c.c_char_p), _c.c_size_t, _c.c_int32, _c.c_double, _c.c_int32, _c.c_int32, _c.c_char_p,
+         c_size_t_p],
     ),
 }
 del _c
