@@ -95,6 +95,9 @@ struct Register: ParsableCommand {
                 + "\(DecimalText.fixed(r.translationRMS * 1000, 2)) mm \(DecimalText.fixed(r.rotationRMS * 180 / .pi, 3))°"
             if let c = capture.correction {
                 line += ", depth × \(DecimalText.fixed(c.factor, 4))" + (c.offset != 0 ? " (disparity offset \(DecimalText.fixed(c.offset, 5)) 1/m)" : "")
+                if capture.relativeDepth { line += ": relative depth made metric by the tags" }
+            } else if capture.relativeDepth {
+                line += " (depth marked relative: --metric-from-tags makes it metric)"
             }
             print(line)
         }

@@ -152,6 +152,9 @@ _C_TYPES = {
     "rgbd_scene *": _lib.RgbdSceneP,
     "rgbd_scene **": ctypes.POINTER(_lib.RgbdSceneP),
     "rgbd_frame_info *": ctypes.POINTER(_lib.RgbdFrameInfo),
+    "double": ctypes.c_double,
+    "char *const *": ctypes.POINTER(ctypes.c_char_p),
+    "rgbd_tag *": ctypes.POINTER(_lib.RgbdTag),
 }
 
 
@@ -202,7 +205,7 @@ def test_header_constants_match(library):
 def test_struct_layouts_match_the_c_compiler(library, workdir):
     """sizeof/offsetof of the header's structs as cc computes them equal ctypes'."""
     structs = {"rgbd_intrinsics": _lib.RgbdIntrinsics, "rgbd_cloud_options": _lib.RgbdCloudOptions,
-               "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo}
+               "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo, "rgbd_tag": _lib.RgbdTag}
     lines = []
     for c_name, py in structs.items():
         lines.append(f'printf("{c_name} sizeof %zu\\n", sizeof({c_name}));')

@@ -63,6 +63,9 @@ RGBD_AXES_OPENGL = 1
 
 RGBD_RECTIFIER_MAP_BYTES_DEFAULT = 64 << 20
 
+RGBD_TAG_FAMILY_36H11 = 0
+RGBD_TAG_FAMILY_STANDARD41H12 = 1
+
 #: Environment variable naming the library file to load (takes precedence over the search).
 LIBRARY_ENV = "RGBD_LIBRARY"
 

@@ -17,7 +17,7 @@ from ._util import PathLike, encode_path
 
 __all__ = ["Tag", "register"]
 
-_FAMILIES = {"tag36h11": 0, "tagStandard41h12": 1}
+_FAMILIES = {"tag36h11": _lib.RGBD_TAG_FAMILY_36H11, "tagStandard41h12": _lib.RGBD_TAG_FAMILY_STANDARD41H12}
 
 
 def _family(name: str) -> int:

@@ -27,6 +27,8 @@ package enum RegisterPipeline {
         package var tags: CaptureTags?
         /// The depth correction applied (`metricFromTags`).
         package var correction: DepthScaleFit?
+        /// True for a Portrait photo whose depth its metadata marks "relative".
+        package var relativeDepth = false
         /// Why it was left out, when it was.
         package var leftOut: String?
         /// Its pose, when registered.
@@ -67,6 +69,7 @@ package enum RegisterPipeline {
                 let capture = try Capture.load(json: path)
                 var rectified = capture.rectified()
                 outcome.image = capture.imagePath
+                outcome.relativeDepth = capture.metadata.portrait?.isRelative ?? false
                 outcome.intrinsics = (rectified.colorIntrinsics, rectified.depthIntrinsics)
                 let (detections, rejected) = detector.detect(rectified.color)
                 var tags = CaptureTags.estimate(detections, rejected: rejected, in: rectified, options: options.tags)
@@ -136,6 +139,9 @@ package enum RegisterPipeline {
                 if let c = o.correction {
                     members.append(M("depth_factor", .number(c.factor)))
                     members.append(M("disparity_offset", .number(c.offset)))
+                }
+                if o.relativeDepth {
+                    members.append(M("depth_accuracy", .string(o.correction != nil ? "relative, made metric by the tags" : "relative")))
                 }
                 return .object(members)
             })),
