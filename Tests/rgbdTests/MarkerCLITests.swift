@@ -94,6 +94,16 @@ import RGBDSynth
         let cloud = try CLITests.run(["cloud", out, "-o", directory + "/room.ply", "--quiet"])
         #expect(cloud.status == 0, "\(cloud.stderr)")
         #expect(FileManager.default.fileExists(atPath: directory + "/room.ply"))
+
+        // A scene whose first pose is scaled (not a rotation): one line naming the file and key.
+        let text = try String(contentsOfFile: out + "/scene.json", encoding: .utf8)
+        let index = try #require(text.range(of: "\"camera_to_world\": ["))
+        let comma = try #require(text[index.upperBound...].firstIndex(of: ","))
+        try (text[..<index.upperBound] + "2" + text[comma...]).write(toFile: out + "/scene.json", atomically: true, encoding: .utf8)
+        let bad = try CLITests.run(["info", out])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("scene.json") && bad.stderr.contains("frames[0].camera_to_world")
+                && bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
     }
 
     /// Depth off by 1.1 (all captures): `--metric-from-tags` records a factor of 1/1.1

@@ -33,9 +33,14 @@ enum RegisteredScene {
             let m = try numbers(node, location, count: 16)
             let p = Pose(row0: SIMD3(m[0], m[1], m[2]), row1: SIMD3(m[4], m[5], m[6]), row2: SIMD3(m[8], m[9], m[10]),
                          translation: SIMD3(m[3], m[7], m[11]))
-            let check = p.composed(with: p.inverse)
-            guard abs(check.row0.x - 1) < 1e-6, abs(check.row1.y - 1) < 1e-6, abs(check.row2.z - 1) < 1e-6 else {
-                throw fail(location, "not a rigid transform")
+            // A rotation: orthonormal rows (R·Rᵀ = I) and determinant +1; last row 0 0 0 1.
+            let rows = [p.row0, p.row1, p.row2]
+            var orthonormal = true
+            for i in 0..<3 { for j in 0..<3 { orthonormal = orthonormal && abs((rows[i] * rows[j]).sum() - (i == j ? 1 : 0)) < 1e-6 } }
+            let c = SIMD3(p.row1.y * p.row2.z - p.row1.z * p.row2.y, p.row1.z * p.row2.x - p.row1.x * p.row2.z,
+                          p.row1.x * p.row2.y - p.row1.y * p.row2.x)
+            guard orthonormal, (p.row0 * c).sum() > 0, m[12] == 0, m[13] == 0, m[14] == 0, m[15] == 1 else {
+                throw fail(location, "not a rigid transform (a rotation and a translation)")
             }
             return p
         }
