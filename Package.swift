@@ -91,6 +91,10 @@ let package = Package(
         .systemLibrary(
             name: "COpenEXR", pkgConfig: openEXRPkgConfig,
             providers: [.apt(["libopenexr-dev"]), .brew(["openexr"])]),
+        // AprilTag 3: fiducial markers (tag36h11, tagStandard41h12) found in rectified color.
+        .systemLibrary(
+            name: "CAprilTag", pkgConfig: "apriltag",
+            providers: [.apt(["libapriltag-dev"]), .brew(["apriltag"])]),
 
         // PROJ: projected coordinate systems (rgbd cloud --crs EPSG:...), their WKT, and the
         // EGM96 geoid (EXIF altitudes are above mean sea level). Not linked, as FFmpeg:
@@ -112,7 +116,7 @@ let package = Package(
         .target(
             name: "RGBDKit",
             dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
-                           "CFFmpeg", "COpenEXR", "CKernels", "CProj"]),
+                           "CFFmpeg", "COpenEXR", "CKernels", "CProj", "CAprilTag"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).
@@ -123,7 +127,7 @@ let package = Package(
         .target(name: "RGBDC", dependencies: ["RGBDKit", "CRGBD"]),
 
         // Deterministic synthetic captures with ground truth (sample, tests, benchmarks).
-        .target(name: "RGBDSynth", dependencies: ["RGBDKit"]),
+        .target(name: "RGBDSynth", dependencies: ["RGBDKit", "CAprilTag"]),
 
         // Thin fronts.
         .executableTarget(

@@ -6,12 +6,14 @@
 #   Debian/Ubuntu: libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev libisal-dev
 #                  libde265-dev libdeflate-dev libcairo2-dev libavformat-dev libavcodec-dev
 #                  libavutil-dev libswscale-dev libopenexr-dev libproj-dev fonts-dejavu-core pkg-config,
+#                  libapriltag-dev (AprilTag 3: markers),
 #                  for the tests libheif-examples (heif-enc), ffmpeg (the command, which makes test
 #                  videos), binutils (objdump), libimage-exiftool-perl (exiftool: an independent
 #                  EXIF reader the geotag tests compare with), and the libheif-plugin-* HEVC
 #                  packages where the distribution splits them out
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
 #   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr
+#                     apriltag
 #                     proj pkg-config exiftool
 set -euo pipefail
 
@@ -23,7 +25,8 @@ case "${1:-}" in
 esac
 
 pkgconfig_modules=(libturbojpeg libpng libtiff-4 json-c libheif libde265 libisal libdeflate cairo
-                   libavformat libavcodec libavutil libswscale OpenEXR proj)
+                   libavformat libavcodec libavutil libswscale OpenEXR proj
+                   apriltag)
 
 missing_modules() {
   command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config"; return; }
@@ -61,7 +64,8 @@ case "$(uname -s)" in
     [ -n "$(missing_modules)" ] && packages+=(libturbojpeg0-dev libpng-dev libtiff-dev libjson-c-dev libheif-dev
                                               libde265-dev libisal-dev libdeflate-dev libheif-examples libcairo2-dev
                                               libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libopenexr-dev
-                                              libproj-dev ffmpeg fonts-dejavu-core pkg-config binutils libimage-exiftool-perl)
+                                              libproj-dev ffmpeg fonts-dejavu-core pkg-config binutils libimage-exiftool-perl
+                                              libapriltag-dev)
     python_venv_missing && packages+=(python3 python3-venv)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
@@ -87,11 +91,12 @@ case "$(uname -s)" in
   Darwin)
     [ -z "$(missing_modules)" ] && exit 0   # Python: any python3 with venv will do
     if ! command -v brew >/dev/null 2>&1; then
-      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr proj pkg-config exiftool" >&2
+      echo "bootstrap: install Homebrew, then: brew install jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr apriltag proj pkg-config exiftool" >&2
       exit 1
     fi
     echo "bootstrap: installing system libraries (Homebrew)..." >&2
-    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr proj pkg-config exiftool
+    brew install --quiet jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr apriltag proj \
+      pkg-config exiftool
     ;;
   *)
     echo "bootstrap: unsupported system $(uname -s)" >&2

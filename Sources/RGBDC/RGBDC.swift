@@ -860,3 +860,72 @@ public func rgbd_mesh_copy(_ mesh: OpaquePointer!, _ positions: UnsafeMutablePoi
         if let faces { _ = UnsafeMutableBufferPointer(start: faces, count: m.faces.count).update(fromContentsOf: m.faces) }
     }
 }
+
+// MARK: - AprilTags (docs/markers.md)
+
+private func tagFamily(_ family: Int32) throws -> TagFamily {
+    switch family {
+    case RGBD_TAG_FAMILY_36H11: return .tag36h11
+    case RGBD_TAG_FAMILY_STANDARD41H12: return .tagStandard41h12
+    default: throw argument("tag family \(family) is not RGBD_TAG_FAMILY_36H11 or RGBD_TAG_FAMILY_STANDARD41H12")
+    }
+}
+
+private func tagSize(_ size: Double) throws -> Double? {
+    guard size.isFinite else { throw argument("the tag size must be finite") }
+    return size > 0 ? size : nil
+}
+
+@c @implementation
+public func rgbd_capture_tags(_ capture: OpaquePointer!, _ family: Int32, _ size: Double,
+                              _ tags: UnsafeMutablePointer<rgbd_tag>!, _ capacity: Int,
+                              _ count: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        guard let count else { throw argument("count is NULL") }
+        let options = TagOptions(family: try tagFamily(family), size: try tagSize(size))
+        let found = CaptureTags.find(in: try handle(capture).rectified, options: options).tags
+        guard capacity >= 0 else { throw argument("capacity \(capacity) is out of range") }
+        if capacity > 0 {
+            let out = try buffer(tags, capacity, needed: min(capacity, found.count), "tags")
+            for (i, tag) in found.prefix(capacity).enumerated() {
+                var c = rgbd_tag()
+                c.id = Int32(clamping: tag.detection.id)
+                c.duplicate_id = tag.detection.duplicateID ? 1 : 0
+                withUnsafeMutableBytes(of: &c.corners) { raw in
+                    let values = raw.bindMemory(to: Double.self)
+                    for (k, p) in tag.detection.corners.enumerated() { values[2 * k] = p.x; values[2 * k + 1] = p.y }
+                }
+                c.center = (tag.detection.center.x, tag.detection.center.y)
+                c.decision_margin = tag.detection.decisionMargin
+                c.size = tag.size
+                withUnsafeMutableBytes(of: &c.tag_to_camera) { raw in
+                    let values = raw.bindMemory(to: Double.self)
+                    for (k, v) in tag.pose.matrix.enumerated() { values[k] = v }
+                }
+                c.corner_rms = tag.cornerRMS
+                c.depth_rms = tag.depthRMS
+                c.depth_scale = tag.depthScale
+                out[i] = c
+            }
+        }
+        count.pointee = found.count
+    }
+}
+
+@c @implementation
+public func rgbd_register(_ paths: UnsafePointer<UnsafePointer<CChar>?>!, _ count: Int, _ family: Int32, _ size: Double,
+                          _ originTag: Int32, _ metricFromTags: Int32, _ outputDirectory: UnsafePointer<CChar>!,
+                          _ registered: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        guard let paths else { throw argument("paths is NULL") }
+        guard count >= 1, count <= 100_000 else { throw argument("count \(count) is out of range") }
+        let inputs = try (0..<count).map { try string(paths[$0], "paths[\($0)]") }
+        let size = try tagSize(size)
+        if metricFromTags != 0 && size == nil { throw argument("metric_from_tags needs a tag size") }
+        let options = RegisterPipeline.Options(tags: TagOptions(family: try tagFamily(family), size: size),
+                                               originTag: originTag >= 0 ? Int(originTag) : nil,
+                                               metricFromTags: metricFromTags != 0)
+        let result = try RegisterPipeline.run(inputs, output: try string(outputDirectory, "output_dir"), options: options)
+        registered?.pointee = result.captures.filter { $0.pose != nil }.count
+    }
+}

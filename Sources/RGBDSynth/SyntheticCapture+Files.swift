@@ -47,6 +47,14 @@ extension SyntheticCapture {
         let c = colorIntrinsics, d = depthIntrinsics
         func v3(_ p: SIMD3<Double>) -> String { "[\(p.x), \(p.y), \(p.z)]" }
         let corners = scene.boxFrontCorners.map(v3).joined(separator: ", ")
+        // Tags: family, ID, black-square edge, tag-to-camera 4×4 (row-major; tag frame x
+        // right, y down, z into the tag) and the corners in the detector's order.
+        let tags = scene.tags.map { tag in
+            let m = tag.pose.rows.flatMap { $0 }
+            return "{\"family\": \"\(tag.family.rawValue)\", \"id\": \(tag.id), \"size\": \(tag.size), "
+                + "\"tag_to_camera\": [\(m.map { "\($0)" }.joined(separator: ", "))], "
+                + "\"corners_camera\": [\(tag.cornersInCamera.map(v3).joined(separator: ", "))]}"
+        }.joined(separator: ", ")
         return """
         {
           "frame": "OpenCV camera frame: x right, y down, z forward; meters",
@@ -58,6 +66,7 @@ extension SyntheticCapture {
           "scene_axes": "the wall, floor and box are given in the scene's axes: the camera's axes, or with camera_to_scene those rotated (p_scene = R p_camera); gravity along the scene's +y",
           "camera_to_scene": \(scene.cameraToScene.map { "[\(v3($0.row0)), \(v3($0.row1)), \(v3($0.row2))]" } ?? "null"),
           "gravity_down_camera": \(v3(trueDown)),
+          "tags": [\(tags)],
           "lens": "the capture's lens_distortion_lookup_table applied exactly (the synthetic images were distorted with its numerical inverse); rectifying with it gives the pinhole images these intrinsics describe"
         }
 

@@ -31,6 +31,9 @@ public struct SyntheticCapture: Sendable {
     /// EXIF written into the JPEG (`write`), nil for none. `geotagged` fills it from the
     /// scene's tilt.
     public var exif: SyntheticEXIF? = nil
+    /// What the depth map is off by: the true depth times this is written (1 = metric; a
+    /// Portrait photo's "relative" depth can be off by a scale).
+    public var depthScale: Double = 1
 
     /// A capture of the default scene with an iPhone-like calibration at reference
     /// dimensions 4032×3024, images of the given sizes.
@@ -187,8 +190,9 @@ public struct SyntheticCapture: Sendable {
                 for y in rows {
                     for x in 0..<width {
                         let p = distortion.invert(SIMD2(Double(x), Double(y)))
-                        let z = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy).z
-                        out[y * width + x] = Float(z + depthNoise * SyntheticCapture.noise(x, y, 7))
+                        let h = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy)
+                        let hole = h.surface == .tag && scene.tags[h.face].depthMissing
+                        out[y * width + x] = hole ? .nan : Float((h.z + depthNoise * SyntheticCapture.noise(x, y, 7)) * depthScale)
                     }
                 }
             }

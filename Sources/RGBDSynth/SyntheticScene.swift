@@ -26,8 +26,11 @@ public struct SyntheticScene: Sendable {
     /// See `boxMin`.
     public var boxMax: SIMD3<Double> = SIMD3(-0.35, 1.2, 2.0)
 
-    /// The surfaces of the scene.
-    public enum Surface: Sendable { case wall, floor, box }
+    /// Printed AprilTags standing in the scene (plates in front of whatever is behind them).
+    public var tags: [SyntheticTag] = []
+
+    /// The surfaces of the scene (a tag's `face` in `hit` is its index in `tags`).
+    public enum Surface: Sendable { case wall, floor, box, tag }
 
     /// Colors of the surfaces.
     public static let lightSquare: SIMD3<Double> = SIMD3(225, 205, 170)
@@ -39,6 +42,11 @@ public struct SyntheticScene: Sendable {
     /// scene's own axes are level: gravity along its +y (the floor is below), its +z the
     /// horizontal direction the wall faces.
     public var cameraToScene: Pose? = nil
+
+    /// The printed black and white of tags (paper is not quite white, toner not quite black).
+    public static let tagBlack: SIMD3<Double> = SIMD3(22, 22, 26)
+    /// See `tagBlack`.
+    public static let tagWhite: SIMD3<Double> = SIMD3(232, 232, 226)
 
     /// A scene with the default layout.
     public init() {}
@@ -83,6 +91,9 @@ public struct SyntheticScene: Sendable {
             tFar = min(tFar, t1)
         }
         if tNear <= tFar && tNear > 0 && tNear < best.z { best = (tNear, .box, face) }
+        for (index, tag) in tags.enumerated() {
+            if let z = tag.intersect(a, b)?.z, z < best.z { best = (z, .tag, index) }
+        }
         return best
     }
 
@@ -110,6 +121,14 @@ public struct SyntheticScene: Sendable {
             let sz = Self.smoothSign(z / 0.25, width: 4 * ramp / 0.25)
             let light = 0.5 + 0.5 * sx * sz
             return SIMD3(95, 85, 75) + SIMD3(35, 35, 30) * light
+        case .tag:
+            let tag = tags[h.face]
+            guard let local = tag.intersect(a, b)?.local else { return Self.tagWhite }
+            // A pixel's footprint on the plate grows as the plate turns away from the ray.
+            let n = tag.pose.rotation.column(2), d = SIMD3(a, b, 1.0)
+            let slant = max(0.2, abs((n * d).sum()) / (d * d).sum().squareRoot())
+            let light = tag.brightness(at: local, footprint: ramp / slant)
+            return Self.tagBlack + (Self.tagWhite - Self.tagBlack) * light
         case .box:
             switch h.face {
             case 2: return SIMD3(200, 60, 50)     // front

@@ -34,6 +34,9 @@
 // Also prints `bytes frame_rectifier <n>`, the memory the rectifier holds. `--serial`
 // runs the frames on the calling thread alone.
 //
+// Tag stage: tags_detect (AprilTag tag36h11 detection on the rectified color, one thread;
+// case tags of Benchmarks/cases.toml, against pupil-apriltags in Scripts/baseline_tags.py).
+//
 // `--only` keeps the stages whose names start with one of the prefixes (`--only cloud`,
 // `--only parse,rectify_color`); a prefix ending in `$` is an exact name
 // (`--only 'rectify_color$'`); it may be repeated.
@@ -58,7 +61,7 @@ let usage = "usage: rgbd-bench CAPTURE.json [--runs N] [--only PREFIX[,PREFIX...
 let stageNames = [
     "parse", "decode", "decode_photo", "rectify_color", "rectify_color_into", "rectify_color_serial", "map_build", "rectify_color_map", "rectify_depth",
     "encode_color_png", "encode_color_png_small", "png_baseline_isal_single", "encode_depth_png", "write_depth_tiff",
-    "cloud_points", "cloud_write_ply", "cloud_backproject_and_write",
+    "cloud_points", "cloud_write_ply", "cloud_backproject_and_write", "tags_detect",
     "frame_setup", "frame_luma", "frame_chroma", "frame_rgb", "frame_bgra", "frame_nv12", "frame_depth",
     "frame_rectifier1", "frame_rectifier3", "frame_rectifier4", "frame_luma_onthefly", "frame_rgb_onthefly", "frame_bgra_onthefly", "frame_nv12_onthefly",
 ]
@@ -346,6 +349,14 @@ func run(json: String, runs: Int, selection: Selection, photo: String?) throws {
             try writePLY(PointCloud(rectified))
         }
         staged.removeAll()
+    }
+    // AprilTag detection (tag36h11, one detector, one thread) on the rectified color, as
+    // `rgbd info --tags` runs it: gray conversion and detection timed, rectification not.
+    if selection.includes("tags_detect") {
+        let rectified = capture.rectified()
+        let detector = TagDetector()
+        printError("rgbd-bench: tags: \(detector.detect(rectified.color).tags.count) found in the rectified color\n")
+        bench("tags_detect", runs: runs, selection: selection) { detector.detect(rectified.color).tags.count }
     }
 }
 

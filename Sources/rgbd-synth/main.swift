@@ -71,6 +71,12 @@ struct Capture: ParsableCommand {
     @Option(help: ArgumentHelp("Write EXIF: GPS position (degrees, meters above sea level), the heading of the scene's forward axis (degrees from true north) and the accelerometer's gravity.", valueName: "lat,lon,alt,heading"))
     var geotag: String?
 
+    @Option(help: "Paint this many AprilTags (tag36h11, IDs 0…, black square 16 cm) in a row 1.6–2.8 m away, in front of the wall (moved to 4 m).")
+    var tags = 0
+
+    @Option(help: "Write the depth times this factor (a relative depth's wrong scale; 1 = metric).")
+    var depthScale: Double = 1
+
     func run() throws {
         let (cw, ch) = try parseSize(color)
         let (dw, dh) = try parseSize(depth)
@@ -97,6 +103,14 @@ struct Capture: ParsableCommand {
                 throw ValidationError("--geotag is LAT,LON,ALT,HEADING, got \(geotag)")
             }
             capture = capture.geotagged(latitude: values[0], longitude: values[1], altitude: values[2], heading: values[3])
+        }
+        guard depthScale > 0, depthScale.isFinite, tags >= 0, tags <= 50 else {
+            throw ValidationError("--depth-scale must be positive, --tags between 0 and 50")
+        }
+        capture.depthScale = depthScale
+        if tags > 0 {
+            capture.scene.wallZ = 4
+            capture.scene.tags = SyntheticTag.row(count: tags)
         }
         let hole = (x: (dw * 3 / 5)..<(dw * 3 / 5 + max(2, dw / 40)), y: (dh / 4)..<(dh / 4 + max(2, dh / 40)))
         let written = try capture.write(to: output, stem: name, jpegQuality: quality, supersampling: supersampling,

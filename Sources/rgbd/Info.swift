@@ -47,6 +47,11 @@ struct Info: ParsableCommand {
     @Option(help: ArgumentHelp("A CSV of places (name,latitude,longitude[,altitude]): for each, its distance and bearing from the photo, whether it is in view, at which column (and row), and whether the depth map hides it (docs/geo.md).", valueName: "places.csv"), completion: .file())
     var placemarks: String?
 
+    @Flag(help: "Also rectify each capture and list its AprilTags: IDs, corners, poses from corners and depth, residuals, what the depth says of --tag-size (docs/markers.md).")
+    var tags = false
+
+    @OptionGroup var tagArguments: TagArguments
+
     func run() throws {
         var places: [Placemark] = []
         if let placemarks {
@@ -99,12 +104,20 @@ struct Info: ParsableCommand {
         let failures = try batch.run(directory: nil, outputs: { _ in [] }) { item, _ in
             do {
                 let info = try CaptureInfo.read(json: item.json, image: item.image, placemarks: places)
+                let found = tags && info.errors.isEmpty
+                    ? try CaptureTags.read(json: item.json, image: item.image, options: tagArguments.options) : nil
                 if json {
-                    entries[item.json] = info.jsonValue
+                    var entry = info.jsonValue
+                    if let found, case .object(var members) = entry {
+                        members.append(JSONValue.Member("tags", found.jsonValue))
+                        entry = .object(members)
+                    }
+                    entries[item.json] = entry
                 } else {
-                    print((printed > 0 ? "\n" : "") + info.text, terminator: "")
+                    print((printed > 0 ? "\n" : "") + info.text + (found?.text ?? ""), terminator: "")
                     printed += 1
                 }
+                for warning in found?.warnings ?? [] { Report.warning("\(item.json): \(warning)") }
                 // Described, yet refused by rectify, cloud and preview: a failure, said once.
                 if let refusal = info.errors.first { throw Described(error: refusal) }
             } catch let described as Described {

@@ -66,6 +66,11 @@ struct Preview: ParsableCommand {
 
     @OptionGroup var reporting: ReportingOptions
 
+    @OptionGroup var tagArguments: TagArguments
+
+    @Flag(help: "Do not look for AprilTags (by default each tag found is drawn over the rectified color: outline, ID, and its axes x red, y green, z blue into the tag).")
+    var noTags = false
+
     var options: PreviewOptions {
         var options = PreviewOptions()
         options.width = width
@@ -73,6 +78,7 @@ struct Preview: ParsableCommand {
         options.maxDepth = maxDepth
         options.flyingPixelStep = flyingPixelStep
         options.rectifier = reading.rectifier
+        options.tags = noTags ? nil : tagArguments.options
         return options
     }
 

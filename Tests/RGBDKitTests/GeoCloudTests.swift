@@ -40,7 +40,7 @@ struct GeoCloudTests {
             switch surface {
             case .floor: return abs(p.y - scene.floorY) < 0.03 && p.z < scene.wallZ - 0.2 && clearOfBox
             case .wall: return abs(p.z - scene.wallZ) < 0.03 && p.y < scene.floorY - 0.2
-            case .box: return false
+            case .box, .tag: return false
             }
         }
     }

@@ -18,3 +18,12 @@ def rgbd_bin():
         pytest.fail(f"rgbd binary not found or not executable at {path} (from {how}); "
                     "build it with `swift build -c release` first", pytrace=False)
     return path
+
+
+@pytest.fixture(scope="session")
+def synth(rgbd_bin):
+    """The rgbd-synth generator beside the rgbd binary: a failure, not a skip, if missing."""
+    path = Path(rgbd_bin).with_name("rgbd-synth")
+    if not path.is_file():
+        pytest.fail(f"rgbd-synth not found beside {rgbd_bin}", pytrace=False)
+    return path

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,14 +21,6 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO / "python"))
 import rgbd  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def synth(rgbd_bin):
-    path = Path(rgbd_bin).with_name("rgbd-synth")
-    if not path.is_file():
-        pytest.fail(f"rgbd-synth not found beside {rgbd_bin}", pytrace=False)
-    return path
 
 
 def make_scan(synth, tmp_path, layout, frames=6):

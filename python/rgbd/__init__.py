@@ -41,6 +41,7 @@ from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
 from ._scene import Frame, Scene, load_scene
 from ._scene import Mesh
+from ._tags import Tag, register
 
 # rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
 # of the version number (the library's rgbd_version() says the same); a file in the
@@ -71,6 +72,8 @@ __all__ = [
     "RGBDError",
     "Status",
     "LibraryNotFoundError",
+    "Tag",
+    "register",
 ]
 
 

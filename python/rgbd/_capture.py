@@ -340,6 +340,19 @@ class Capture:
         """
         return self._image("rgbd_capture_rectified_depth", out, False)
 
+    # ---- tags ------------------------------------------------------------------------------
+
+    def tags(self, family: str = "tag36h11", size: Optional[float] = None) -> list:
+        """The clean AprilTags of ``family`` in the rectified color, with depth under each,
+        sorted by ID: a list of :class:`rgbd.Tag` (docs/markers.md).
+
+        ``size`` is the tags' black-square edge in meters (None: each measured in the depth).
+        """
+        from ._tags import capture_tags
+
+        with self._use() as handle:
+            return capture_tags(handle, family, size)
+
     # ---- preview --------------------------------------------------------------------------
 
     def preview(self, width: int = 1600, max_depth: Optional[float] = None, min_depth: float = 0.0) -> np.ndarray:

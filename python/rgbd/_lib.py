@@ -80,6 +80,9 @@ RGBD_EXPORT_IMAGES_DEFAULT = 0
 RGBD_EXPORT_IMAGES_JPEG = 1
 RGBD_EXPORT_IMAGES_PNG = 2
 
+RGBD_TAG_FAMILY_36H11 = 0
+RGBD_TAG_FAMILY_STANDARD41H12 = 1
+
 #: Environment variable naming the library file to load (takes precedence over the search).
 LIBRARY_ENV = "RGBD_LIBRARY"
 
@@ -161,6 +164,23 @@ class RgbdExportOptions(ctypes.Structure):
         ("min_confidence", ctypes.c_int32),
         ("colmap_text", ctypes.c_int32),
         ("overwrite", ctypes.c_int32),
+    ]
+
+
+class RgbdTag(ctypes.Structure):
+    """``rgbd_tag``: one AprilTag found in a capture (docs/markers.md)."""
+
+    _fields_ = [
+        ("id", ctypes.c_int32),
+        ("duplicate_id", ctypes.c_int32),
+        ("corners", ctypes.c_double * 8),
+        ("center", ctypes.c_double * 2),
+        ("decision_margin", ctypes.c_double),
+        ("size", ctypes.c_double),
+        ("tag_to_camera", ctypes.c_double * 16),
+        ("corner_rms", ctypes.c_double),
+        ("depth_rms", ctypes.c_double),
+        ("depth_scale", ctypes.c_double),
     ]
 
 
@@ -350,6 +370,15 @@ _SIGNATURES = {
     "rgbd_mesh_copy": (
         _c.c_int,
         [RgbdMeshP, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t],
+    ),
+    "rgbd_capture_tags": (
+        _c.c_int,
+        [RgbdCaptureP, _c.c_int32, _c.c_double, _c.POINTER(RgbdTag), _c.c_size_t, c_size_t_p],
+    ),
+    "rgbd_register": (
+        _c.c_int,
+        [_c.POINTER(_c.c_char_p), _c.c_size_t, _c.c_int32, _c.c_double, _c.c_int32, _c.c_int32, _c.c_char_p,
+         c_size_t_p],
     ),
 }
 del _c

@@ -444,6 +444,48 @@ int rgbd_mesh_counts(const rgbd_mesh *mesh, size_t *vertex_count, size_t *face_c
 int rgbd_mesh_copy(const rgbd_mesh *mesh, float *positions, uint8_t *colors, float *normals, size_t vertex_capacity,
                    uint32_t *faces, size_t face_capacity);
 
+/* ---- AprilTags (docs/markers.md) ----------------------------------------------------- */
+
+/* Tag families. */
+#define RGBD_TAG_FAMILY_36H11 0
+#define RGBD_TAG_FAMILY_STANDARD41H12 1
+
+/* One clean tag found in a capture's rectified color, with depth under it. corners: the
+ * black square's four corners (x, y) in rectified color pixels (integer coordinates are
+ * pixel centres), in the tag's order (tag coordinates (-s/2,+s/2), (+s/2,+s/2),
+ * (+s/2,-s/2), (-s/2,-s/2); tag frame x right, y down, z into the tag). tag_to_camera: the
+ * pose from corners and depth combined, 4x4 row-major, OpenCV camera axes, meters.
+ * size: the black square's edge used (meters; measured in the depth when none was given).
+ * corner_rms: pixels; depth_rms: meters; depth_scale: the tag's edge in the depth over size. */
+typedef struct rgbd_tag {
+    int32_t id;
+    int32_t duplicate_id;
+    double corners[8];
+    double center[2];
+    double decision_margin;
+    double size;
+    double tag_to_camera[16];
+    double corner_rms;
+    double depth_rms;
+    double depth_scale;
+} rgbd_tag;
+
+/* Finds the tags of `family` in the capture (rectifying it if not yet done). size: the black
+ * square's edge in meters, or 0 to measure it in the depth. Writes up to `capacity` tags
+ * (sorted by ID) to `tags` (may be NULL when capacity is 0); *count receives how many were
+ * found, so a call with capacity 0 asks for the count. */
+int rgbd_capture_tags(const rgbd_capture *capture, int32_t family, double size, rgbd_tag *tags, size_t capacity,
+                      size_t *count);
+
+/* `rgbd register`: places the `count` captures (capture JSON or Portrait photo paths) in
+ * one world by the tags they share and writes output_dir/scene.json (a scene
+ * rgbd_scene_open reads) and output_dir/report.json. origin_tag: the world's tag, or -1 for
+ * the lowest ID seen by two captures. metric_from_tags: nonzero to rescale each capture's
+ * depth by its tags first (needs size > 0). Succeeds when any capture was registered;
+ * *registered (may be NULL) receives how many (the others are in the report). */
+int rgbd_register(const char *const *paths, size_t count, int32_t family, double size, int32_t origin_tag,
+                  int32_t metric_from_tags, const char *output_dir, size_t *registered);
+
 #ifdef __cplusplus
 }
 #endif

@@ -105,6 +105,7 @@ public struct SceneInfo: Sendable {
         switch scene.format.app {
         case .strayScanner: "camera-to-world, OpenCV camera axes (x right, y down, z forward), quaternion x y z w: used as stored"
         case .record3D: "camera-to-world, OpenGL camera axes (x right, y up, z backward), quaternion x y z w: converted to OpenCV axes"
+        case .rgbdRegister: "camera-to-world 4×4 matrices, OpenCV camera axes: used as stored"
         }
     }
 
@@ -176,7 +177,7 @@ public struct SceneInfo: Sendable {
                                      M("cy", .number(k.cy)), M("width", .int(k.width)), M("height", .int(k.height))])),
             M("intrinsics_vary", .bool(intrinsicsVary)),
             M("pose_convention", .string(poseConvention)),
-            M("world", .string(scene.world == .gravityAligned ? "gravity_aligned" : "first_frame")),
+            M("world", .string(scene.world == .gravityAligned ? "gravity_aligned" : scene.world == .originTag ? "origin_tag" : "first_frame")),
             M("trajectory_length_m", .number(trajectoryLength)),
             M("camera_extent_m", .object([M("min", vector(extent.min)), M("max", vector(extent.max))])),
             M("gaps", .array(gaps.map { .object([M("frame", .int($0.frame)), M("seconds", .number($0.seconds))]) })),

@@ -56,19 +56,21 @@ public final class Scene: Sendable {
 
     /// Opens the scan at `path`, recognised by content: a folder with `odometry.csv` is a
     /// Stray Scanner scan, a ZIP holding `metadata` a Record3D `.r3d`, a folder with
-    /// `metadata.json` and `depth/*.exr` a Record3D "EXR + JPG" export.
+    /// `metadata.json` and `depth/*.exr` a Record3D "EXR + JPG" export, a folder with
+    /// rgbd's own `scene.json` the captures `rgbd register` placed by their tags.
     ///
     /// - Throws: `RGBDError` naming the file (and frame) for anything malformed; `.invalidScene`
     ///   for a path that is no scan rgbd reads.
     public static func open(_ path: String) throws -> Scene {
         guard let kind = SceneKind.recognise(path) else {
             throw RGBDError(.invalidScene, file: path,
-                            "not a scan rgbd reads (a Stray Scanner folder with odometry.csv, a Record3D .r3d file or EXR + JPG folder)")
+                            "not a scan rgbd reads (a Stray Scanner folder with odometry.csv, a Record3D .r3d file or EXR + JPG folder, a folder rgbd register wrote)")
         }
         switch kind {
         case .stray: return try StrayScan.open(path)
         case .record3DArchive: return try Record3DScan.openArchive(path)
         case .record3DExport: return try Record3DScan.openExport(path)
+        case .registered: return try RegisteredScene.open(path)
         }
     }
 
@@ -132,6 +134,8 @@ public struct SceneFormat: Equatable, Sendable {
         case strayScanner = "Stray Scanner"
         /// Record3D (a `.r3d` file or an EXR + JPG folder).
         case record3D = "Record3D"
+        /// Single captures registered by their AprilTags (`rgbd register`'s folder).
+        case rgbdRegister = "rgbd register"
     }
 
     /// The app.
@@ -148,6 +152,9 @@ public enum SceneWorld: String, Sendable {
     /// The first frame's camera (Record3D re-bases poses so frame 0 is the identity): not
     /// gravity-aligned.
     case firstFrame = "the first frame's camera (not gravity-aligned)"
+    /// The origin tag's frame (`rgbd register`): x right, y down, z into the tag, meters,
+    /// origin at the tag's centre; not gravity-aligned.
+    case originTag = "the origin tag's frame (x right, y down, z into the tag; not gravity-aligned)"
 }
 
 /// A frame's small parts: read at opening for every frame.
@@ -183,7 +190,7 @@ public struct SceneFrame: Sendable {
 
 /// The layouts rgbd recognises.
 enum SceneKind {
-    case stray, record3DArchive, record3DExport
+    case stray, record3DArchive, record3DExport, registered
 
     /// By content: the files a layout must have; a ZIP by its signature.
     static func recognise(_ path: String) -> SceneKind? {
@@ -194,6 +201,7 @@ enum SceneKind {
             if FileSystem.exists(Path.join(path, "metadata.json")) && FileSystem.isDirectory(Path.join(path, "depth")) {
                 return .record3DExport
             }
+            if RegisteredScene.recognise(path) { return .registered }
             return nil
         }
         guard let prefix = try? FileSystem.readPrefix(path, count: 4), prefix == [0x50, 0x4B, 0x03, 0x04] else { return nil }

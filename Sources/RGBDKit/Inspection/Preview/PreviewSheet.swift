@@ -12,6 +12,9 @@ package struct PreviewOptions: Equatable, Sendable {
     package var flyingPixelStep: Float = 0.05
     /// Rectification settings.
     package var rectifier = Rectifier()
+    /// The AprilTags to find and draw over the rectified color (outline, ID, axes); nil:
+    /// none looked for.
+    package var tags: TagOptions? = TagOptions()
 
     /// The defaults: 1600 pixels wide, automatic scale from 0 m.
     package init() {}
@@ -19,7 +22,7 @@ package struct PreviewOptions: Equatable, Sendable {
     package static func == (a: PreviewOptions, b: PreviewOptions) -> Bool {
         a.width == b.width && a.minDepth == b.minDepth && a.maxDepth == b.maxDepth
             && a.flyingPixelStep == b.flyingPixelStep
-            && a.rectifier.maxRelativeDepthStep == b.rectifier.maxRelativeDepthStep
+            && a.rectifier.maxRelativeDepthStep == b.rectifier.maxRelativeDepthStep && a.tags == b.tags
     }
 
     /// Checks the values.
@@ -100,6 +103,12 @@ package enum PreviewSheet {
             clouds.render(width: pw, height: ph, yawDegrees: -32, pitchDegrees: 20)
         }
         let lens = LensSummary(colorCalibration.distortion)
+        let tags = options.tags.map { tagOptions in
+            timings.measure("preview tags") { () -> (CaptureTags, Intrinsics) in
+                let full = capture.rectified(with: rectifier)
+                return (CaptureTags.find(in: full, options: tagOptions), full.colorIntrinsics)
+            }
+        }
 
         return try timings.measure("preview draw sheet") {
             let canvas = try Canvas(width: layout.width, height: layout.height,
@@ -116,7 +125,40 @@ package enum PreviewSheet {
             drawTitles(canvas, layout: layout, capture: capture, statistics: statistics, lens: lens,
                        front: front, threeQuarter: threeQuarter)
             drawColorbar(canvas, layout: layout, scale: scale)
+            if let (found, intrinsics) = tags {
+                drawTags(canvas, layout: layout, tags: found.tags, intrinsics: intrinsics)
+            }
             return canvas.image()
+        }
+    }
+
+    /// The AR overlay on the rectified panel: each tag's outline, its ID, and its axes
+    /// projected from its pose (x red, y green, z blue, half the tag's edge long; z points
+    /// into the tag, so it is drawn from the centre away from the viewer).
+    static func drawTags(_ canvas: Canvas, layout: PreviewLayout, tags: [TagPose], intrinsics k: Intrinsics) {
+        let (ox, oy) = layout.origin(of: .rectified)
+        let sx = Double(layout.panelWidth) / Double(k.width), sy = Double(layout.panelHeight) / Double(k.height)
+        // Pixel centres at integers in both: the panel point of full-image point p.
+        func panel(_ p: SIMD2<Double>) -> SIMD2<Double> {
+            SIMD2(Double(ox) + (p.x + 0.5) * sx, Double(oy) + (p.y + 0.5) * sy)
+        }
+        let t = layout.textScale
+        canvas.clipped(x: Double(ox), y: Double(oy), width: Double(layout.panelWidth), height: Double(layout.panelHeight)) {
+            for tag in tags {
+                let outline = tag.detection.corners.map(panel)
+                canvas.polyline(outline + [outline[0]], color: Canvas.Color(bytes: 0, 230, 255), lineWidth: 2 * t)
+                let centre = tag.pose.apply(.zero)
+                for (axis, color) in [(SIMD3(1.0, 0, 0), Canvas.Color(bytes: 255, 60, 50)),
+                                      (SIMD3(0.0, 1, 0), Canvas.Color(bytes: 60, 220, 70)),
+                                      (SIMD3(0.0, 0, 1), Canvas.Color(bytes: 70, 120, 255))] {
+                    let end = tag.pose.apply(axis * (tag.size / 2))
+                    guard centre.z > 0, end.z > 0 else { continue }
+                    canvas.polyline([panel(k.project(centre)), panel(k.project(end))], color: color, lineWidth: 2.5 * t)
+                }
+                let label = panel(tag.detection.center) + SIMD2(0, -8 * t)
+                canvas.text("\(tag.detection.id)", x: label.x, y: label.y, size: 13 * t, color: Canvas.Color(bytes: 255, 255, 255),
+                            bold: true, alignment: .center)
+            }
         }
     }
 

@@ -149,6 +149,7 @@ package enum ScenePreviewSheet {
         let t = layout.textScale
         let worldNote = scene.world == .gravityAligned
             ? "gravity-aligned world"
+            : scene.world == .originTag ? "not gravity-aligned: up is the origin tag's −y"
             : "not gravity-aligned: up is the first camera's −y"
         let k = geometry.frustumStep
         drawPanel(canvas, layout: layout, panel: .trajectoryAbove, view: above, geometry: geometry, frustums: true,
@@ -405,6 +406,9 @@ struct SceneAxes {
         switch scene.world {
         case .gravityAligned:
             axes = (SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))
+        case .originTag:
+            // The tag frame: x right, y down the tag, z into it.
+            axes = (SIMD3(1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1))
         case .firstFrame:
             let pose = scene.frames.first?.pose ?? .identity
             axes = (pose.rotate(SIMD3(1, 0, 0)), -pose.rotate(SIMD3(0, 1, 0)), -pose.rotate(SIMD3(0, 0, 1)))

@@ -1,0 +1,123 @@
+/// Reads the scene `rgbd register` writes (`RegisteredSceneFile`): a folder with a
+/// `scene.json` whose first key is `"rgbd_scene": "registered captures"`. Each frame is a
+/// capture read and rectified when asked for, its depth corrected as the file says.
+enum RegisteredScene {
+    /// Whether `folder` holds such a scene (by the file's first bytes).
+    static func recognise(_ folder: String) -> Bool {
+        let file = Path.join(folder, RegisteredSceneFile.name)
+        guard let prefix = try? FileSystem.readPrefix(file, count: 64) else { return false }
+        return String(decoding: prefix, as: UTF8.self).contains("\"rgbd_scene\": \"\(RegisteredSceneFile.kind)\"")
+    }
+
+    /// Opens the scene in `folder`.
+    static func open(_ folder: String) throws -> Scene {
+        let file = Path.join(folder, RegisteredSceneFile.name)
+        let bytes = try FileSystem.readFile(file, limit: 64 << 20)
+        let document: JSONDocument
+        switch bytes.withUnsafeBufferPointer({ JSONDocument.parse($0) }) {
+        case .success(let d): document = d
+        case .failure(let e): throw RGBDError(.invalidJSON, file: file, "not valid JSON at byte \(e.offset): \(e.message)")
+        }
+        let root = document.rootNode
+        func fail(_ location: String, _ message: String) -> RGBDError {
+            RGBDError(.invalidScene, file: file, location: location, message)
+        }
+        func numbers(_ node: JSONNode?, _ location: String, count: Int) throws -> [Double] {
+            guard let items = node?.elements, items.count == count else { throw fail(location, "not \(count) numbers") }
+            return try items.map { item in
+                guard let v = item.number, v.isFinite else { throw fail(location, "not a finite number") }
+                return v
+            }
+        }
+        func pose(_ node: JSONNode?, _ location: String) throws -> Pose {
+            let m = try numbers(node, location, count: 16)
+            let p = Pose(row0: SIMD3(m[0], m[1], m[2]), row1: SIMD3(m[4], m[5], m[6]), row2: SIMD3(m[8], m[9], m[10]),
+                         translation: SIMD3(m[3], m[7], m[11]))
+            // A rotation: orthonormal rows (R·Rᵀ = I) and determinant +1; last row 0 0 0 1.
+            let rows = [p.row0, p.row1, p.row2]
+            var orthonormal = true
+            for i in 0..<3 { for j in 0..<3 { orthonormal = orthonormal && abs((rows[i] * rows[j]).sum() - (i == j ? 1 : 0)) < 1e-6 } }
+            let c = SIMD3(p.row1.y * p.row2.z - p.row1.z * p.row2.y, p.row1.z * p.row2.x - p.row1.x * p.row2.z,
+                          p.row1.x * p.row2.y - p.row1.y * p.row2.x)
+            guard orthonormal, (p.row0 * c).sum() > 0, m[12] == 0, m[13] == 0, m[14] == 0, m[15] == 1 else {
+                throw fail(location, "not a rigid transform (a rotation and a translation)")
+            }
+            return p
+        }
+        func intrinsics(_ node: JSONNode?, _ location: String) throws -> Intrinsics {
+            func value(_ key: String) throws -> Double {
+                guard let v = node?.member(key)?.number, v.isFinite, v > 0 else { throw fail("\(location).\(key)", "missing or not positive") }
+                return v
+            }
+            let w = try value("width"), h = try value("height")
+            guard w == w.rounded(), h == h.rounded(), w * h <= Double(JPEGCodec.maxPixels) else {
+                throw fail(location, "image size out of range")
+            }
+            return Intrinsics(fx: try value("fx"), fy: try value("fy"), cx: try value("cx"), cy: try value("cy"),
+                              width: Int(w), height: Int(h))
+        }
+        guard let items = root.member("frames")?.elements, !items.isEmpty else { throw fail("frames", "missing or empty") }
+        var frames: [SceneFrameInfo] = [], sources: [Int: RegisteredStorage.Source] = [:]
+        for (i, item) in items.enumerated() {
+            let at = "frames[\(i)]"
+            guard let capture = item.member("capture")?.string, let image = item.member("image")?.string else {
+                throw fail(at, "no capture or image path")
+            }
+            let factor = item.member("depth_factor")?.number ?? 1, offset = item.member("disparity_offset")?.number ?? 0
+            guard factor.isFinite, factor > 0, offset.isFinite else { throw fail(at, "depth correction out of range") }
+            let color = try intrinsics(item.member("color_intrinsics"), "\(at).color_intrinsics")
+            let depth = try intrinsics(item.member("depth_intrinsics"), "\(at).depth_intrinsics")
+            frames.append(SceneFrameInfo(index: i, time: nil, pose: try pose(item.member("camera_to_world"), "\(at).camera_to_world"),
+                                         colorIntrinsics: color, depthIntrinsics: depth))
+            sources[i] = RegisteredStorage.Source(capture: capture, image: image, factor: factor, offset: offset)
+        }
+        let first = frames[0]
+        for f in frames where f.colorIntrinsics.width != first.colorIntrinsics.width
+            || f.colorIntrinsics.height != first.colorIntrinsics.height || f.depthIntrinsics.width != first.depthIntrinsics.width
+            || f.depthIntrinsics.height != first.depthIntrinsics.height {
+            throw fail("frames[\(f.index)]", "image sizes differ from the first frame's")
+        }
+        let origin = root.member("origin_tag")?.number.map { Int($0) }
+        let family = root.member("tag_family")?.string ?? "?"
+        var details: [(key: String, value: String)] = [("tags", family)]
+        if let origin { details.append(("origin tag", String(origin))) }
+        return Scene(path: folder, format: SceneFormat(app: .rgbdRegister, variant: "captures registered by their tags"),
+                     world: .originTag, frames: frames,
+                     colorSize: (first.colorIntrinsics.width, first.colorIntrinsics.height),
+                     depthSize: (first.depthIntrinsics.width, first.depthIntrinsics.height), framesPerSecond: nil,
+                     skipped: [], warnings: [], details: details, storage: RegisteredStorage(sources: sources))
+    }
+}
+
+/// A registered scene's pixels: each frame's capture, read and rectified.
+struct RegisteredStorage: SceneStorage {
+    struct Source: Sendable {
+        var capture: String
+        var image: String
+        var factor: Double
+        var offset: Double
+    }
+
+    let sources: [Int: Source]
+
+    func makeReader(color: Bool) throws -> any SceneFrameReader { Reader(sources: sources, color: color) }
+
+    struct Reader: SceneFrameReader {
+        let sources: [Int: Source]
+        let color: Bool
+
+        func read(_ info: SceneFrameInfo) throws -> SceneFrame {
+            guard let source = sources[info.index] else {
+                throw RGBDError(.invalidScene, "frame \(info.index) has no capture")
+            }
+            let rectified = try Capture.load(json: source.capture, image: source.image).rectified()
+            guard rectified.depth.width == info.depthIntrinsics.width, rectified.depth.height == info.depthIntrinsics.height,
+                  rectified.color.width == info.colorIntrinsics.width, rectified.color.height == info.colorIntrinsics.height else {
+                throw RGBDError(.invalidScene, file: source.capture, "its images are not the size the registered scene recorded")
+            }
+            let depth = source.factor == 1 && source.offset == 0 ? rectified.depth
+                : DepthScaleFit(factor: source.factor, offset: source.offset, tags: 0).apply(to: rectified.depth)
+            return SceneFrame(info: info, depth: depth, confidence: nil, color: color ? rectified.color : nil)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import RGBDKit
+
+/// Printed tags placed in a world, seen by cameras at known poses: the ground truth for
+/// registering single captures by their tags.
+///
+/// Each capture is a `SyntheticCapture` whose scene holds the tags moved into that
+/// camera's frame; its wall, floor and box stay in the camera's frame (they are background
+/// only: the tags are the one thing the captures share).
+public struct SyntheticTagScene: Sendable {
+    /// A tag in the world.
+    public struct Placement: Sendable {
+        /// The family.
+        public var family: TagFamily
+        /// The ID.
+        public var id: Int
+        /// Black-square edge, meters.
+        public var size: Double
+        /// Tag-to-world (tag frame x right, y down, z into the tag).
+        public var pose: SynthPose
+
+        /// A tag at `pose` in the world.
+        public init(family: TagFamily = .tag36h11, id: Int, size: Double, pose: SynthPose) {
+            self.family = family
+            self.id = id
+            self.size = size
+            self.pose = pose
+        }
+    }
+
+    /// The tags.
+    public var tags: [Placement]
+    /// The background wall's distance from each camera, meters (behind every tag).
+    public var wallZ = 8.0
+
+    /// A scene of `tags`.
+    public init(tags: [Placement]) { self.tags = tags }
+
+    /// The capture seen by a camera at `camera` (camera-to-world, OpenCV axes): every tag in
+    /// front of the camera moved into its frame; image sizes and the calibration as given.
+    public func capture(camera: SynthPose, colorWidth: Int, colorHeight: Int, depthWidth: Int, depthHeight: Int,
+                        calibration: Calibration = SyntheticCapture.iPhoneCalibration()) -> SyntheticCapture {
+        var scene = SyntheticScene()
+        scene.wallZ = wallZ
+        scene.floorY = 50
+        scene.boxMin = SIMD3(100, 100, 100)
+        scene.boxMax = SIMD3(101, 101, 101)
+        let worldToCamera = camera.inverse
+        scene.tags = tags.compactMap { placement in
+            let pose = worldToCamera * placement.pose
+            guard pose.translation.z > 0.1 else { return nil }
+            return SyntheticTag(family: placement.family, id: placement.id, size: placement.size, pose: pose)
+        }
+        return SyntheticCapture(colorWidth: colorWidth, colorHeight: colorHeight, depthWidth: depthWidth,
+                                depthHeight: depthHeight, scene: scene, calibration: calibration)
+    }
+
+    /// A held-out test room: `count` tags of `size` meters on two walls and the floor's
+    /// edge, and `cameras` camera poses 1.5–3.5 m from the tags, looking at them from
+    /// different sides, drawn from `seed` (deterministic). The world is the first tag's
+    /// frame turned so that world y is down the wall (OpenCV-like: x right, y down, z into
+    /// the first wall).
+    public static func room(seed: UInt64, tags count: Int = 4, size: Double = 0.16, cameras: Int = 3)
+        -> (scene: SyntheticTagScene, cameras: [SynthPose]) {
+        var state = seed
+        func random() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+        // Tags on a wall z = 0 (facing −z), spread over 1.2 m, each turned a little.
+        var placements: [Placement] = []
+        for i in 0..<count {
+            let x = -0.6 + 1.2 * Double(i) / Double(max(1, count - 1)) + 0.1 * (random() - 0.5)
+            let y = 0.25 * (random() - 0.5)
+            let turn = SynthMatrix3.rotation(axis: SIMD3(0, 1, 0), angle: 0.35 * (random() - 0.5))
+                * SynthMatrix3.rotation(axis: SIMD3(0, 0, 1), angle: 0.6 * (random() - 0.5))
+            placements.append(Placement(id: 3 + 5 * i, size: size, pose: SynthPose(rotation: turn, translation: SIMD3(x, y, 0))))
+        }
+        var poses: [SynthPose] = []
+        for _ in 0..<cameras {
+            let distance = 1.8 + 1.4 * random()
+            let yaw = 0.5 * (random() - 0.5), pitch = 0.25 * (random() - 0.5)
+            let target = SIMD3(0.4 * (random() - 0.5), 0.1 * (random() - 0.5), 0.0)
+            // Camera looking along +z (toward the wall) turned by yaw and pitch, placed
+            // `distance` before its target.
+            let r = SynthMatrix3.rotation(axis: SIMD3(0, 1, 0), angle: yaw)
+                * SynthMatrix3.rotation(axis: SIMD3(1, 0, 0), angle: pitch)
+                * SynthMatrix3.rotation(axis: SIMD3(0, 0, 1), angle: 0.2 * (random() - 0.5))
+            let forward = r.column(2)
+            poses.append(SynthPose(rotation: r, translation: target - forward * distance))
+        }
+        return (SyntheticTagScene(tags: placements), poses)
+    }
+}
