@@ -51,7 +51,6 @@ FRAMES = 8
 POINTS = 4000
 
 
-from test_scenes import synth  # noqa: E402,F401  (the rgbd-synth fixture)
 
 
 class Scan:
