@@ -162,6 +162,7 @@ _C_TYPES = {
     "double": ctypes.c_double,
     "char *const *": ctypes.POINTER(ctypes.c_char_p),
     "rgbd_tag *": ctypes.POINTER(_lib.RgbdTag),
+    "rgbd_geo *": ctypes.POINTER(_lib.RgbdGeo),
 }
 
 
@@ -213,7 +214,9 @@ def test_struct_layouts_match_the_c_compiler(library, workdir):
     """sizeof/offsetof of the header's structs as cc computes them equal ctypes'."""
     structs = {"rgbd_intrinsics": _lib.RgbdIntrinsics, "rgbd_cloud_options": _lib.RgbdCloudOptions,
                "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo,
-               "rgbd_export_options": _lib.RgbdExportOptions, "rgbd_tag": _lib.RgbdTag}
+               "rgbd_export_options": _lib.RgbdExportOptions, "rgbd_tag": _lib.RgbdTag,
+               "rgbd_geo": _lib.RgbdGeo, "rgbd_rectify_options": _lib.RgbdRectifyOptions,
+               "rgbd_fuse_options": _lib.RgbdFuseOptions}
     lines = []
     for c_name, py in structs.items():
         lines.append(f'printf("{c_name} sizeof %zu\\n", sizeof({c_name}));')
