@@ -350,7 +350,7 @@ func run(json: String, runs: Int, selection: Selection, photo: String?) throws {
         }
         staged.removeAll()
     }
-    // AprilTag detection (tag36h11, one detector, one thread) on the rectified color, as
+    // AprilTag detection (tag36h11, one detector, the library's threads on every processor) on the rectified color, as
     // `rgbd info --tags` runs it: gray conversion and detection timed, rectification not.
     if selection.includes("tags_detect") {
         let rectified = capture.rectified()

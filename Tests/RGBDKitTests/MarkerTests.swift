@@ -48,6 +48,9 @@ import RGBDSynth
         let (tags, rejected) = TagDetector().detect(capture.color)
         #expect(rejected.isEmpty)
         #expect(tags.map(\.id) == [0, 7, 42])
+        // The library's worker threads change nothing: one thread finds the same tags.
+        let single = TagDetector(threads: 1).detect(capture.color)
+        #expect(single.tags == tags && single.rejected == rejected)
         var sum = SIMD2<Double>.zero, worst = 0.0, count = 0.0
         for tag in tags {
             let truth = try #require(scene.tags.first { $0.id == tag.id })

@@ -72,8 +72,11 @@ public final class TagDetector {
     public static let defaultMinimumDecisionMargin = 30.0
 
     /// A detector for `family`, decimating by 2 for quad finding with edge refinement on
-    /// (the library's defaults, under which its corners are unbiased), on one thread.
-    public init(family: TagFamily = .tag36h11, minimumDecisionMargin: Double = TagDetector.defaultMinimumDecisionMargin) {
+    /// (the library's defaults, under which its corners are unbiased), with `threads` of the
+    /// library's worker threads (nil, the default: one per processor; the detections are
+    /// the same for any number).
+    public init(family: TagFamily = .tag36h11, minimumDecisionMargin: Double = TagDetector.defaultMinimumDecisionMargin,
+                threads: Int? = nil) {
         self.family = family
         self.minimumDecisionMargin = minimumDecisionMargin
         switch family {
@@ -81,7 +84,7 @@ public final class TagDetector {
         case .tagStandard41h12: familyTable = tagStandard41h12_create()
         }
         detector = apriltag_detector_create()
-        detector.pointee.nthreads = 1
+        detector.pointee.nthreads = Int32(max(1, min(threads ?? Host.processorCount, 64)))
         detector.pointee.quad_decimate = 2
         detector.pointee.quad_sigma = 0
         detector.pointee.refine_edges = true
