@@ -48,37 +48,9 @@ public struct PhotoOrientation: Equatable, Sendable {
         }
     }
 
-    /// The `Orientation` tag (0x0112) of IFD0 in a JPEG's APP1 `Exif` segment.
+    /// The `Orientation` tag (0x0112) of IFD0 in a JPEG's APP1 `Exif` segment, as rgbd's
+    /// EXIF reader reads it.
     static func exifOrientation(jpeg bytes: [UInt8]) -> PhotoOrientation? {
-        let signature = Array("Exif\u{0}\u{0}".utf8)
-        for segment in MPFIndex.segments(of: bytes) where segment.marker == 0xE1 {
-            let payload = segment.payload
-            guard payload.count >= signature.count + 8,
-                  bytes[payload.prefix(signature.count)].elementsEqual(signature) else { continue }
-            let tiff = payload.lowerBound + signature.count, end = payload.upperBound
-            let little: Bool
-            switch (bytes[tiff], bytes[tiff + 1]) {
-            case (0x49, 0x49): little = true
-            case (0x4D, 0x4D): little = false
-            default: return nil
-            }
-            func u16(_ at: Int) -> Int? {
-                guard at >= tiff, at <= end - 2 else { return nil }
-                return little ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
-            }
-            func u32(_ at: Int) -> Int? {
-                guard let a = u16(at), let b = u16(at + 2) else { return nil }
-                return little ? a | b << 16 : a << 16 | b
-            }
-            guard let ifd = u32(tiff + 4), ifd <= end - tiff, let count = u16(tiff + ifd) else { return nil }
-            for k in 0..<min(count, 256) {
-                let entry = tiff + ifd + 2 + 12 * k
-                guard let tag = u16(entry), let type = u16(entry + 2) else { return nil }
-                // SHORT (3), one value, left-justified in the value field.
-                if tag == 0x0112 { return type == 3 ? u16(entry + 8).flatMap(PhotoOrientation.init(exif:)) : nil }
-            }
-            return nil
-        }
-        return nil
+        EXIFMetadata(photo: bytes)?.orientation.flatMap(PhotoOrientation.init(exif:))
     }
 }
