@@ -1,7 +1,8 @@
 // libFuzzer target: the text and metadata parsers of scans, on any bytes. The first byte
-// picks the parser (mod 5), the rest is the file: Stray Scanner's `odometry.csv`,
-// `camera_matrix.csv` and `imu.csv` (`StrayTables`), a `.npy` depth array (`NPYArray`)
-// and Record3D's `metadata` JSON (`Record3DMetadata`). A finding is a crash, a sanitizer
+// picks the parser (mod 6), the rest is the file: Stray Scanner's `odometry.csv`,
+// `camera_matrix.csv` and `imu.csv` (`StrayTables`), a `.npy` depth array (`NPYArray`),
+// Record3D's `metadata` JSON (`Record3DMetadata`) and the `scene.json` of a scene
+// `rgbd register` wrote (`RegisteredScene`). A finding is a crash, a sanitizer
 // report, an error that is not an RGBDError of one line naming the file, or an accepted
 // file that breaks what the readers promise (poses that are rotations, frame numbers that
 // increase, positive focal lengths, array sizes that match). Fuzz/README.md.
@@ -26,24 +27,26 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fail(message()) }
 }
 
-/// A rotation: rows of unit length, orthogonal, determinant +1 (to float precision).
-func isRotation(_ pose: Pose) -> Bool {
+/// A rotation: rows of unit length, orthogonal, determinant +1 (to `tolerance`; float
+/// precision by default, looser for files that carry a matrix as written, which the reader
+/// accepts to 1e-6 per dot product).
+func isRotation(_ pose: Pose, tolerance: Double = 1e-6) -> Bool {
     let rows = [pose.row0, pose.row1, pose.row2]
     for (i, a) in rows.enumerated() {
-        guard abs((a * a).sum() - 1) < 1e-6 else { return false }
-        for b in rows[(i + 1)...] where abs((a * b).sum()) > 1e-6 { return false }
+        guard abs((a * a).sum() - 1) < tolerance else { return false }
+        for b in rows[(i + 1)...] where abs((a * b).sum()) > tolerance { return false }
     }
     let (a, b, c) = (pose.row0, pose.row1, pose.row2)
     let det = a.x * (b.y * c.z - b.z * c.y) - a.y * (b.x * c.z - b.z * c.x) + a.z * (b.x * c.y - b.y * c.x)
-    return abs(det - 1) < 1e-6 && [pose.translation.x, pose.translation.y, pose.translation.z].allSatisfy(\.isFinite)
+    return abs(det - 1) < tolerance && [pose.translation.x, pose.translation.y, pose.translation.z].allSatisfy(\.isFinite)
 }
 
 /// One input: a selector byte, then the file's bytes.
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, size > 0 else { return 0 }
-    let selector = data[0] % 5
+    let selector = data[0] % 6
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    let names = ["scan/odometry.csv", "scan/camera_matrix.csv", "scan/imu.csv", "scan/depth/000000.npy", "scan.r3d: metadata"]
+    let names = ["scan/odometry.csv", "scan/camera_matrix.csv", "scan/imu.csv", "scan/depth/000000.npy", "scan.r3d: metadata", "registered/scene.json"]
     let name = names[Int(selector)]
     do {
         switch selector {
@@ -66,6 +69,20 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             let array = try NPYArray(bytes, name: name, maxElements: InputLimits.maxDepthPixels)
             check(array.width > 0 && array.height > 0 && array.values.count == array.width * array.height,
                   "npy \(array.width)×\(array.height) with \(array.values.count) values")
+        case 5:
+            let scene = try RegisteredScene.parse(bytes, file: name)
+            check(!scene.frames.isEmpty && scene.frames.count == scene.sources.count, "frames and sources")
+            let first = scene.frames[0]
+            for (frame, source) in zip(scene.frames, scene.sources) {
+                check(isRotation(frame.pose, tolerance: 1e-5), "\(frame.index): not a rotation: \(frame.pose)")
+                for k in [frame.colorIntrinsics, frame.depthIntrinsics] {
+                    check(k.fx > 0 && k.fy > 0 && k.cx.isFinite && k.cy.isFinite && k.width > 0 && k.height > 0, "intrinsics \(k)")
+                }
+                check(frame.colorIntrinsics.width == first.colorIntrinsics.width
+                      && frame.depthIntrinsics.height == first.depthIntrinsics.height, "sizes differ")
+                check(source.factor > 0 && source.factor.isFinite && source.offset.isFinite, "depth correction")
+            }
+            check(scene.originTag.map { $0 >= 0 } ?? true, "origin tag")
         default:
             let metadata = try Record3DMetadata.parse(bytes, name: name)
             check(metadata.width > 0 && metadata.height > 0 && !metadata.poses.isEmpty, "metadata sizes or poses")

@@ -309,16 +309,19 @@ private func cOptions(_ o: PointCloudOptions) -> rgbd_cloud_options {
 private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?, for capture: Capture) throws -> PointCloudOptions {
     var o = try swiftOptions(pointer)
     guard let c = pointer?.pointee else { return o }
-    let kind: WorldFrame.Kind
-    switch c.frame {
-    case RGBD_FRAME_CAMERA: kind = .camera
-    case RGBD_FRAME_LEVEL: kind = .level
-    case RGBD_FRAME_ENU: kind = .enu
-    default: throw argument("frame must be RGBD_FRAME_CAMERA, RGBD_FRAME_LEVEL or RGBD_FRAME_ENU")
-    }
-    o.frame = try WorldFrame.forCapture(kind, geo: capture.metadata.geo, file: capture.imagePath)
+    o.frame = try WorldFrame.forCapture(try frameKind(c.frame), geo: capture.metadata.geo, file: capture.imagePath)
     try o.validate()
     return o
+}
+
+/// The `RGBD_FRAME_*` value `value`.
+private func frameKind(_ value: Int32) throws -> WorldFrame.Kind {
+    switch value {
+    case RGBD_FRAME_CAMERA: .camera
+    case RGBD_FRAME_LEVEL: .level
+    case RGBD_FRAME_ENU: .enu
+    default: throw argument("frame must be RGBD_FRAME_CAMERA, RGBD_FRAME_LEVEL or RGBD_FRAME_ENU (\(value))")
+    }
 }
 
 private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?) throws -> PointCloudOptions {
@@ -737,7 +740,7 @@ public func rgbd_export_options_default(_ options: UnsafeMutablePointer<rgbd_exp
     options.pointee = rgbd_export_options(
         every: Int32(o.selection.every), max_frames: 0, sharpest: 0, image_format: RGBD_EXPORT_IMAGES_DEFAULT,
         jpeg_quality: Int32(o.jpegQuality), downscale: Int32(o.downscale), min_confidence: Int32(o.minConfidence),
-        colmap_text: 0, overwrite: 0)
+        colmap_text: 0, overwrite: 0, frame: RGBD_FRAME_CAMERA)
 }
 
 @c @implementation
@@ -766,6 +769,7 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
             o.minConfidence = UInt8(c.min_confidence)
             o.colmapText = c.colmap_text != 0
             o.overwrite = c.overwrite != 0
+            o.frame = try WorldFrame.forScene(try frameKind(c.frame), world: s.world, file: s.path)
         }
         let result = try SceneExport.run(s, to: path, options: o)
         frames?.pointee = result.frames
@@ -792,12 +796,14 @@ public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_
     options.pointee = rgbd_fuse_options(voxel: o.voxel, trunc: 0, min_depth: o.points.minDepth, max_depth: o.points.maxDepth,
                                         min_confidence: Int32(o.minConfidence), keep_edges: o.points.dropEdges ? 0 : 1,
                                         edge_threshold: o.points.edgeThreshold, every: Int32(o.every),
-                                        min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0)
+                                        min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0,
+                                        frame: RGBD_FRAME_CAMERA)
 }
 
-private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?) throws -> SceneFusionOptions {
+private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?, for scene: Scene) throws -> SceneFusionOptions {
     var o = SceneFusionOptions()
     guard let c = pointer?.pointee else { return o }
+    o.points.frame = try WorldFrame.forScene(try frameKind(c.frame), world: scene.world, file: scene.path)
     o.voxel = c.voxel
     o.trunc = c.trunc == 0 ? nil : c.trunc
     o.points.minDepth = c.min_depth
@@ -820,7 +826,7 @@ public func rgbd_scene_fuse(_ scene: OpaquePointer!, _ options: UnsafePointer<rg
     guarded {
         guard let out else { throw argument("out is NULL") }
         let s = try sceneHandle(scene).scene
-        let fused = try SceneFusion.build(s, options: try fusionOptions(options))
+        let fused = try SceneFusion.build(s, options: try fusionOptions(options, for: s))
         out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused.mesh)).toOpaque())
     }
 }

@@ -38,6 +38,10 @@ struct Export: ParsableCommand {
         instead (windows of --every frames, or --max-frames equal windows); it reads every \
         frame once more.
 
+        --frame level writes the poses and the seed cloud with z up (a gravity-aligned \
+        scan world, Stray Scanner's, turned x, y, z -> x, -z, y); the default keeps the \
+        scan's world (nerfstudio's layout turns a gravity-aligned world to z up either way).
+
         DIR is written as a whole: everything goes into a temporary folder beside it, \
         renamed to DIR at the end, so a failed run leaves nothing. DIR must not be a file; \
         a folder that is not empty is refused unless --overwrite (then replaced). Frames \
@@ -75,6 +79,9 @@ struct Export: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Depth of lower ARKit confidence (0 low, 1 medium, 2 high) is written as unknown.", valueName: "level"))
     var minConfidence: Int = 2
 
+    @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is) or level (a gravity-aligned scan world turned to z up: Stray Scanner). docs/geo.md.", valueName: "frame"))
+    var frame: WorldFrame.Kind = .camera
+
     @Flag(help: "colmap, 3dgs: write the model as text (.txt) instead of binary (.bin).")
     var text = false
 
@@ -107,6 +114,8 @@ struct Export: ParsableCommand {
         let start = Host.monotonicSeconds()
         do {
             let scene = try SceneInputs.open(scan)
+            var options = options
+            options.frame = try WorldFrame.forScene(frame, world: scene.world, file: scan)
             let progress = FrameProgress(name: Path.lastComponent(scan), quiet: quiet)
             let result = try SceneExport.run(scene, to: output, options: options) { done, total in
                 progress.update(done: done, total: total)

@@ -30,10 +30,13 @@ struct Fuse: ParsableCommand {
         --min-fragment N drops connected pieces of fewer than N triangles. --cloud writes \
         the mesh's vertices as a point cloud (positions, colors, normals) instead. The \
         volume may take at most --max-memory MB (default half the machine's memory): a \
-        frame that would need more is refused, naming it, before memory is allocated.
+        frame that would need more is refused, naming it, before memory is allocated. \
+        --frame level turns a gravity-aligned scan world (Stray Scanner's ARKit world, +y up) \
+        so that up is +z before fusing (the transform is in the header); other worlds are \
+        refused with a message.
 
         Output: PLY 1.0, binary little-endian (or --ascii): vertex x y z (meters, the \
-        scan's world), red green blue, nx ny nz; face vertex_indices (three per \
+        scan's world or --frame), red green blue, nx ny nz; face vertex_indices (three per \
         triangle, counter-clockwise seen from the observed side). Header comments give \
         the source, world, axes, voxel and options. OUT is a .ply path for one scan or a \
         directory (NAME.ply per scan). On a terminal a status line shows frames done, \
@@ -75,6 +78,9 @@ struct Fuse: ParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the volume may take, MB (default half the machine's).", valueName: "MB"))
     var maxMemory: Int?
+
+    @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is) or level (z up, from a gravity-aligned scan world: Stray Scanner). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
+    var frame: WorldFrame.Kind = .camera
 
     @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")
     var cloud = false
@@ -118,6 +124,8 @@ struct Fuse: ParsableCommand {
             let start = Host.monotonicSeconds()
             do {
                 let scene = try SceneInputs.open(path, report: !quiet)
+                var options = options
+                options.points.frame = try WorldFrame.forScene(frame, world: scene.world, file: path)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 let fused: SceneFusion
                 do {
@@ -127,7 +135,7 @@ struct Fuse: ParsableCommand {
                 let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
                 let target = single ? output : Path.join(output, name + ".ply")
                 let mesh = fused.mesh
-                let comments = comments(scene, fused)
+                let comments = comments(scene, fused, frame: options.points.frame)
                 if cloud {
                     try mesh.positions.withUnsafeBufferPointer { points in
                         try mesh.colors.withUnsafeBufferPointer { colors in
@@ -156,18 +164,21 @@ struct Fuse: ParsableCommand {
         if failures > 0 { throw ExitCode(1) }
     }
 
-    private func comments(_ scene: Scene, _ fused: SceneFusion) -> [String] {
+    private func comments(_ scene: Scene, _ fused: SceneFusion, frame placed: WorldFrame) -> [String] {
         let t = trunc ?? 4 * voxel
         var lines = [
             "rgbd \(RGBDVersion.string): fused surface of a scan (TSDF on 8x8x8 voxel blocks, marching cubes), meters",
             "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
             "world \(scene.world.rawValue)",
-            "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose",
+            placed.kind == .camera
+                ? "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose"
+                : "axes: \(placed.axesDescription); each frame's OpenCV camera frame placed by its pose, then the frame's transform",
             "voxel \(voxel) m, truncation \(t) m",
             "frames \(fused.frames) (every \(every)), min confidence \(minConfidence), depth \(minDepth) to \(maxDepth) m"
                 + (keepEdges ? ", flying pixels kept" : ", flying-pixel step \(flyingPixelStep)"),
             "normals: the distance field's gradient, toward the observed side",
         ]
+        lines += placed.comments
         if minFragment > 0 { lines.append("pieces under \(minFragment) triangles dropped (\(fused.droppedTriangles) triangles)") }
         if scene.colorSize == nil { lines.append("no color in the scan: vertices are white") }
         return lines

@@ -53,15 +53,7 @@ struct Info: ParsableCommand {
     @OptionGroup var tagArguments: TagArguments
 
     func run() throws {
-        var places: [Placemark] = []
-        if let placemarks {
-            do {
-                places = try Placemark.read(csv: FileSystem.readFile(placemarks, limit: 16 << 20), file: placemarks)
-            } catch {
-                Report.error(error)
-                throw ExitCode(64)
-            }
-        }
+        let places = try Placemark.readArgument(placemarks)
         // Scans are described by SceneInfo; the other inputs are captures.
         let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
         var sceneEntries: [String: JSONValue] = [:]
@@ -152,4 +144,18 @@ struct Info: ParsableCommand {
 /// An error of a capture `rgbd info` has described (its entry stays the description).
 private struct Described: Error {
     let error: RGBDError
+}
+
+extension Placemark {
+    /// The places of `--placemarks FILE` (none without it); a file that cannot be read is
+    /// one error line and exit status 64, before any capture is processed.
+    static func readArgument(_ path: String?) throws -> [Placemark] {
+        guard let path else { return [] }
+        do {
+            return try Placemark.read(csv: FileSystem.readFile(path, limit: 16 << 20), file: path)
+        } catch {
+            Report.error(error)
+            throw ExitCode(64)
+        }
+    }
 }

@@ -20,6 +20,11 @@ struct Preview: ParsableCommand {
 
             \(HelpText.table(Self.scanPanelTable))
 
+            With --placemarks places.csv, each place the photo's EXIF position and compass \
+            heading put in view, and that its depth map does not hide, is labelled over the \
+            rectified color: its name and distance, a line at its column (to a dot at its \
+            row when the place's altitude and the photo's gravity give one). docs/geo.md.
+
             Captures and scans may be mixed in the inputs. Files appear only when \
             complete. A capture or scan that fails is reported on stderr (one line naming \
             the file) and the others are still processed; the exit status is 1 if any failed.
@@ -67,6 +72,9 @@ struct Preview: ParsableCommand {
     @OptionGroup var reporting: ReportingOptions
 
     @OptionGroup var tagArguments: TagArguments
+
+    @Option(help: ArgumentHelp("A CSV of places (name,latitude,longitude[,altitude]): each one in the photo's view (from its EXIF position and heading) and not hidden by its depth map is labelled over the rectified color with its name and distance, at its column (and row with altitude and gravity) (docs/geo.md).", valueName: "places.csv"), completion: .file())
+    var placemarks: String?
 
     @Flag(help: "Do not look for AprilTags (by default each tag found is drawn over the rectified color: outline, ID, and its axes x red, y green, z blue into the tag).")
     var noTags = false
@@ -134,6 +142,7 @@ struct Preview: ParsableCommand {
 
     func run() throws {
         // Scans get the scan sheet; the other inputs are captures.
+        let places = try Placemark.readArgument(placemarks)
         let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
         let sceneFailures = runScenes(scenes)
         guard !captureInputs.isEmpty else {
@@ -142,7 +151,8 @@ struct Preview: ParsableCommand {
         }
         var captures = captures
         captures.inputs = captureInputs
-        let options = self.options
+        var options = self.options
+        options.placemarks = places
         let batch = reporting.batch(captures)
         let path = { (item: CaptureDiscovery.Item) in Path.join(item.outputDirectory(under: output), "\(Path.stem(item.json)).preview.png") }
         let failures = try batch.run(directory: output, outputs: { [path($0)] }) { item, stageTimings in

@@ -89,3 +89,45 @@ import RGBDSynth
         #expect(throws: RGBDError.self) { try TagRegistration.solve(found, originTag: 1000) }
     }
 }
+
+/// The `scene.json` reader on files a user edited or a tool damaged: every defect is one
+/// line naming the file and the key, and relative paths are taken from the scene's folder.
+@Suite struct RegisteredSceneFileTests {
+    static func document(originTag: String = "3", capture: String = "captures/a.json") -> String {
+        let k = #"{"width": 64, "height": 48, "fx": 50, "fy": 50, "cx": 32, "cy": 24}"#
+        return """
+        {"rgbd_scene": "registered captures", "version": 1, "origin_tag": \(originTag), "tag_family": "tag36h11",
+         "frames": [{"capture": "\(capture)", "image": "/photos/a.jpg",
+                     "camera_to_world": [0, -1, 0, 0.5, 1, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 1],
+                     "color_intrinsics": \(k), "depth_intrinsics": \(k)}]}
+        """
+    }
+
+    @Test func originTagsThatAreNoIdAreErrorsNotTraps() throws {
+        for bad in ["1e300", "-1", "2.5", "\"3\""] {
+            do {
+                _ = try RegisteredScene.parse(Array(Self.document(originTag: bad).utf8), file: "s/scene.json")
+                Issue.record("origin_tag \(bad) accepted")
+            } catch let error as RGBDError {
+                #expect(error.description.hasPrefix("s/scene.json: "))
+                #expect(error.description.contains("origin_tag"))
+                #expect(!error.description.contains("\n"))
+            }
+        }
+        #expect(try RegisteredScene.parse(Array(Self.document().utf8), file: "s/scene.json").originTag == 3)
+    }
+
+    @Test func relativePathsAreTakenFromTheSceneFolder() throws {
+        let folder = try TemporaryDirectory()
+        let files = StagedFiles()
+        try files.stage(Path.join(folder.path, "scene.json"), bytes: Array(Self.document().utf8))
+        try files.commit()
+        let scene = try Scene.open(folder.path)
+        let storage = try #require(scene.storage as? RegisteredStorage)
+        #expect(storage.sources[0]?.capture == Path.join(folder.path, "captures/a.json"))
+        #expect(storage.sources[0]?.image == "/photos/a.jpg")
+        // The pose as written: a quarter turn about z, camera at (0.5, 0, 2).
+        #expect(scene.frames[0].pose.translation == SIMD3(0.5, 0, 2))
+        #expect(scene.frames[0].pose.row0 == SIMD3(0, -1, 0))
+    }
+}

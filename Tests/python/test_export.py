@@ -299,10 +299,11 @@ def nerfstudio_frames(out: Path):
         yield meta, frame, intr, w2c, k
 
 
-@pytest.mark.parametrize("layout", ["r3d", "stray"])
+@pytest.mark.parametrize("layout", ["r3d", "stray", "stray-level"])
 def test_nerfstudio(rgbd_bin, r3d, stray, tmp_path, layout):
     scan = r3d if layout == "r3d" else stray
-    out = export(rgbd_bin, scan, tmp_path / "ns", "nerfstudio")
+    extra = ["--frame", "level"] if layout == "stray-level" else []
+    out = export(rgbd_bin, scan, tmp_path / "ns", "nerfstudio", *extra)
     offsets = Offsets()
     seen = 0
     for meta, frame, intr, w2c, k in nerfstudio_frames(out):
@@ -316,7 +317,7 @@ def test_nerfstudio(rgbd_bin, r3d, stray, tmp_path, layout):
         seen += 1
     offsets.check()
     assert seen == FRAMES
-    if layout == "stray":
+    if layout.startswith("stray"):
         # ARKit's world is gravity-aligned (+y up): turned to nerfstudio's +z up.
         assert meta["orientation_override"] == "none"
         up = np.array(meta["applied_transform"])[:3, :3] @ np.array([0, 1, 0])
@@ -388,6 +389,48 @@ def test_tum(rgbd_bin, r3d, tmp_path):
         x, y, z = project(points, np.linalg.inv(c2w), k)
         check_frame(offsets, read_rgb(out / rgb_path), read_depth(out / depth_path), factor, x, y, z, colors, r3d, 1 / factor)
     offsets.check()
+
+
+def test_level_frame(rgbd_bin, stray, tmp_path):
+    """--frame level, checked by geometry: one rigid map A takes every true camera pose
+    (in the scan's gravity-aligned world, +y up) to its exported pose, so the cameras keep
+    their placement, and A takes up (+y, against gravity) to +z: the floor is horizontal,
+    each camera's height above it is its z plus a constant. A world that is not
+    gravity-aligned (Record3D's, re-based on the first frame) is refused in one line."""
+    out = export(rgbd_bin, stray, tmp_path / "tum", "tum", "--frame", "level")
+    rows = [line.split() for line in (out / "groundtruth.txt").read_text().splitlines() if not line.startswith("#")]
+    assert len(rows) == FRAMES
+    maps = []
+    for row in rows:
+        t, tx, ty, tz, qx, qy, qz, qw = map(float, row)
+        index = int(np.argmin(np.abs(stray.seconds - t)))
+        c2w = np.eye(4)
+        c2w[:3, :3] = quaternion_matrix(qx, qy, qz, qw)
+        c2w[:3, 3] = [tx, ty, tz]
+        true_c2w = np.array(stray.truth["frames"][index]["camera_to_world"])
+        maps.append(c2w @ np.linalg.inv(true_c2w))
+    a = maps[0]
+    assert all(np.allclose(m, a, atol=1e-5) for m in maps), "the exported poses are not one rigid map of the true ones"
+    assert np.allclose(a[:3, :3] @ a[:3, :3].T, np.eye(3), atol=1e-6) and np.linalg.det(a[:3, :3]) > 0
+    assert np.allclose(a[:3, :3] @ np.array([0, 1, 0]), [0, 0, 1], atol=1e-6), a
+    floor_y = stray.truth["room"]["min_corner"][1]
+    for row, m in zip(rows, maps):
+        index = int(np.argmin(np.abs(stray.seconds - float(row[0]))))
+        true_height = np.array(stray.truth["frames"][index]["camera_to_world"])[1, 3] - floor_y
+        assert abs(float(row[3]) - (a @ np.array([0, floor_y, 0, 1]))[2] - true_height) < 1e-5
+
+    result = run_export(rgbd_bin, stray.path, tmp_path / "enu", "tum", "--frame", "enu")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1 and str(stray.path) in lines[0], result.stderr
+    assert not (tmp_path / "enu").exists()
+
+
+def test_level_frame_refused_for_worlds_not_gravity_aligned(rgbd_bin, r3d, tmp_path):
+    result = run_export(rgbd_bin, r3d.path, tmp_path / "out", "tum", "--frame", "level")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert str(r3d.path) in lines[0] and "gravity-aligned" in lines[0]
+    assert not (tmp_path / "out").exists()
 
 
 def assert_on_surfaces(xyz: np.ndarray, scan: Scan):

@@ -145,6 +145,41 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
         scene.fuse(voxel=1e-9)
 
 
+def test_fuse_and_export_level_frame(synth, tmp_path, rgbd_bin):
+    """frame="level" (RGBD_FRAME_LEVEL through the C ABI): the fused surface, taken back to
+    the scan's +y-up world by the inverse of "up becomes +z", (x, y, z) -> (x, z, -y), lies
+    on the true surfaces, bit for bit `rgbd fuse --frame level`'s mesh; export's poses are
+    one rigid map of the scan's, taking +y to +z; "enu" and unknown frames are refused."""
+    import json
+
+    from plyfile import PlyData
+
+    sys.path.insert(0, str(REPO / "Scripts"))
+    from fuse_quality import room_distance
+
+    path = make_scan(synth, tmp_path, "stray", frames=10)
+    truth = json.loads((tmp_path / "stray.truth.json").read_text())
+    with rgbd.load_scene(path) as scene:
+        mesh = scene.fuse(voxel=0.02, frame="level")
+        world = mesh.vertices.astype(np.float64)[:, [0, 2, 1]] * np.array([1, 1, -1])
+        distance = room_distance(world, truth)
+        assert len(world) > 3000 and np.median(distance) < 0.002
+        with pytest.raises(rgbd.RGBDError, match="enu"):
+            scene.fuse(voxel=0.02, frame="enu")
+        with pytest.raises(ValueError):
+            scene.fuse(voxel=0.02, frame="up")
+        assert scene.export(tmp_path / "tum", "tum", frame="level") == 10
+    ply = tmp_path / "mesh.ply"
+    subprocess.run([rgbd_bin, "fuse", str(path), "-o", str(ply), "--voxel", "0.02", "--frame", "level", "-q"], check=True)
+    v = PlyData.read(str(ply))["vertex"]
+    assert np.array_equal(np.stack([v["x"], v["y"], v["z"]], axis=1), mesh.vertices)
+    rows = [line.split() for line in (tmp_path / "tum" / "groundtruth.txt").read_text().splitlines()
+            if not line.startswith("#")]
+    heights = np.array([float(r[3]) for r in rows])
+    true_heights = np.array([f["camera_to_world"][1][3] for f in truth["frames"]])
+    assert np.allclose(heights, true_heights, atol=1e-5)
+
+
 def test_fuse_dask_example_fuses_one_scan_per_task(synth, tmp_path):
     """Examples/python/fuse_dask.py on a LocalCluster: two scans fused (the same arrays as
     Scene.fuse), a broken one reported by name while the others go on, exit status 1."""

@@ -73,6 +73,35 @@ import RGBDSynth
         #expect(points.vertices == vertices && points.faces.isEmpty)
     }
 
+    /// `--frame level` by geometry: the mesh, taken back from z up to the scan's +y-up world
+    /// by the inverse of "up becomes +z" (x, y, z -> x, z, -y), lies on the true surfaces;
+    /// the floor is the plane z = 0 (the room's floor is y = 0) with nothing below it.
+    @Test func levelFrameStandsTheSurfaceOnTheFloor() throws {
+        let dir = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scan = Self.scan()
+        try scan.write(layout: Self.layout, to: dir + "/scan")
+        let run = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/mesh.ply", "--voxel", "0.02", "--frame", "level", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let (header, vertices, _, faces) = try Self.read(dir + "/mesh.ply")
+        #expect(vertices.count > 5000 && faces.count > 8000)
+        #expect(header.contains { $0.hasPrefix("comment frame level") })
+        let truth = scan.truth(for: Self.layout)
+        let distances = vertices.map { truth.distanceToSurface(SIMD3($0.x, $0.z, -$0.y)) }.sorted()
+        #expect(distances[distances.count / 2] < 0.002, "median \(distances[distances.count / 2]) m")
+        let floorY = scan.room.minCorner.y
+        let floor = vertices.filter { abs($0.z - floorY) < 0.05 }.map { abs($0.z - floorY) }.sorted()
+        #expect(floor.count > 500, "\(floor.count) vertices near the floor")
+        #expect(floor[floor.count / 2] < 0.002, "floor off z = \(floorY): median \(floor[floor.count / 2]) m")
+        #expect(vertices.allSatisfy { $0.z > floorY - 0.03 }, "nothing below the floor")
+        // A Record3D world (re-based on the first frame) is not gravity-aligned: refused.
+        try scan.write(layout: .record3D(.r3d, keys: .new, portrait: false), to: dir + "/scan.r3d")
+        let refused = try CLITests.run(["fuse", dir + "/scan.r3d", "-o", dir + "/r3d.ply", "--frame", "level", "-q"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.split(separator: "\n").count == 1 && refused.stderr.contains("gravity-aligned"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/r3d.ply"))
+    }
+
     @Test func hostileInputsAreOneLineAndWriteNothing() throws {
         let dir = try CLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

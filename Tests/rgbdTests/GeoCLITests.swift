@@ -163,3 +163,56 @@ extension GeoCLITests {
         #expect(refused.stderr.contains("scan.r3d") && refused.stderr.contains("gravity-aligned"), "\(refused.stderr)")
     }
 }
+
+extension GeoCLITests {
+    /// The point `distance` meters from (`latitude`, `longitude`) at azimuth `bearing`
+    /// (degrees), on the WGS84 ellipsoid's local radii of curvature: good to far below a
+    /// pixel's angle at a few hundred meters.
+    static func destination(latitude: Double, longitude: Double, bearing: Double, distance: Double) -> (Double, Double) {
+        let a = 6_378_137.0, e2 = 0.006_694_379_990_14
+        let phi = latitude * .pi / 180, b = bearing * .pi / 180
+        let w = 1 - e2 * sin(phi) * sin(phi)
+        let m = a * (1 - e2) / (w * w.squareRoot()), n = a / w.squareRoot()
+        return (latitude + distance * cos(b) / m * 180 / .pi, longitude + distance * sin(b) / (n * cos(phi)) * 180 / .pi)
+    }
+
+    /// `rgbd preview --placemarks`: a level camera facing 300° (true); a place 400 m away
+    /// 10° right of the heading is drawn as a line at the column `cx + fx·tan 10°` of the
+    /// rectified photo (found as the centre of the pixels the overlay changes in the
+    /// panel's lower part); a place behind the camera changes nothing else.
+    @Test func previewPlacemarksAreDrawnAtTheirColumn() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (lat, lon) = (-33.8567844, 151.2152967)
+        let capture = SyntheticCapture(colorWidth: 640, colorHeight: 480, depthWidth: 160, depthHeight: 120)
+            .geotagged(latitude: lat, longitude: lon, altitude: 12.5, heading: 300)
+        let json = try capture.write(to: directory, stem: "level").json
+        let ahead = Self.destination(latitude: lat, longitude: lon, bearing: 310, distance: 400)
+        let behind = Self.destination(latitude: lat, longitude: lon, bearing: 120, distance: 400)
+        let places = directory + "/places.csv"
+        try Data("Ahead,\(ahead.0),\(ahead.1)\nBehind,\(behind.0),\(behind.1)\n".utf8).write(to: URL(fileURLWithPath: places))
+        let plain = try CLITests.run(["preview", json, "-o", directory + "/plain", "--no-tags", "--quiet"])
+        let marked = try CLITests.run(["preview", json, "-o", directory + "/marked", "--no-tags", "--quiet", "--placemarks", places])
+        #expect(plain.status == 0 && marked.status == 0, "\(plain.stderr) \(marked.stderr)")
+        let a = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/plain/level.preview.png"))
+        let b = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/marked/level.preview.png"))
+        #expect(a.width == b.width && a.height == b.height)
+        let layout = try PreviewLayout(width: PreviewLayout.defaultWidth, colorWidth: 640, colorHeight: 480)
+        let (ox, oy) = layout.origin(of: .rectified)
+        let k = capture.colorIntrinsics
+        let u = k.cx + k.fx * tan(10 * Double.pi / 180)
+        let expected = Double(ox) + (u + 0.5) * Double(layout.panelWidth) / Double(k.width)
+        var changed: [Int] = [], elsewhere = 0
+        for y in 0..<a.height {
+            for x in 0..<a.width where (0..<3).contains(where: { a[x, y, $0] != b[x, y, $0] }) {
+                let inPanel = x >= ox && x < ox + layout.panelWidth && y >= oy && y < oy + layout.panelHeight
+                if !inPanel { elsewhere += 1 } else if y > oy + layout.panelHeight / 2 { changed.append(x) }
+            }
+        }
+        #expect(elsewhere == 0, "\(elsewhere) pixels changed outside the rectified panel")
+        #expect(changed.count > 20, "\(changed.count) pixels changed in the panel's lower half")
+        let centre = Double(changed.reduce(0, +)) / Double(max(changed.count, 1))
+        #expect(abs(centre - expected) < 1, "line at x = \(centre), expected \(expected)")
+        #expect(changed.allSatisfy { abs(Double($0) - expected) < 4 }, "one line only")
+    }
+}

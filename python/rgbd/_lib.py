@@ -170,6 +170,7 @@ class RgbdExportOptions(ctypes.Structure):
         ("min_confidence", ctypes.c_int32),
         ("colmap_text", ctypes.c_int32),
         ("overwrite", ctypes.c_int32),
+        ("frame", ctypes.c_int32),
     ]
 
 
@@ -252,6 +253,7 @@ class RgbdFuseOptions(ctypes.Structure):
         ("every", ctypes.c_int32),
         ("min_fragment", ctypes.c_int32),
         ("max_memory_mb", ctypes.c_int64),
+        ("frame", ctypes.c_int32),
     ]
 
 

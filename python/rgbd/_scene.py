@@ -15,7 +15,7 @@ import numpy as np
 from . import _lib
 from ._capture import Intrinsics
 from ._errors import check
-from ._util import PathLike, encode_path
+from ._util import PathLike, encode_path, scene_frame
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ class Scene:
     def export(self, directory: PathLike, format: str = "nerfstudio", *, every: int = 1,
                max_frames: Optional[int] = None, sharpest: bool = False, image_format: Optional[str] = None,
                jpeg_quality: int = 93, downscale: int = 1, min_confidence: int = 2, text: bool = False,
-               overwrite: bool = False) -> int:
+               overwrite: bool = False, frame: str = "camera") -> int:
         """Exports the scene into the folder ``directory`` in a trainer's or reconstruction
         system's layout (as ``rgbd export``; docs/export.md) and returns the number of
         frames exported.
@@ -174,7 +174,8 @@ class Scene:
         for tum, JPEG otherwise); ``downscale`` shrinks the images by a whole factor;
         depth below ``min_confidence`` is written as unknown; ``text`` writes COLMAP
         models as text. The folder is written whole or not at all; one that is not empty
-        is refused unless ``overwrite``.
+        is refused unless ``overwrite``. ``frame``: ``"camera"`` keeps the scene's world,
+        ``"level"`` turns a gravity-aligned world (Stray Scanner's) to z up (docs/geo.md).
 
         Raises:
             RGBDError: bad options, a destination that is a file or a folder that is not
@@ -195,6 +196,7 @@ class Scene:
         options.min_confidence = min_confidence
         options.colmap_text = int(bool(text))
         options.overwrite = int(bool(overwrite))
+        options.frame = scene_frame(frame)
         frames = ctypes.c_size_t()
         raw = encode_path(directory, "directory")
         with self._lock:
@@ -205,7 +207,7 @@ class Scene:
     def fuse(self, voxel: float = 0.01, trunc: Optional[float] = None, min_depth: float = 0.0,
              max_depth: float = math.inf, min_confidence: int = 1, keep_edges: bool = False,
              edge_threshold: float = 0.05, every: int = 1, min_fragment: int = 0,
-             max_memory_mb: Optional[int] = None) -> Mesh:
+             max_memory_mb: Optional[int] = None, frame: str = "camera") -> Mesh:
         """Fuses the scene's frames into one surface, as ``rgbd fuse`` does (docs/fuse.md):
         a TSDF volume on a sparse block hash (``voxel`` meters, truncation ``trunc``,
         default 4 voxels), then marching cubes.
@@ -215,7 +217,8 @@ class Scene:
         ``min_depth``..``max_depth`` and it passes the flying-pixel filter
         (``edge_threshold``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
         ``min_fragment`` drops pieces of fewer triangles, ``max_memory_mb`` bounds the
-        volume (default half the machine's memory).
+        volume (default half the machine's memory). ``frame="level"`` fuses a gravity-aligned
+        scene (Stray Scanner's) with z up, the volume's axes level (docs/geo.md).
 
         Raises:
             RGBDError: bad options, an unreadable frame, a frame beyond the volume's reach or
@@ -234,6 +237,7 @@ class Scene:
         options.every = every
         options.min_fragment = min_fragment
         options.max_memory_mb = 0 if max_memory_mb is None else max_memory_mb
+        options.frame = scene_frame(frame)
         mesh = _lib.RgbdMeshP()
         with self._lock:
             check(lib.rgbd_scene_fuse(self._live(), ctypes.byref(options), ctypes.byref(mesh)))

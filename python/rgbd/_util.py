@@ -137,3 +137,11 @@ def cloud_options(
 
 # rgbd_cloud_options.frame (RGBD_FRAME_*): where points are placed (docs/geo.md).
 _FRAMES = {"camera": 0, "level": 1, "enu": 2}
+
+
+def scene_frame(frame: str) -> int:
+    """The ``RGBD_FRAME_*`` value of a scene's ``frame=`` (``"camera"`` or ``"level"``;
+    scans record no geodetic position, so ``"enu"`` is refused by the library)."""
+    if not isinstance(frame, str) or frame.lower() not in _FRAMES:
+        raise ValueError(f"frame must be 'camera' or 'level', not {frame!r}")
+    return _FRAMES[frame.lower()]

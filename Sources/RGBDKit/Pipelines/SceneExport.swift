@@ -49,6 +49,9 @@ public struct SceneExportOptions: Equatable, Sendable {
     public var overwrite = false
     /// The seed cloud's cell size, meters (nerfstudio, COLMAP, 3DGS).
     public var seedVoxel = 0.02
+    /// The world the poses and the seed cloud are written in (from `WorldFrame.forScene`):
+    /// `camera` keeps the scene's world; `level` turns a gravity-aligned world to +z up.
+    public var frame: WorldFrame = .camera
 
     /// The defaults for `format`.
     public init(format: SceneExportFormat) { self.format = format }
@@ -179,7 +182,9 @@ public enum SceneExport {
         let fps = scene.framesPerSecond ?? 30
         let firstTime = scene.frames[0].time
         let exported: [ExportedFrame] = positions.enumerated().map { ordinal, position in
-            let info = scene.frames[position]
+            var info = scene.frames[position]
+            // The chosen frame places the scene's world, after each pose (as `SceneCloud`).
+            if options.frame.kind != .camera { info.pose = options.frame.transform.composed(with: info.pose) }
             let seconds = info.time.map { $0 - (firstTime ?? 0) } ?? Double(info.index) / fps
             let stem = writer.fileStem(info, ordinal: ordinal, seconds: seconds)
             return ExportedFrame(position: position, info: info, camera: cameras[ordinal].intrinsics,
@@ -224,6 +229,7 @@ public enum SceneExport {
         var cloud = SceneCloudOptions()
         cloud.voxel = options.seedVoxel
         cloud.minConfidence = max(options.minConfidence, 1)
+        cloud.points.frame = options.frame
         return cloud
     }
 

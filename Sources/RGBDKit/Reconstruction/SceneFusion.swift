@@ -9,7 +9,9 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// confidence maps use every depth.
     public var minConfidence: UInt8 = 1
     /// Per-frame filters: depth range and the flying-pixel filter (`dropEdges`,
-    /// `edgeThreshold`); the stride, normals and axes are not used.
+    /// `edgeThreshold`); the stride, normals and axes are not used. Its `frame` (from
+    /// `WorldFrame.forScene`) places the scene's world before integration, so the volume's
+    /// axes are that frame's (a `level` floor lies in a plane of voxels).
     public var points = PointCloudOptions()
     /// Use every N-th frame.
     public var every: Int = 1
@@ -92,7 +94,8 @@ public struct SceneFusion: Sendable {
         var done = 0
         try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
             let prepared = prepare(depth: frame.depth, confidence: frame.confidence, color: frame.color,
-                                   intrinsics: frame.info.depthIntrinsics, pose: frame.pose, options: options)
+                                   intrinsics: frame.info.depthIntrinsics,
+                                   pose: options.points.frame.transform.composed(with: frame.pose), options: options)
             try volume.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
             done += 1
             progress?(done, positions.count)

@@ -8,7 +8,9 @@
 /// every frame shares them, else per frame. A gravity-aligned world (ARKit's, +y up) is
 /// turned to nerfstudio's +z up (`x, y, z → x, −z, y`, recorded as `applied_transform`)
 /// and `orientation_override` is `none`; a world that is not gravity-aligned is left as
-/// it is for nerfstudio's own orientation. The seed cloud is in the poses' world.
+/// it is for nerfstudio's own orientation. With `--frame level` the poses arrive already
+/// turned (`SceneExportOptions.frame`) and that transform is the one recorded. The seed
+/// cloud is in the poses' world.
 struct NerfstudioWriter: SceneLayoutWriter {
     var layout: SceneLayout { SceneLayout(colorFolder: "images", depthFolder: "depth", depthScale: 1000, seedCloud: true) }
 
@@ -21,8 +23,11 @@ struct NerfstudioWriter: SceneLayoutWriter {
 
     func finish(_ frames: [ExportedFrame], cloud: SceneCloud?, scene: Scene, options: SceneExportOptions,
                 into folder: StagedDirectory) throws {
-        let gravity = scene.world == .gravityAligned
-        let world = gravity ? Self.zUp : .identity
+        let placed = options.frame.kind != .camera
+        let gravity = placed || scene.world == .gravityAligned
+        // What turns the scene's world to +z up: applied here, or already by `options.frame`.
+        let world = gravity && !placed ? Self.zUp : .identity
+        let applied = placed ? options.frame.transform : Self.zUp
         let shared = frames.allSatisfy { SceneExport.sameCamera($0.camera, frames[0].camera) }
         func camera(_ k: Intrinsics) -> [JSONValue.Member] {
             [.init("fl_x", .number(k.fx)), .init("fl_y", .number(k.fy)),
@@ -47,8 +52,9 @@ struct NerfstudioWriter: SceneLayoutWriter {
             top.append(.init("ply_file_path", .string("sparse_pc.ply")))
         }
         if gravity {
-            top.append(.init("applied_transform", .array([world.row0, world.row1, world.row2].map { r in
-                .array([.number(r.x), .number(r.y), .number(r.z), .number(0)])
+            let t = applied.translation
+            top.append(.init("applied_transform", .array(zip([applied.row0, applied.row1, applied.row2], [t.x, t.y, t.z]).map { r, ti in
+                .array([.number(r.x), .number(r.y), .number(r.z), .number(ti)])
             })))
             top.append(.init("orientation_override", .string("none")))
         }

@@ -15,6 +15,9 @@ package struct PreviewOptions: Equatable, Sendable {
     /// The AprilTags to find and draw over the rectified color (outline, ID, axes); nil:
     /// none looked for.
     package var tags: TagOptions? = TagOptions()
+    /// Places to label over the rectified color where the photo's geotag puts them in view
+    /// and its depth map does not hide them (`PlacemarkSighting`); empty: none.
+    package var placemarks: [Placemark] = []
 
     /// The defaults: 1600 pixels wide, automatic scale from 0 m.
     package init() {}
@@ -23,6 +26,7 @@ package struct PreviewOptions: Equatable, Sendable {
         a.width == b.width && a.minDepth == b.minDepth && a.maxDepth == b.maxDepth
             && a.flyingPixelStep == b.flyingPixelStep
             && a.rectifier.maxRelativeDepthStep == b.rectifier.maxRelativeDepthStep && a.tags == b.tags
+            && a.placemarks == b.placemarks
     }
 
     /// Checks the values.
@@ -103,11 +107,23 @@ package enum PreviewSheet {
             clouds.render(width: pw, height: ph, yawDegrees: -32, pitchDegrees: 20)
         }
         let lens = LensSummary(colorCalibration.distortion)
+        // Tags and placemarks need the full-size rectified capture: made once, when asked for.
+        var fullRectified: RectifiedCapture?
+        func full() -> RectifiedCapture {
+            if let fullRectified { return fullRectified }
+            let made = capture.rectified(with: rectifier)
+            fullRectified = made
+            return made
+        }
         let tags = options.tags.map { tagOptions in
             timings.measure("preview tags") { () -> (CaptureTags, Intrinsics) in
-                let full = capture.rectified(with: rectifier)
-                return (CaptureTags.find(in: full, options: tagOptions), full.colorIntrinsics)
+                (CaptureTags.find(in: full(), options: tagOptions), full().colorIntrinsics)
             }
+        }
+        let places = options.placemarks.isEmpty ? nil : timings.measure("preview placemarks") { () -> ([PlacemarkSighting], Intrinsics) in
+            let rectifiedCapture = full()
+            return (sightings(options.placemarks, geo: capture.metadata.geo, rectified: rectifiedCapture),
+                    rectifiedCapture.colorIntrinsics)
         }
 
         return try timings.measure("preview draw sheet") {
@@ -127,6 +143,9 @@ package enum PreviewSheet {
             drawColorbar(canvas, layout: layout, scale: scale)
             if let (found, intrinsics) = tags {
                 drawTags(canvas, layout: layout, tags: found.tags, intrinsics: intrinsics)
+            }
+            if let (sightings, intrinsics) = places {
+                drawPlacemarks(canvas, layout: layout, sightings: sightings, intrinsics: intrinsics)
             }
             return canvas.image()
         }
@@ -157,6 +176,59 @@ package enum PreviewSheet {
                 }
                 let label = panel(tag.detection.center) + SIMD2(0, -8 * t)
                 canvas.text("\(tag.detection.id)", x: label.x, y: label.y, size: 13 * t, color: Canvas.Color(bytes: 255, 255, 255),
+                            bold: true, alignment: .center)
+            }
+        }
+    }
+
+    /// Where `places` lie in the rectified photo of `rectified`, with its rectified depth
+    /// (nearest pixel, pixel centres at integers at both sizes) to tell which are hidden.
+    static func sightings(_ places: [Placemark], geo: GeoTag?, rectified: RectifiedCapture) -> [PlacemarkSighting] {
+        let k = rectified.colorIntrinsics, depth = rectified.depth
+        let sx = Double(depth.width) / Double(k.width), sy = Double(depth.height) / Double(k.height)
+        return PlacemarkSighting.locate(places, geo: geo, intrinsics: k) { u, v in
+            let x = Int(((u + 0.5) * sx - 0.5).rounded()), y = Int(((v + 0.5) * sy - 0.5).rounded())
+            guard x >= 0, y >= 0, x < depth.width, y < depth.height else { return nil }
+            let z = depth[x, y]
+            return DepthMap.isDepth(z) ? Double(z) : nil
+        }
+    }
+
+    /// The placemark color: a marker line and the label's box.
+    static let placemarkColor = Canvas.Color(bytes: 255, 70, 190)
+
+    /// The geolocation overlay on the rectified panel: each place in view and not hidden by
+    /// the depth map gets a vertical line at its image column (down to its row, with a
+    /// dot, when its altitude and the photo's gravity give one; the whole panel height
+    /// otherwise) and a label at the top: its name and its distance.
+    static func drawPlacemarks(_ canvas: Canvas, layout: PreviewLayout, sightings: [PlacemarkSighting], intrinsics k: Intrinsics) {
+        let (ox, oy) = layout.origin(of: .rectified)
+        let sx = Double(layout.panelWidth) / Double(k.width), sy = Double(layout.panelHeight) / Double(k.height)
+        let t = layout.textScale
+        let top = Double(oy), bottom = Double(oy + layout.panelHeight)
+        canvas.clipped(x: Double(ox), y: top, width: Double(layout.panelWidth), height: Double(layout.panelHeight)) {
+            // Nearest last, so that it is drawn over the farther ones; labels step down to
+            // stay apart.
+            let shown = sightings.filter { $0.inView == true && $0.occluded != true && $0.column != nil }
+                .sorted { ($0.distance ?? 0) > ($1.distance ?? 0) }
+            for (i, sighting) in shown.enumerated() {
+                guard let column = sighting.column else { continue }
+                let x = Double(ox) + (column + 0.5) * sx
+                let row = sighting.row.map { Double(oy) + ($0 + 0.5) * sy }
+                let lineEnd = row.map { min(max($0, top), bottom) } ?? bottom
+                canvas.polyline([SIMD2(x, top), SIMD2(x, lineEnd)], color: placemarkColor, lineWidth: 1.5 * t,
+                                dash: row == nil ? [4 * t, 3 * t] : [])
+                if let row, row >= top, row <= bottom {
+                    canvas.disc(center: SIMD2(x, row), radius: 3.5 * t, color: placemarkColor)
+                }
+                let distance = sighting.distance.map { $0 >= 1000 ? DecimalText.fixed($0 / 1000, 1) + " km" : DecimalText.fixed($0, 0) + " m" }
+                let label = sighting.place.name + (distance.map { "  " + $0 } ?? "")
+                let size = 12 * t
+                let width = canvas.textWidth(label, size: size, bold: true) + 8 * t
+                let y = top + (6 + Double(i % 6) * 18) * t
+                let left = min(max(x - width / 2, Double(ox)), Double(ox + layout.panelWidth) - width)
+                canvas.fill(x: left, y: y, width: width, height: 16 * t, color: placemarkColor)
+                canvas.text(label, x: left + width / 2, y: y + 12 * t, size: size, color: Canvas.Color(bytes: 255, 255, 255),
                             bold: true, alignment: .center)
             }
         }

@@ -1,7 +1,7 @@
 /// Reads the scene `rgbd register` writes (`RegisteredSceneFile`): a folder with a
 /// `scene.json` whose first key is `"rgbd_scene": "registered captures"`. Each frame is a
 /// capture read and rectified when asked for, its depth corrected as the file says.
-enum RegisteredScene {
+package enum RegisteredScene {
     /// Whether `folder` holds such a scene (by the file's first bytes).
     static func recognise(_ folder: String) -> Bool {
         let file = Path.join(folder, RegisteredSceneFile.name)
@@ -12,7 +12,46 @@ enum RegisteredScene {
     /// Opens the scene in `folder`.
     static func open(_ folder: String) throws -> Scene {
         let file = Path.join(folder, RegisteredSceneFile.name)
-        let bytes = try FileSystem.readFile(file, limit: 64 << 20)
+        let parsed = try parse(try FileSystem.readFile(file, limit: 64 << 20), file: file)
+        func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : Path.join(folder, path) }
+        var sources: [Int: RegisteredStorage.Source] = [:]
+        for (i, source) in parsed.sources.enumerated() {
+            sources[i] = RegisteredStorage.Source(capture: resolve(source.capture), image: resolve(source.image),
+                                                  factor: source.factor, offset: source.offset)
+        }
+        let first = parsed.frames[0]
+        var details: [(key: String, value: String)] = [("tags", parsed.family)]
+        if let origin = parsed.originTag { details.append(("origin tag", String(origin))) }
+        return Scene(path: folder, format: SceneFormat(app: .rgbdRegister, variant: "captures registered by their tags"),
+                     world: .originTag, frames: parsed.frames,
+                     colorSize: (first.colorIntrinsics.width, first.colorIntrinsics.height),
+                     depthSize: (first.depthIntrinsics.width, first.depthIntrinsics.height), framesPerSecond: nil,
+                     skipped: [], warnings: [], details: details, storage: RegisteredStorage(sources: sources))
+    }
+
+    /// What `scene.json` says: one frame (pose, intrinsics) and one source per capture, in order.
+    package struct Parsed {
+        /// One frame's capture, photo (as written: absolute, or relative to the scene
+        /// folder) and depth correction (`depth = factor`-scaled, then `offset` in disparity).
+        package struct Source: Sendable {
+            package var capture: String
+            package var image: String
+            package var factor: Double
+            package var offset: Double
+        }
+        /// The frames, with at least one; all of one color size and one depth size.
+        package var frames: [SceneFrameInfo]
+        /// Each frame's source, in the frames' order.
+        package var sources: [Source]
+        /// The origin tag's id, when given.
+        package var originTag: Int?
+        /// The tag family's name ("?" when not given).
+        package var family: String
+    }
+
+    /// Parses the bytes of `scene.json` (`file` names it in errors). Every error is an
+    /// `RGBDError` naming the file and the key that is wrong.
+    package static func parse(_ bytes: [UInt8], file: String) throws -> Parsed {
         let document: JSONDocument
         switch bytes.withUnsafeBufferPointer({ JSONDocument.parse($0) }) {
         case .success(let d): document = d
@@ -57,7 +96,7 @@ enum RegisteredScene {
                               width: Int(w), height: Int(h))
         }
         guard let items = root.member("frames")?.elements, !items.isEmpty else { throw fail("frames", "missing or empty") }
-        var frames: [SceneFrameInfo] = [], sources: [Int: RegisteredStorage.Source] = [:]
+        var frames: [SceneFrameInfo] = [], sources: [Parsed.Source] = []
         for (i, item) in items.enumerated() {
             let at = "frames[\(i)]"
             guard let capture = item.member("capture")?.string, let image = item.member("image")?.string else {
@@ -69,7 +108,7 @@ enum RegisteredScene {
             let depth = try intrinsics(item.member("depth_intrinsics"), "\(at).depth_intrinsics")
             frames.append(SceneFrameInfo(index: i, time: nil, pose: try pose(item.member("camera_to_world"), "\(at).camera_to_world"),
                                          colorIntrinsics: color, depthIntrinsics: depth))
-            sources[i] = RegisteredStorage.Source(capture: capture, image: image, factor: factor, offset: offset)
+            sources.append(Parsed.Source(capture: capture, image: image, factor: factor, offset: offset))
         }
         let first = frames[0]
         for f in frames where f.colorIntrinsics.width != first.colorIntrinsics.width
@@ -77,15 +116,14 @@ enum RegisteredScene {
             || f.depthIntrinsics.height != first.depthIntrinsics.height {
             throw fail("frames[\(f.index)]", "image sizes differ from the first frame's")
         }
-        let origin = root.member("origin_tag")?.number.map { Int($0) }
-        let family = root.member("tag_family")?.string ?? "?"
-        var details: [(key: String, value: String)] = [("tags", family)]
-        if let origin { details.append(("origin tag", String(origin))) }
-        return Scene(path: folder, format: SceneFormat(app: .rgbdRegister, variant: "captures registered by their tags"),
-                     world: .originTag, frames: frames,
-                     colorSize: (first.colorIntrinsics.width, first.colorIntrinsics.height),
-                     depthSize: (first.depthIntrinsics.width, first.depthIntrinsics.height), framesPerSecond: nil,
-                     skipped: [], warnings: [], details: details, storage: RegisteredStorage(sources: sources))
+        var origin: Int?
+        if let node = root.member("origin_tag") {
+            guard let v = node.number, v == v.rounded(), v >= 0, v <= Double(Int32.max) else {
+                throw fail("origin_tag", "not a tag id (a whole number from 0)")
+            }
+            origin = Int(v)
+        }
+        return Parsed(frames: frames, sources: sources, originTag: origin, family: root.member("tag_family")?.string ?? "?")
     }
 }
 
