@@ -385,6 +385,117 @@ ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint
     return x;
 }
 
+/* ---- TSDF integration of one block (Swift: TSDFVolume.integrateBlock) -------------------
+ * A row of a block is eight voxels along x: one AVX2 lane each. Every operation is the
+ * Swift loop's, in its order, one IEEE float operation at a time (no FMA: the target is
+ * avx2 alone), so the bytes are the same. Voxels are 8 bytes; a row is 64 bytes, loaded
+ * as two vectors of four voxels and split into their first words (tsdf | weight << 16)
+ * and second words (red | green << 8 | blue << 16 | color weight << 24). */
+__attribute__((target("avx2")))
+int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float origin_y, float origin_z, void *voxels) {
+    const __m256 fx = _mm256_set1_ps(frame->fx), fy = _mm256_set1_ps(frame->fy);
+    const __m256 cx = _mm256_set1_ps(frame->cx), cy = _mm256_set1_ps(frame->cy);
+    const __m256 width_f = _mm256_set1_ps((float)frame->width), height_f = _mm256_set1_ps((float)frame->height);
+    const __m256i width_i = _mm256_set1_epi32(frame->width);
+    const __m256 trunc = _mm256_set1_ps(frame->trunc), neg_trunc = _mm256_set1_ps(-frame->trunc);
+    const __m256 trunc_inv = _mm256_set1_ps(frame->trunc_inv);
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 minus_half = _mm256_set1_ps(-0.5f);
+    const __m256 xs = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 sxx = _mm256_set1_ps(frame->step_x[0]), sxy = _mm256_set1_ps(frame->step_x[1]);
+    const __m256 sxz = _mm256_set1_ps(frame->step_x[2]);
+    const __m256 tsdf_scale = _mm256_set1_ps(32767.0f), tsdf_max = _mm256_set1_ps(32767.0f);
+    const __m256 tsdf_min = _mm256_set1_ps(-32767.0f);
+    const __m256 weight_scale = _mm256_set1_ps(256.0f), color_scale = _mm256_set1_ps(16.0f);
+    const __m256 max_weight = _mm256_set1_ps(65280.0f), max_byte = _mm256_set1_ps(255.0f);
+    const __m256i ones_i = _mm256_set1_epi32(1), low16 = _mm256_set1_epi32(0xFFFF), low8 = _mm256_set1_epi32(0xFF);
+    const __m256i three = _mm256_set1_epi32(3);
+    uint8_t *rows = (uint8_t *)voxels;
+    for (int z = 0; z < 8; z++) {
+        for (int y = 0; y < 8; y++) {
+            /* The row's base point, component by component as Swift's SIMD3 arithmetic. */
+            const float bx = (origin_x + frame->step_z[0] * (float)z) + frame->step_y[0] * (float)y;
+            const float by = (origin_y + frame->step_z[1] * (float)z) + frame->step_y[1] * (float)y;
+            const float bz = (origin_z + frame->step_z[2] * (float)z) + frame->step_y[2] * (float)y;
+            const __m256 px = _mm256_add_ps(_mm256_set1_ps(bx), _mm256_mul_ps(sxx, xs));
+            const __m256 py = _mm256_add_ps(_mm256_set1_ps(by), _mm256_mul_ps(sxy, xs));
+            const __m256 pz = _mm256_add_ps(_mm256_set1_ps(bz), _mm256_mul_ps(sxz, xs));
+            __m256 active = _mm256_cmp_ps(pz, zero, _CMP_GT_OQ);
+            if (_mm256_movemask_ps(active) == 0) continue;
+            const __m256 z_inv = _mm256_div_ps(one, pz);
+            const __m256 u = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(fx, px), z_inv), cx), half);
+            const __m256 v = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(fy, py), z_inv), cy), half);
+            active = _mm256_and_ps(active, _mm256_cmp_ps(u, zero, _CMP_GE_OQ));
+            active = _mm256_and_ps(active, _mm256_cmp_ps(v, zero, _CMP_GE_OQ));
+            active = _mm256_and_ps(active, _mm256_cmp_ps(u, width_f, _CMP_LT_OQ));
+            active = _mm256_and_ps(active, _mm256_cmp_ps(v, height_f, _CMP_LT_OQ));
+            if (_mm256_movemask_ps(active) == 0) continue;
+            /* Inactive lanes may hold any value: index 0 there, and masked gathers. */
+            __m256i pixel = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(v), width_i), _mm256_cvttps_epi32(u));
+            pixel = _mm256_and_si256(pixel, _mm256_castps_si256(active));
+            const __m256 measured = _mm256_mask_i32gather_ps(zero, frame->depth, pixel, active, 4);
+            const __m256 weight = _mm256_mask_i32gather_ps(zero, frame->weights, pixel, active, 4);
+            active = _mm256_and_ps(active, _mm256_cmp_ps(measured, zero, _CMP_GT_OQ));
+            active = _mm256_and_ps(active, _mm256_cmp_ps(weight, zero, _CMP_GT_OQ));
+            const __m256 sdf = _mm256_sub_ps(measured, pz);
+            active = _mm256_and_ps(active, _mm256_cmp_ps(sdf, neg_trunc, _CMP_GE_OQ));
+            if (_mm256_movemask_ps(active) == 0) continue;
+            const __m256 observed = _mm256_min_ps(_mm256_mul_ps(sdf, trunc_inv), one);
+
+            uint8_t *row = rows + 64 * (z * 8 + y);
+            const __m256 a = _mm256_loadu_ps((const float *)(const void *)row);
+            const __m256 b = _mm256_loadu_ps((const float *)(const void *)(row + 32));
+            const __m256i w0 = _mm256_permute4x64_epi64(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                        _MM_SHUFFLE(3, 1, 2, 0));
+            const __m256i w1 = _mm256_permute4x64_epi64(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
+                                                        _MM_SHUFFLE(3, 1, 2, 0));
+            const __m256 old_tsdf = _mm256_cvtepi32_ps(_mm256_srai_epi32(_mm256_slli_epi32(w0, 16), 16));
+            const __m256 old = _mm256_cvtepi32_ps(_mm256_srli_epi32(w0, 16));
+            const __m256 add = _mm256_cvtepi32_ps(_mm256_max_epi32(
+                _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(weight, weight_scale), half)), ones_i));
+            const __m256 total = _mm256_add_ps(old, add);
+            const __m256 total_inv = _mm256_div_ps(one, total);
+            const __m256 mean = _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(old_tsdf, old),
+                                                            _mm256_mul_ps(_mm256_mul_ps(observed, tsdf_scale), add)), total_inv);
+            const __m256 rounded = _mm256_add_ps(mean, _mm256_blendv_ps(half, minus_half, _mm256_cmp_ps(mean, zero, _CMP_LT_OQ)));
+            /* Swift: max(-32767, min(32767, r)); minps/maxps return their second operand on ties. */
+            const __m256 clamped = _mm256_max_ps(_mm256_min_ps(rounded, tsdf_max), tsdf_min);
+            const __m256i new_tsdf = _mm256_and_si256(_mm256_cvttps_epi32(clamped), low16);
+            const __m256i new_weight = _mm256_cvttps_epi32(_mm256_min_ps(total, max_weight));
+            __m256i n0 = _mm256_or_si256(new_tsdf, _mm256_slli_epi32(new_weight, 16));
+            n0 = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(w0), _mm256_castsi256_ps(n0), active));
+            __m256i n1 = w1;
+            const __m256 colored = _mm256_and_ps(active, _mm256_cmp_ps(sdf, trunc, _CMP_LT_OQ));
+            if (frame->colors && _mm256_movemask_ps(colored) != 0) {
+                const __m256i rgb = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), (const int *)(const void *)frame->colors,
+                                                                _mm256_mullo_epi32(pixel, three),
+                                                                _mm256_castps_si256(colored), 1);
+                const __m256 old_c = _mm256_cvtepi32_ps(_mm256_srli_epi32(w1, 24));
+                const __m256 add_c = _mm256_cvtepi32_ps(_mm256_max_epi32(
+                    _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(weight, color_scale), half)), ones_i));
+                const __m256 color_inv = _mm256_div_ps(one, _mm256_add_ps(old_c, add_c));
+                __m256i mixed = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_add_ps(old_c, add_c), max_byte));
+                mixed = _mm256_slli_epi32(mixed, 24);
+                for (int channel = 0; channel < 3; channel++) {
+                    const __m256 previous = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(w1, 8 * channel), low8));
+                    const __m256 seen = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(rgb, 8 * channel), low8));
+                    const __m256 value = _mm256_add_ps(_mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(previous, old_c),
+                                                                                   _mm256_mul_ps(seen, add_c)), color_inv), half);
+                    const __m256i byte = _mm256_cvttps_epi32(_mm256_min_ps(value, max_byte));
+                    mixed = _mm256_or_si256(mixed, _mm256_slli_epi32(byte, 8 * channel));
+                }
+                n1 = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(w1), _mm256_castsi256_ps(mixed), colored));
+            }
+            /* Back to voxel order: undo the 64-bit permutation, then interleave the words. */
+            const __m256 q0 = _mm256_castsi256_ps(_mm256_permute4x64_epi64(n0, _MM_SHUFFLE(3, 1, 2, 0)));
+            const __m256 q1 = _mm256_castsi256_ps(_mm256_permute4x64_epi64(n1, _MM_SHUFFLE(3, 1, 2, 0)));
+            _mm256_storeu_ps((float *)(void *)row, _mm256_unpacklo_ps(q0, q1));
+            _mm256_storeu_ps((float *)(void *)(row + 32), _mm256_unpackhi_ps(q0, q1));
+        }
+    }
+    return 1;
+}
+
 #else
 
 int rgbd_kernels_have_avx2(void) { return 0; }
@@ -423,6 +534,11 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
 ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
                                   const uint8_t *cr, uint8_t *out0, uint8_t *out1, const int32_t *coefficients) {
     (void)count; (void)y0; (void)y1; (void)cb; (void)cr; (void)out0; (void)out1; (void)coefficients;
+    return 0;
+}
+
+int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float origin_y, float origin_z, void *voxels) {
+    (void)frame; (void)origin_x; (void)origin_y; (void)origin_z; (void)voxels;
     return 0;
 }
 

@@ -171,8 +171,15 @@ import RGBDSynth
     /// Fuses frames rendered by the generator (without writing files).
     static func fuse(_ scan: SyntheticScan, frames: some Sequence<Int>, options: SceneFusionOptions,
                      color: Bool = false) throws -> TriangleMesh {
+        try volume(scan, frames: frames, options: options, color: color).extractMesh(parallel: options.parallel)
+    }
+
+    /// The volume of frames rendered by the generator (`kernel` false: the Swift loop only).
+    static func volume(_ scan: SyntheticScan, frames: some Sequence<Int>, options: SceneFusionOptions,
+                       color: Bool = false, kernel: Bool = true) throws -> TSDFVolume {
         var volume = TSDFVolume(voxel: Float(options.voxel), trunc: Float(options.truncation), memoryBudget: options.budget)
         volume.parallel = options.parallel
+        volume.useKernel = kernel
         for index in frames {
             let frame = scan.render(frame: index, color: color)
             let k = frame.depthCamera
@@ -184,7 +191,7 @@ import RGBDSynth
                 pose: pose, options: options)
             try volume.integrate(prepared) { "frame \(index)" }
         }
-        return volume.extractMesh(parallel: options.parallel)
+        return volume
     }
 
     static func room(withSphere: Bool) -> SyntheticRoom {
@@ -209,6 +216,35 @@ import RGBDSynth
         #expect(identicalBits(serial.normals, parallel.normals))
         #expect(serial.colors == parallel.colors)
         #expect(serial.faces == parallel.faces)
+    }
+
+    /// The AVX2 kernel (`rgbd_tsdf_block_avx2`, when the CPU has it) and the Swift loop
+    /// write the same bytes into every voxel: noisy depth with holes, colors, turning
+    /// poses, voxels at the image's borders and behind the camera.
+    @Test func kernelEqualsSwiftLoopBitForBit() throws {
+        var noisy = SyntheticScan.Options()
+        noisy.depthNoise = 0.004
+        noisy.holes = true
+        let scan = SyntheticScan(frameCount: 300, colorWidth: 320, colorHeight: 240, options: noisy)
+        var options = SceneFusionOptions()
+        options.voxel = 0.015
+        let frames = stride(from: 0, to: 300, by: 23)
+        let swift = try Self.volume(scan, frames: frames, options: options, color: true, kernel: false)
+        let kernel = try Self.volume(scan, frames: frames, options: options, color: true, kernel: true)
+        #expect(swift.blockCount == kernel.blockCount && swift.blockCount > 1000)
+        var differing = 0, observed = 0, colored = 0
+        for b in 0..<swift.blockCount {
+            let a = swift.voxels(ofBlock: b), k = kernel.voxels(ofBlock: b)
+            for i in 0..<TSDFVolume.blockVoxels {
+                let x = a[i], y = k[i]
+                if x.tsdf != y.tsdf || x.weight != y.weight || x.red != y.red || x.green != y.green || x.blue != y.blue
+                    || x.colorWeight != y.colorWeight { differing += 1 }
+                if x.weight > 0 { observed += 1 }
+                if x.colorWeight > 0 { colored += 1 }
+            }
+        }
+        #expect(differing == 0, "\(differing) voxels differ")
+        #expect(observed > 100_000 && colored > 10_000, "observed \(observed), colored \(colored)")
     }
 
     @Test func roomMeshLiesOnTheTrueSurfaces() throws {

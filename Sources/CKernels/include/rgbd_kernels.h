@@ -71,4 +71,24 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
 ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
                                   const uint8_t *cr, uint8_t *out0, uint8_t *out1, const int32_t *coefficients);
 
+/// One depth frame as the TSDF integration of a block sees it (Swift's `TSDFVolume`).
+typedef struct rgbd_tsdf_frame {
+    float fx, fy, cx, cy;          /* depth intrinsics, pixel centres at integers */
+    int32_t width, height;         /* depth map size */
+    float trunc, trunc_inv;        /* truncation distance (meters) and its reciprocal */
+    float step_x[3];               /* camera-frame step of one voxel along world x */
+    float step_y[3];               /* ... along world y */
+    float step_z[3];               /* ... along world z */
+    const float *depth;            /* width*height meters (NaN or <= 0: none) */
+    const float *weights;          /* width*height observation weights (<= 0: unused) */
+    const uint8_t *colors;         /* NULL, or width*height RGB plus one readable byte after */
+} rgbd_tsdf_frame;
+
+/// Integrates `frame` into the 512 voxels of one 8x8x8 block (8 bytes each: int16 tsdf,
+/// uint16 weight, uint8 red, green, blue, color weight; x fastest, then y, then z), as
+/// Swift's `TSDFVolume.integrateBlock` does, bit for bit: voxel (x, y, z) is at
+/// ((origin + step_z z) + step_y y) + step_x x in the camera frame. Returns 1 when it
+/// did the block, 0 without AVX2 (Swift then does it).
+int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float origin_y, float origin_z, void *voxels);
+
 #endif

@@ -1,3 +1,4 @@
+import CKernels
 import Dispatch
 
 /// One voxel of a `TSDFVolume`: 8 bytes.
@@ -71,6 +72,8 @@ struct TSDFVolume {
     let storage = VoxelPages()
     /// Set false to integrate on the calling thread alone (for tests: serial = parallel).
     var parallel = true
+    /// Set false to integrate without the AVX2 kernel (for tests: kernel = Swift loop).
+    var useKernel = true
 
     init(voxel: Float, trunc: Float, memoryBudget: Int) {
         self.voxel = voxel
@@ -106,7 +109,8 @@ struct TSDFVolume {
         let r0 = SIMD3<Float>(pose.row0), r1 = SIMD3<Float>(pose.row1), r2 = SIMD3<Float>(pose.row2)
         let t = SIMD3<Float>(pose.translation)
         let inv = 1 / voxel, side = Float(Self.blockSide)
-        let reach = Float(Self.maxBlockCoordinate)
+        // In voxels: blocks beyond ±maxBlockCoordinate are refused (and Int32 conversions stay in range).
+        let reach = Float(Self.maxBlockCoordinate) * side
         var seen = SparseKeyIndex(capacity: 1 << 12)
         var existing: [Int] = [], new: [UInt64] = []
         var previous = (lo: SIMD3<Int32>(1, 1, 1), hi: SIMD3<Int32>(0, 0, 0))
@@ -118,15 +122,19 @@ struct TSDFVolume {
                 guard z > 0, frame.weights[i] > 0 else { continue }
                 let p = SIMD3((Float(u) - cx) * fxInv * z, y * z, z)
                 let world = SIMD3((r0 * p).sum(), (r1 * p).sum(), (r2 * p).sum()) + t
-                // Voxels within ±trunc, then their blocks.
-                let lo = ((world - trunc) * inv).rounded(.up) / side, hi = ((world + trunc) * inv).rounded(.down) / side
-                let blo = lo.rounded(.down), bhi = hi.rounded(.down)
-                guard blo.min() >= -reach, bhi.max() <= reach else {
+                // Voxels within ±trunc (indices lo...hi), then their blocks (index >> 3 =
+                // floor(index / 8)), in scalar code: SIMD lane conversions are generic calls.
+                let lo = (world - trunc) * inv, hi = (world + trunc) * inv
+                // Written so that NaN (an overflowing point) fails too.
+                guard lo.x >= -reach, lo.y >= -reach, lo.z >= -reach, hi.x <= reach, hi.y <= reach, hi.z <= reach else {
                     throw RGBDError(.invalidArgument, file: describe(),
                                     "a measured point at (\(world.x), \(world.y), \(world.z)) m lies beyond the volume's reach "
                                     + "(±\(Float(Self.maxBlockCoordinate) * side * voxel) m from the origin at \(voxel) m voxels)")
                 }
-                let range = (lo: SIMD3<Int32>(blo), hi: SIMD3<Int32>(bhi))
+                let range = (lo: SIMD3<Int32>(Int32(lo.x.rounded(.up)) >> 3, Int32(lo.y.rounded(.up)) >> 3,
+                                              Int32(lo.z.rounded(.up)) >> 3),
+                             hi: SIMD3<Int32>(Int32(hi.x.rounded(.down)) >> 3, Int32(hi.y.rounded(.down)) >> 3,
+                                              Int32(hi.z.rounded(.down)) >> 3))
                 if range == previous { continue }
                 previous = range
                 for bz in range.lo.z...range.hi.z {
@@ -169,32 +177,40 @@ struct TSDFVolume {
         return b
     }
 
-    /// Updates the voxels of `blocks` (each by one worker).
+    /// Updates the voxels of `blocks` (each by one worker): with the AVX2 kernel
+    /// (`rgbd_tsdf_block_avx2`, eight voxels of a row at once) when the CPU has it, else
+    /// `integrateBlock`; both give the same bytes.
     private func integrate(_ frame: TSDFFrame, blocks: [Int]) {
         let k = frame.intrinsics
-        let fx = Float(k.fx), fy = Float(k.fy), cx = Float(k.cx), cy = Float(k.cy)
         let pose = frame.pose
-        // World → camera: Rᵀ(p − t).
+        // World → camera: Rᵀ(p − t). Camera-frame steps of one voxel along the world axes
+        // (columns of Rᵀ·voxel).
         let c0 = SIMD3<Float>(SIMD3(pose.row0.x, pose.row1.x, pose.row2.x))
         let c1 = SIMD3<Float>(SIMD3(pose.row0.y, pose.row1.y, pose.row2.y))
         let c2 = SIMD3<Float>(SIMD3(pose.row0.z, pose.row1.z, pose.row2.z))
         let t = pose.translation
-        let width = frame.width, height = frame.height
-        let voxel = self.voxel, trunc = self.trunc, truncInv = 1 / trunc
+        let voxel = self.voxel
         let side = Self.blockSide
-        // Camera-frame steps of one voxel along the world axes (columns of Rᵀ·voxel).
         let stepX = SIMD3(c0.x, c1.x, c2.x) * voxel, stepY = SIMD3(c0.y, c1.y, c2.y) * voxel
         let stepZ = SIMD3(c0.z, c1.z, c2.z) * voxel
         let storage = self.storage
         let coordinates = blocks.map { blockCoordinates($0) }
+        let kernel = useKernel && VectorKernels.avx2
+        // The kernel reads four bytes per color pixel: one byte of padding after the last.
+        let colors = frame.colors.map { $0 + [0] }
         frame.depth.withUnsafeBufferPointer { depthBuffer in
             frame.weights.withUnsafeBufferPointer { weightBuffer in
-                (frame.colors ?? []).withUnsafeBufferPointer { colorBuffer in
+                (colors ?? []).withUnsafeBufferPointer { colorBuffer in
                     guard let depth = depthBuffer.baseAddress, let weights = weightBuffer.baseAddress else { return }
-                    let colors = colorBuffer.baseAddress
+                    let params = rgbd_tsdf_frame(
+                        fx: Float(k.fx), fy: Float(k.fy), cx: Float(k.cx), cy: Float(k.cy),
+                        width: Int32(frame.width), height: Int32(frame.height), trunc: trunc, trunc_inv: 1 / trunc,
+                        step_x: (stepX.x, stepX.y, stepX.z), step_y: (stepY.x, stepY.y, stepY.z),
+                        step_z: (stepZ.x, stepZ.y, stepZ.z), depth: depth, weights: weights,
+                        colors: colors == nil ? nil : colorBuffer.baseAddress)
                     // Each block's voxels are written by the one iteration that owns it, and
                     // concurrentPerform returns when all are done.
-                    nonisolated(unsafe) let d = depth, w = weights, rgb = colors
+                    nonisolated(unsafe) let frameParams = params
                     nonisolated(unsafe) let work = { (n: Int) in
                         let c = coordinates[n]
                         let base = SIMD3<Double>(Double(c.x), Double(c.y), Double(c.z)) * Double(side) * Double(voxel)
@@ -204,30 +220,9 @@ struct TSDFVolume {
                                                   Float((SIMD3(pose.row0.y, pose.row1.y, pose.row2.y) * rel).sum()),
                                                   Float((SIMD3(pose.row0.z, pose.row1.z, pose.row2.z) * rel).sum()))
                         let voxels = storage.block(blocks[n])
-                        for z in 0..<side {
-                            for y in 0..<side {
-                                var p = origin + stepZ * Float(z) + stepY * Float(y)
-                                for x in 0..<side {
-                                    defer { p += stepX }
-                                    guard p.z > 0 else { continue }
-                                    // The nearest pixel: u + 0.5 truncated (u > −0.5 here).
-                                    let zInv = 1 / p.z
-                                    let u = fx * p.x * zInv + cx + 0.5, v = fy * p.y * zInv + cy + 0.5
-                                    guard u >= 0, v >= 0, u < Float(width), v < Float(height) else { continue }
-                                    let pixel = Int(v) &* width &+ Int(u)
-                                    let measured = d[pixel]
-                                    let weight = w[pixel]
-                                    guard measured > 0, weight > 0 else { continue }
-                                    let sdf = measured - p.z
-                                    guard sdf >= -trunc else { continue }
-                                    let observed = min(1, sdf * truncInv)
-                                    let slot = voxels + ((z &* side &+ y) &* side &+ x)
-                                    // Colors from the truncation band only (the surface seen at this pixel).
-                                    Self.update(slot, observed: observed, weight: weight,
-                                                color: sdf < trunc ? rgb.map { $0 + 3 &* pixel } : nil)
-                                }
-                            }
-                        }
+                        var local = frameParams
+                        if kernel, rgbd_tsdf_block_avx2(&local, origin.x, origin.y, origin.z, voxels) != 0 { return }
+                        Self.integrateBlock(local, origin: origin, voxels: voxels)
                     }
                     if parallel && coordinates.count > 1 {
                         let chunk = 8
@@ -237,6 +232,44 @@ struct TSDFVolume {
                     } else {
                         for n in coordinates.indices { work(n) }
                     }
+                }
+            }
+        }
+    }
+
+    /// Integrates `frame` into one block's 512 voxels whose first voxel is at `origin` in
+    /// the camera frame: voxel `(x, y, z)` at `((origin + step_z·z) + step_y·y) + step_x·x`,
+    /// projected to its nearest pixel; the kernel's arithmetic, one voxel at a time.
+    static func integrateBlock(_ frame: rgbd_tsdf_frame, origin: SIMD3<Float>, voxels: UnsafeMutablePointer<TSDFVoxel>) {
+        let fx = frame.fx, fy = frame.fy, cx = frame.cx, cy = frame.cy
+        let width = Int(frame.width), height = Int(frame.height)
+        let trunc = frame.trunc, truncInv = frame.trunc_inv
+        let stepX = SIMD3(frame.step_x.0, frame.step_x.1, frame.step_x.2)
+        let stepY = SIMD3(frame.step_y.0, frame.step_y.1, frame.step_y.2)
+        let stepZ = SIMD3(frame.step_z.0, frame.step_z.1, frame.step_z.2)
+        guard let d = frame.depth, let w = frame.weights else { return }
+        let rgb = frame.colors
+        let side = blockSide
+        for z in 0..<side {
+            for y in 0..<side {
+                let row = origin + stepZ * Float(z) + stepY * Float(y)
+                for x in 0..<side {
+                    let p = row + stepX * Float(x)
+                    guard p.z > 0 else { continue }
+                    // The nearest pixel: u + 0.5 truncated (u > −0.5 here).
+                    let zInv = 1 / p.z
+                    let u = fx * p.x * zInv + cx + 0.5, v = fy * p.y * zInv + cy + 0.5
+                    guard u >= 0, v >= 0, u < Float(width), v < Float(height) else { continue }
+                    let pixel = Int(v) &* width &+ Int(u)
+                    let measured = d[pixel]
+                    let weight = w[pixel]
+                    guard measured > 0, weight > 0 else { continue }
+                    let sdf = measured - p.z
+                    guard sdf >= -trunc else { continue }
+                    let observed = min(1, sdf * truncInv)
+                    let slot = voxels + ((z &* side &+ y) &* side &+ x)
+                    // Colors from the truncation band only (the surface seen at this pixel).
+                    update(slot, observed: observed, weight: weight, color: sdf < trunc ? rgb.map { $0 + 3 &* pixel } : nil)
                 }
             }
         }
