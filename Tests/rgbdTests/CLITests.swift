@@ -37,11 +37,16 @@ import RGBDSynth
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Both pipes drained at once: a child that fills one (64 KB) while the other is
+        // being read would otherwise block forever.
+        final class Drained: @unchecked Sendable { var data = Data() }
+        let errors = Drained(), group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { errors.data = err.fileHandleForReading.readDataToEndOfFile() }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errData, as: UTF8.self))
+                   stderr: String(decoding: errors.data, as: UTF8.self))
     }
 
     /// The private memory `forgedJPEGHeadersCostNoMemory` gives the binary: room for a
@@ -86,6 +91,13 @@ import RGBDSynth
 
     static func files(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    /// The harness itself: a child writing more than a pipe holds (64 KB) to stderr before
+    /// it ends its stdout is drained, not waited on forever.
+    @Test func runDrainsALargeStandardError() throws {
+        let run = try Self.run(["-c", "head -c 200000 /dev/zero | tr '\\0' x >&2; echo done"], executable: "/bin/sh")
+        #expect(run.status == 0 && run.stdout == "done\n" && run.stderr.count == 200_000)
     }
 
     @Test func rectifyWritesFourCorrectFiles() throws {
