@@ -769,7 +769,7 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
             o.minConfidence = UInt8(c.min_confidence)
             o.colmapText = c.colmap_text != 0
             o.overwrite = c.overwrite != 0
-            o.frame = try WorldFrame.forScene(try frameKind(c.frame), world: s.world, file: s.path)
+            o.frame = try WorldFrame.forScene(try frameKind(c.frame), scene: s)
         }
         let result = try SceneExport.run(s, to: path, options: o)
         frames?.pointee = result.frames
@@ -803,7 +803,7 @@ public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_
 private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?, for scene: Scene) throws -> SceneFusionOptions {
     var o = SceneFusionOptions()
     guard let c = pointer?.pointee else { return o }
-    o.points.frame = try WorldFrame.forScene(try frameKind(c.frame), world: scene.world, file: scene.path)
+    o.points.frame = try WorldFrame.forScene(try frameKind(c.frame), scene: scene)
     o.voxel = c.voxel
     o.trunc = c.trunc == 0 ? nil : c.trunc
     o.points.minDepth = c.min_depth

@@ -45,7 +45,9 @@ struct Cloud: ParsableCommand {
         --frame level or enu places each capture's points by its photo's EXIF (Apple's \
         accelerometer vector for gravity; GPS position and compass heading for enu; a \
         magnetic heading is used with a warning) and a scan's points by its gravity-aligned \
-        world (Stray Scanner; Record3D's world is not gravity-aligned); the transform, the \
+        world (Stray Scanner; Record3D's world is not gravity-aligned), and a scene of \
+        registered captures (rgbd register) by the first of its photos whose EXIF has what \
+        the frame needs; the transform, the \
         geodetic origin and what they rest on are written in the header comments \
         (docs/geo.md). A capture whose photo lacks what the frame needs fails with a message \
         naming the photo.

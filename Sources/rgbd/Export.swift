@@ -79,7 +79,7 @@ struct Export: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Depth of lower ARKit confidence (0 low, 1 medium, 2 high) is written as unknown.", valueName: "level"))
     var minConfidence: Int = 2
 
-    @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is) or level (a gravity-aligned scan world turned to z up: Stray Scanner). docs/geo.md.", valueName: "frame"))
+    @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). docs/geo.md.", valueName: "frame"))
     var frame: WorldFrame.Kind = .camera
 
     @Flag(help: "colmap, 3dgs: write the model as text (.txt) instead of binary (.bin).")
@@ -115,7 +115,7 @@ struct Export: ParsableCommand {
         do {
             let scene = try SceneInputs.open(scan)
             var options = options
-            options.frame = try WorldFrame.forScene(frame, world: scene.world, file: scan)
+            options.frame = try WorldFrame.forScene(frame, scene: scene)
             let progress = FrameProgress(name: Path.lastComponent(scan), quiet: quiet)
             let result = try SceneExport.run(scene, to: output, options: options) { done, total in
                 progress.update(done: done, total: total)

@@ -32,8 +32,10 @@ struct Fuse: ParsableCommand {
         volume may take at most --max-memory MB (default half the machine's memory): a \
         frame that would need more is refused, naming it, before memory is allocated. \
         --frame level turns a gravity-aligned scan world (Stray Scanner's ARKit world, +y up) \
-        so that up is +z before fusing (the transform is in the header); other worlds are \
-        refused with a message.
+        so that up is +z before fusing (the transform is in the header); a scene of \
+        registered captures (rgbd register) is placed by the first photo whose EXIF has \
+        gravity (level) or also a position and heading (enu). Other worlds are refused with \
+        a message.
 
         Output: PLY 1.0, binary little-endian (or --ascii): vertex x y z (meters, the \
         scan's world or --frame), red green blue, nx ny nz; face vertex_indices (three per \
@@ -79,7 +81,7 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the volume may take, MB (default half the machine's).", valueName: "MB"))
     var maxMemory: Int?
 
-    @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is) or level (z up, from a gravity-aligned scan world: Stray Scanner). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
+    @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
     var frame: WorldFrame.Kind = .camera
 
     @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")
@@ -125,7 +127,7 @@ struct Fuse: ParsableCommand {
             do {
                 let scene = try SceneInputs.open(path, report: !quiet)
                 var options = options
-                options.points.frame = try WorldFrame.forScene(frame, world: scene.world, file: path)
+                options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 let fused: SceneFusion
                 do {

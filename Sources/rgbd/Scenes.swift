@@ -78,7 +78,7 @@ struct SceneCloudCommand {
             do {
                 let scene = try SceneInputs.open(path)
                 var options = options
-                options.points.frame = try WorldFrame.forScene(frame, world: scene.world, file: path)
+                options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
                 progress.finish()

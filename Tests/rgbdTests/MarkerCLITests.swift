@@ -149,3 +149,52 @@ import RGBDSynth
         #expect(pc != pd)
     }
 }
+
+extension MarkerCLITests {
+    /// `--frame level` on a registered scene: placed by the first capture whose photo has an
+    /// accelerometer vector (here the second: the first has no EXIF), the room's true down
+    /// (+y of the room, in the origin tag's frame) becomes −z within 0.3°; with no photo
+    /// carrying gravity, one line naming the scene and nothing written.
+    @Test func registeredSceneLevelFrameFromThePhotos() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (room, cameras) = SyntheticTagScene.room(seed: 9, tags: 3, cameras: 3)
+        var withGravity: [String] = [], without: [String] = []
+        for (i, camera) in cameras.enumerated() {
+            var capture = room.capture(camera: camera, colorWidth: 1344, colorHeight: 1008, depthWidth: 512, depthHeight: 384)
+            capture.depthNoise = 0.002
+            let plain = try capture.write(to: directory + "/plain", stem: "cam\(i)", jpegQuality: 92).json
+            if i > 0 {
+                var exif = SyntheticEXIF()
+                exif.acceleration = SyntheticEXIF.acceleration(down: camera.rotation.r1)   // the room's +y, in the camera
+                capture.exif = exif
+            }
+            withGravity.append(try capture.write(to: directory + "/exif", stem: "cam\(i)", jpegQuality: 92).json)
+            without.append(plain)
+        }
+        let out = directory + "/registered", bare = directory + "/bare"
+        let run = try CLITests.run(["register"] + withGravity + ["--tag-size", "0.16", "-o", out])
+        let runBare = try CLITests.run(["register"] + without + ["--tag-size", "0.16", "-o", bare])
+        #expect(run.status == 0 && runBare.status == 0, "\(run.stderr) \(runBare.stderr)")
+        let cloud = try CLITests.run(["cloud", out, "-o", directory + "/level.ply", "--frame", "level", "-q"])
+        #expect(cloud.status == 0, "\(cloud.stderr)")
+        let header = try String(contentsOfFile: directory + "/level.ply", encoding: .isoLatin1)
+            .components(separatedBy: "end_header")[0].split(separator: "\n")
+        #expect(header.contains { $0.contains("from capture") && $0.contains("cam1.json") }, "\(header)")
+        let line = try #require(header.first { $0.hasPrefix("comment transform from the source frame (row-major 4x4) ") })
+        let m = line.split(separator: " ").suffix(16).compactMap { Double($0) }
+        try #require(m.count == 16)
+        // The origin tag (the lowest ID) is the registered world: the room's down in it is
+        // row 1 of the tag's rotation (tag-to-room).
+        let origin = try #require(room.tags.min { $0.id < $1.id })
+        let down = origin.pose.rotation.r1
+        let placed = SIMD3(m[0] * down.x + m[1] * down.y + m[2] * down.z, m[4] * down.x + m[5] * down.y + m[6] * down.z,
+                           m[8] * down.x + m[9] * down.y + m[10] * down.z)
+        let angle = acos(max(-1, min(1, -placed.z / (placed * placed).sum().squareRoot()))) * 180 / .pi
+        #expect(angle < 0.3, "the room's down is \(angle)° from -z")
+        let refused = try CLITests.run(["cloud", bare, "-o", directory + "/bare.ply", "--frame", "level", "-q"])
+        #expect(refused.status == 1 && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains(bare) && refused.stderr.contains("gravity"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/bare.ply"))
+    }
+}

@@ -87,6 +87,36 @@ public struct WorldFrame: Equatable, Sendable {
         }
     }
 
+    /// The frame `kind` for `scene`: for a scan, by its world (`forScene(_:world:file:)`);
+    /// for captures registered by their tags (`rgbd register`), from the first capture
+    /// whose photo's EXIF has what the frame needs (gravity; for `enu` also a position and
+    /// a heading): that capture's `forCapture` frame, after the world-to-camera transform
+    /// of its pose, so the frame's origin is that camera.
+    ///
+    /// - Throws: `RGBDError` naming the scene when no frame can be placed.
+    public static func forScene(_ kind: Kind, scene: Scene) throws -> WorldFrame {
+        guard kind != .camera, scene.world == .originTag, let registered = scene.storage as? RegisteredStorage else {
+            return try forScene(kind, world: scene.world, file: scene.path)
+        }
+        var lacking: String?
+        for info in scene.frames {
+            guard let source = registered.sources[info.index] else { continue }
+            let geo = (try? FileSystem.readFile(source.image)).flatMap {
+                GeoTag(photo: $0, width: info.colorIntrinsics.width, height: info.colorIntrinsics.height)
+            }
+            do {
+                var frame = try forCapture(kind, geo: geo, file: source.image)
+                frame.transform = frame.transform.composed(with: info.pose.inverse)
+                frame.basis.insert("from capture \(source.capture) (frame \(info.index)) and its registered pose", at: 0)
+                return frame
+            } catch let error as RGBDError {
+                if lacking == nil { lacking = error.description }
+            }
+        }
+        throw RGBDError(.invalidArgument, file: scene.path,
+                        "--frame \(kind.rawValue): no registered capture's photo has what it needs (the first: \(lacking ?? "no photo"))")
+    }
+
     /// The frame `kind` for a scene whose world is `world`.
     ///
     /// - Throws: `RGBDError` naming `file` for `level` on a world that is not gravity-aligned,
@@ -141,7 +171,7 @@ public struct WorldFrame: Equatable, Sendable {
     public var axesDescription: String {
         switch kind {
         case .camera: "source frame"
-        case .level: origin == nil && basis.first?.contains("scan") == true
+        case .level: origin == nil && basis.first?.contains("scan's gravity-aligned world") == true
             ? "level (the scan's world with z up; gravity along -z; origin and heading the world's)"
             : "level (x right, y heading, z up; gravity along -z; origin at the camera)"
         case .enu: "ENU (x east, y north, z up, meters; origin at the camera's GPS position)"
