@@ -66,6 +66,7 @@ private final class CaptureHandle: @unchecked Sendable {
     private let lock = Lock()
     private var rectifiedCache: RectifiedCapture?
     private var cloudCache: (options: PointCloudOptions, cloud: PointCloud)?
+    private var alignedCache: (alignment: PixelAlignment, pair: RectifiedCapture)?
 
     init(_ capture: Capture) { self.capture = capture }
 
@@ -76,6 +77,16 @@ private final class CaptureHandle: @unchecked Sendable {
             let rectified = capture.rectified()
             rectifiedCache = rectified
             return rectified
+        }
+    }
+
+    /// The pixel-aligned pair for `alignment`; the last one is kept (one call per buffer).
+    func aligned(_ alignment: PixelAlignment) throws -> RectifiedCapture {
+        try lock.withLock {
+            if let alignedCache, alignedCache.alignment == alignment { return alignedCache.pair }
+            let pair = try capture.rectified(alignedTo: alignment)
+            alignedCache = (alignment, pair)
+            return pair
         }
     }
 
@@ -270,6 +281,37 @@ public func rgbd_capture_rectified_depth(_ capture: OpaquePointer!, _ depth: Uns
         let h = try handle(capture)
         let out = try buffer(depth, count, needed: h.capture.depth.samples.count, "depth")
         _ = out.initialize(from: h.rectified.depth.samples)
+    }
+}
+
+/// The `RGBD_ALIGN_*` value `value` of a call that needs a shared grid.
+private func pixelAlignment(_ value: Int32) throws -> PixelAlignment {
+    switch value {
+    case RGBD_ALIGN_DEPTH: .depth
+    case RGBD_ALIGN_COLOR: .color
+    default: throw argument("align_to must be RGBD_ALIGN_DEPTH or RGBD_ALIGN_COLOR, not \(value)")
+    }
+}
+
+@c @implementation
+public func rgbd_capture_aligned(_ capture: OpaquePointer!, _ alignTo: Int32, _ rgb: UnsafeMutablePointer<UInt8>!,
+                                 _ rgbSize: Int, _ depth: UnsafeMutablePointer<Float>!, _ depthCount: Int,
+                                 _ intrinsics: UnsafeMutablePointer<rgbd_intrinsics>!) -> Int32 {
+    guarded {
+        let h = try handle(capture)
+        let alignment = try pixelAlignment(alignTo)
+        var k = try h.capture.alignedIntrinsics(alignment)
+        // Check every buffer before computing anything.
+        let rgbOut = try rgb.map { try buffer($0, rgbSize, needed: k.width * k.height * 3, "rgb") }
+        let depthOut = try depth.map { try buffer($0, depthCount, needed: k.width * k.height, "depth") }
+        if rgbOut != nil || depthOut != nil {
+            let pair = try h.aligned(alignment)
+            if let rgbOut { _ = rgbOut.update(fromContentsOf: pair.color.samples) }
+            if let depthOut { _ = depthOut.update(fromContentsOf: pair.depth.samples) }
+            k = pair.depthIntrinsics
+        }
+        intrinsics?.pointee = rgbd_intrinsics(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy,
+                                              width: Int32(clamping: k.width), height: Int32(clamping: k.height))
     }
 }
 

@@ -8,9 +8,10 @@
  * Usage: uses_header CAPTURE.json [POINTS FX FY CX CY]
  *   Loads the capture (from its paths and from memory; any sizes of color image and
  *   depth map, the depth map possibly the larger), checks sizes, intrinsics,
- *   rectified depth, the point cloud and the error paths. The optional values are
- *   expectations from the command line tool: the number of points of `rgbd cloud` with
- *   default options and the rectified depth intrinsics of `rgbd rectify`'s sidecar.
+ *   rectified depth, the pixel-aligned pair, the point cloud and the error paths. The
+ *   optional values are expectations from the command line tool: the number of points of
+ *   `rgbd cloud` with default options and the rectified depth intrinsics of `rgbd
+ *   rectify`'s sidecar.
  * Exits 0 if every check passed, 1 otherwise (each failure is printed on stderr).
  * Run by Tests/python/test_python_package.py.
  */
@@ -51,6 +52,48 @@ static unsigned char *read_file(const char *path, size_t *size) {
 }
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b) + 1.0); }
+
+/* rgbd_capture_aligned against the rectified images (rectified: the rectified depth). */
+static void check_aligned(rgbd_capture *capture, int32_t cw, int32_t ch, int32_t dw, int32_t dh,
+                          const rgbd_intrinsics *color, const rgbd_intrinsics *depth, const float *rectified) {
+    rgbd_intrinsics grid;
+    size_t i, color_bytes = (size_t)cw * (size_t)ch * 3, pixels = (size_t)dw * (size_t)dh;
+    uint8_t *expected = malloc(color_bytes), *rgb = malloc(color_bytes);
+    float *aligned = malloc(pixels * sizeof *aligned);
+
+    CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_COLOR, NULL, 0, NULL, 0, &grid) == RGBD_OK);
+    CHECK(grid.width == cw && grid.height == ch);
+    CHECK(close_to(grid.fx, color->fx) && close_to(grid.fy, color->fy));
+    CHECK(close_to(grid.cx, color->cx) && close_to(grid.cy, color->cy));
+    if (expected != NULL && rgb != NULL) {
+        CHECK(rgbd_capture_rectified_color(capture, expected, color_bytes) == RGBD_OK);
+        CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_COLOR, rgb, color_bytes, NULL, 0, NULL) == RGBD_OK);
+        CHECK(memcmp(rgb, expected, color_bytes) == 0);
+        CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_COLOR, rgb, color_bytes - 1, NULL, 0, &grid) ==
+              RGBD_ERROR_INVALID_ARGUMENT);
+        CHECK(strstr(rgbd_last_error(), "rgb") != NULL);
+    }
+    if (cw >= dw && ch >= dh) {
+        CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_DEPTH, NULL, 0, NULL, 0, &grid) == RGBD_OK);
+        CHECK(grid.width == dw && grid.height == dh);
+        CHECK(close_to(grid.fx, depth->fx) && close_to(grid.cy, depth->cy));
+        if (aligned != NULL && rgb != NULL) {
+            CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_DEPTH, rgb, pixels * 3, aligned, pixels, &grid) == RGBD_OK);
+            for (i = 0; i < pixels; i++) CHECK((isnan(aligned[i]) && isnan(rectified[i])) || aligned[i] == rectified[i]);
+            CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_DEPTH, NULL, 0, aligned, pixels - 1, &grid) ==
+                  RGBD_ERROR_INVALID_ARGUMENT);
+        }
+    } else {
+        /* No footprint to average the color over. */
+        CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_DEPTH, NULL, 0, NULL, 0, &grid) == RGBD_ERROR_INVALID_ARGUMENT);
+        CHECK(strstr(rgbd_last_error(), "larger than the image") != NULL);
+    }
+    CHECK(rgbd_capture_aligned(capture, RGBD_ALIGN_NONE, NULL, 0, NULL, 0, &grid) == RGBD_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(rgbd_last_error(), "align_to") != NULL);
+    free(expected);
+    free(rgb);
+    free(aligned);
+}
 
 /* Everything a capture handle offers; the capture is the sample's. */
 static void check_capture(rgbd_capture *capture, int argc, char **argv) {
@@ -120,6 +163,10 @@ static void check_capture(rgbd_capture *capture, int argc, char **argv) {
         CHECK(valid > pixels / 2);
         CHECK(valid < pixels); /* the sample has holes */
     }
+
+    /* The pixel-aligned pair: at the photo's size its color is the rectified color; at the
+     * depth map's size (when the photo is not the smaller) its depth is the rectified depth. */
+    if (rectified != NULL) check_aligned(capture, cw, ch, dw, dh, &color, &depth, rectified);
 
     /* Point clouds. */
     rgbd_cloud_options_default(&options);
@@ -199,6 +246,7 @@ static void check_errors(const char *json_path) {
     CHECK(strstr(rgbd_last_error(), "NULL") != NULL);
     CHECK(rgbd_capture_rectified_depth(NULL, depth, 4) == RGBD_ERROR_INVALID_ARGUMENT);
     CHECK(rgbd_capture_point_cloud_count(NULL, NULL, &count) == RGBD_ERROR_INVALID_ARGUMENT);
+    CHECK(rgbd_capture_aligned(NULL, RGBD_ALIGN_DEPTH, NULL, 0, NULL, 0, &k) == RGBD_ERROR_INVALID_ARGUMENT);
     CHECK(rgbd_capture_load(NULL, NULL, &capture) == RGBD_ERROR_INVALID_ARGUMENT && capture == NULL);
     CHECK(rgbd_capture_load(json_path, NULL, NULL) == RGBD_ERROR_INVALID_ARGUMENT);
     CHECK(rgbd_capture_load("/nonexistent/rgbd/capture.json", NULL, &capture) == RGBD_ERROR_IO);

@@ -6,6 +6,10 @@ convert_rgb_to_intensity=False)` needs color and depth of one size (it raises "U
 image format" otherwise); `PointCloud.create_from_rgbd_image(rgbd, intrinsic)` then makes a
 point of every pixel with depth. `open3d_rgbd_cloud` below is that code path; the optional
 Scripts/interop_open3d.py runs the real Open3D on the same files.
+
+The same pair in memory (`Capture.aligned`, the C call rgbd_capture_aligned) is checked
+against those files and against the sample's truth: back-projected with its intrinsics,
+each pixel's depth lands on the surface whose color the pixel has.
 """
 
 import json
@@ -230,3 +234,173 @@ def test_color_aligned_depth_keeps_holes_and_native_values(outputs):
     # PNG and TIFF agree: millimeters = 1000·d (a float32 product) rounded half away from zero.
     mm = np.floor((meters * np.float32(1000)).astype(np.float64) + 0.5)
     np.testing.assert_array_equal(depth, np.where(np.isnan(meters), 0, mm).astype(np.uint16))
+
+
+# ---------------------------------------------------------------------------- in memory: Capture.aligned
+
+def _rgbd():
+    """The Python package of this repository (over $RGBD_LIBRARY or the build)."""
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    import rgbd
+    return rgbd
+
+
+@pytest.fixture(scope="module")
+def sample_capture():
+    with _rgbd().load_capture(SAMPLE) as capture:
+        yield capture
+
+
+@pytest.mark.parametrize("alignment", ["depth", "color"])
+def test_aligned_in_memory_is_what_rectify_writes(sample_capture, outputs, alignment):
+    """Capture.aligned (rgbd_capture_aligned) gives the pixels and intrinsics of
+    `rgbd rectify --align-to`: the PNG's colors, the TIFF's meters (NaN where the TIFF has
+    NaN), the sidecar's camera, and the synthetic truth's."""
+    pair = sample_capture.aligned(to=alignment)
+    color, _, meters, sidecar = read_pair(outputs(alignment))
+    assert pair.color.dtype == np.uint8 and pair.depth.dtype == np.float32
+    assert pair.color.shape == color.shape and pair.depth.shape == meters.shape
+    np.testing.assert_array_equal(pair.color, color)
+    assert np.array_equal(np.isnan(pair.depth), np.isnan(meters))
+    np.testing.assert_array_equal(pair.depth[np.isfinite(meters)], meters[np.isfinite(meters)])
+    k = pair.intrinsics
+    width, height, fx, fy, cx, cy = camera(sidecar)
+    assert (k.width, k.height) == (width, height) == (pair.depth.shape[1], pair.depth.shape[0])
+    np.testing.assert_allclose([k.fx, k.fy, k.cx, k.cy], [fx, fy, cx, cy], rtol=1e-12)
+    truth = TRUTH[f"{alignment}_intrinsics"]
+    np.testing.assert_allclose([k.fx, k.fy, k.cx, k.cy], [truth[n] for n in ("fx", "fy", "cx", "cy")], rtol=1e-12)
+
+
+def _true_colors(points, margin):
+    """The scene's color at each point (n, 3) where it is unambiguous, else NaN: the box's
+    front face, and the wall's checker squares, each at least `margin` (n,) meters from any
+    edge of its face or square; points farther than 5 mm from those faces are NaN."""
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
+    wall_z = float(TRUTH["wall"]["plane"].split("=")[1])
+    size, origin = TRUTH["wall"]["checker_size"], TRUTH["wall"]["checker_origin"]
+    lo, hi = TRUTH["box"]["min"], TRUTH["box"]["max"]
+    out = np.full(points.shape, np.nan)
+    # The front face (z = 1.6): SyntheticScene's (200, 60, 50).
+    front = (np.abs(z - lo[2]) < 5e-3) & (x > lo[0] + margin) & (x < hi[0] - margin) \
+        & (y > lo[1] + margin) & (y < hi[1] - margin)
+    out[front] = (200, 60, 50)
+    # The wall: light (225, 205, 170) where the cells' parities agree, dark (30, 40, 75)
+    # where not; the box's silhouette on the wall is left out (its shadow in depth).
+    tx, ty = (x - origin[0]) / size, (y - origin[1]) / size
+    inside = (np.minimum(tx % 1, 1 - tx % 1) * size > margin) & (np.minimum(ty % 1, 1 - ty % 1) * size > margin)
+    wall = (np.abs(z - wall_z) < 5e-3) & inside
+    light = (np.floor(tx).astype(np.int64) + np.floor(ty).astype(np.int64)) % 2 == 0
+    out[wall & light] = (225, 205, 170)
+    out[wall & ~light] = (30, 40, 75)
+    return out
+
+
+# Per alignment: how far (in the grid's pixels) a pixel must be from a silhouette and from
+# a color edge for its color to be one surface's (a depth pixel is 5.25 color pixels; a
+# color pixel's value reaches JPEG's 8×8 blocks and 2×2 chroma), the largest error
+# allowed (8-bit levels) and a shift of the color that must break the check.
+_COLOR_CHECK = {"depth": {"silhouette": 1, "margin": 1.5, "levels": 12, "shift": 2},
+                "color": {"silhouette": 6, "margin": 3.0, "levels": 24, "shift": 4}}
+
+
+def _color_errors(pair, alignment, shift=0):
+    """max |aligned color − true color| over the channels at every pixel away from the
+    scene's silhouettes whose back-projected depth has an unambiguous true color, with
+    the color image moved `shift` pixels to the right."""
+    k, check = pair.intrinsics, _COLOR_CHECK[alignment]
+    truth = true_depth(k.width, k.height, k.fx, k.fy, k.cx, k.cy).astype(np.float32)
+    kernel = np.ones((2 * check["silhouette"] + 1,) * 2, np.uint8)
+    away = cv2.dilate(truth, kernel) - cv2.erode(truth, kernel) < 0.01
+    v, u = np.nonzero(np.isfinite(pair.depth) & away)
+    z = pair.depth[v, u].astype(np.float64)
+    points = np.stack([(u - k.cx) * z / k.fx, (v - k.cy) * z / k.fy, z], axis=1)
+    colors = _true_colors(points, margin=check["margin"] * z / k.fx)
+    known = ~np.isnan(colors[:, 0])
+    color = np.roll(pair.color, shift, axis=1)
+    return np.abs(color[v, u][known].astype(np.float64) - colors[known]).max(axis=1)
+
+
+@pytest.mark.parametrize("alignment", ["depth", "color"])
+def test_aligned_pixels_see_the_same_point(sample_capture, alignment):
+    """Back-projecting the aligned depth with the returned intrinsics lands on the surface
+    whose color the aligned color has at that pixel: the box's red front face where the
+    depth says box (to its edges), the right checker square where it says wall."""
+    pair = sample_capture.aligned(to=alignment)
+    check = _COLOR_CHECK[alignment]
+    errors = _color_errors(pair, alignment)
+    assert len(errors) > 1000, f"only {len(errors)} pixels with a known color"
+    assert errors.max() <= check["levels"], f"a color {errors.max():.0f} levels from the scene's"
+    # The check can tell: the color a few pixels off its depth is the wrong square's.
+    shifted = _color_errors(pair, alignment, shift=check["shift"])
+    assert np.mean(shifted > check["levels"]) > 0.01
+
+
+@pytest.mark.parametrize("alignment", ["depth", "color"])
+def test_aligned_depth_lies_on_the_scene(sample_capture, alignment):
+    """The in-memory depth, unrounded, back-projects onto the scene's surfaces: the wall
+    planar at 3 m to the sample's noise, the box's edge a straight vertical line where the
+    truth puts it, nothing between foreground and background."""
+    pair = sample_capture.aligned(to=alignment)
+    k = pair.intrinsics
+    v, u = np.nonzero(np.isfinite(pair.depth))
+    z = pair.depth[v, u].astype(np.float64)
+    points = np.stack([(u - k.cx) * z / k.fx, (v - k.cy) * z / k.fy, z], axis=1)
+    assert len(points) > 0.9 * pair.depth.size
+    dist = distance_to_scene(points)
+    assert dist.max() <= 0.02, f"a point {dist.max() * 1e3:.1f} mm from every surface"
+    assert np.mean(dist > 5e-3) <= 0.005
+    # The wall is planar: where the truth is the wall around a pixel, z is 3 m to the
+    # millimeter (noise 0.5 mm) and has no slope.
+    truth = true_depth(k.width, k.height, k.fx, k.fy, k.cx, k.cy).astype(np.float32)
+    reach = 3 if alignment == "depth" else 13
+    kernel = np.ones((reach, reach), np.uint8)
+    lo, hi = cv2.erode(truth, kernel), cv2.dilate(truth, kernel)
+    wall = (lo == 3.0) & (hi == 3.0) & np.isfinite(pair.depth)
+    assert wall.sum() > 0.3 * pair.depth.size
+    assert np.abs(pair.depth[wall] - 3.0).max() <= 1.5e-3
+    wv, wu = np.nonzero(wall)
+    slope = np.linalg.lstsq(np.stack([wu, wv, np.ones_like(wu)], axis=1).astype(np.float64),
+                            pair.depth[wall].astype(np.float64), rcond=None)[0]
+    assert np.abs(slope[:2]).max() * max(k.width, k.height) < 1e-3, f"the wall tilts: {slope}"
+    # The box front's left edge (x = -0.95 at z = 1.6 m) is the column cx + fx·x/z in
+    # every row it spans above where the floor comes nearer than 1.7 m: the first column
+    # of box depth, row after row (a straight vertical line where the truth puts it).
+    box = TRUTH["box"]
+    edge = k.cx + k.fx * box["min"][0] / box["min"][2]
+    top = k.cy + k.fy * box["min"][1] / box["min"][2]
+    bottom = k.cy + k.fy * 0.7  # the floor (y = 1.2) is farther than 1.7 m above this row
+    rows = np.arange(int(np.ceil(top)) + 2, min(int(bottom), k.height))
+    assert len(rows) > 10
+    first = np.array([np.nonzero(r)[0].min() for r in pair.depth[rows] < 1.7])
+    # The first pixel whose center is right of the edge, give or take the resampling of
+    # one depth pixel (at the photo's size a depth pixel is 5.25 pixels: a pixel there
+    # may take the depth of a surface half a depth pixel away).
+    depth_pixel = k.width / sample_capture.depth_size[0]
+    reach = 1.5 if alignment == "depth" else 0.5 * depth_pixel + 1
+    assert np.abs(first - edge).max() <= reach, f"box edge columns {sorted(set(first))}, truth {edge:.2f}"
+
+
+def test_aligned_argument_errors(tmp_path):
+    rgbd = _rgbd()
+    capture = rgbd.load_capture(SAMPLE)
+    for bad in ("native", "Depth", None, 1):
+        with pytest.raises(ValueError, match="^to must be 'depth' or 'color', not .*$"):
+            capture.aligned(to=bad)
+    capture.close()
+    with pytest.raises(ValueError, match="^capture 'shot' is closed$"):
+        capture.aligned(to="depth")
+    # A depth map larger than the photo has no footprints to average the color over: the
+    # library's error, one line, naming the JSON; aligning to the photo still works.
+    (tmp_path / "shot.json").write_bytes(SAMPLE.read_bytes())
+    image = np.full((48, 64, 3), (90, 40, 200), np.uint8)
+    assert cv2.imwrite(str(tmp_path / "shot.jpg"), image)
+    with rgbd.load_capture(tmp_path / "shot.json") as small:
+        with pytest.raises(rgbd.RGBDError) as raised:
+            small.aligned(to="depth")
+        assert raised.value.status == rgbd.Status.INVALID_ARGUMENT
+        assert "\n" not in str(raised.value) and "shot.json" in str(raised.value)
+        assert "larger than the image" in str(raised.value)
+        pair = small.aligned(to="color")
+        assert pair.color.shape == (48, 64, 3) and pair.depth.shape == (48, 64)
+        assert (pair.intrinsics.width, pair.intrinsics.height) == (64, 48)

@@ -33,7 +33,8 @@ from __future__ import annotations
 from pathlib import Path as _Path
 
 from . import _lib
-from ._capture import Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes, load_photo_bytes
+from ._capture import (AlignedPair, Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes,
+                       load_photo_bytes)
 from ._errors import RGBDError, Status
 from ._files import RectifyResult, rectify_files
 from ._image import rectify_image, write_ply
@@ -64,6 +65,7 @@ __all__ = [
     "write_ply",
     "Capture",
     "CaptureIntrinsics",
+    "AlignedPair",
     "Intrinsics",
     "Lens",
     "Scene",

@@ -18,7 +18,8 @@ from . import _lib
 from ._errors import check
 from ._util import PathLike, as_bytes, cloud_options, encode_path, encode_text, output_array, pointer
 
-__all__ = ["Intrinsics", "CaptureIntrinsics", "Lens", "Capture", "load_capture", "load_capture_bytes"]
+__all__ = ["Intrinsics", "CaptureIntrinsics", "AlignedPair", "Lens", "Capture", "load_capture",
+           "load_capture_bytes"]
 
 PointCloud = Union[Tuple[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -61,6 +62,21 @@ class CaptureIntrinsics(NamedTuple):
 
     color: Intrinsics
     depth: Intrinsics
+
+
+class AlignedPair(NamedTuple):
+    """A capture's rectified color and depth on one pixel grid (:meth:`Capture.aligned`).
+
+    Pixel ``(u, v)`` of ``color`` (H×W×3 uint8 RGB) and of ``depth`` (H×W float32 meters,
+    NaN = no depth) sees the same point; ``intrinsics`` describes both.
+    """
+
+    color: np.ndarray
+    depth: np.ndarray
+    intrinsics: Intrinsics
+
+
+_ALIGNMENTS = {"depth": _lib.RGBD_ALIGN_DEPTH, "color": _lib.RGBD_ALIGN_COLOR}
 
 
 class Lens(NamedTuple):
@@ -339,6 +355,39 @@ class Capture:
         background). Written into a new array, or into ``out`` (float32, h×w, C-contiguous).
         """
         return self._image("rgbd_capture_rectified_depth", out, False)
+
+    def aligned(self, to: str) -> AlignedPair:
+        """The rectified color and depth on one pixel grid, as ``rgbd rectify --align-to``
+        writes them (the same pixels as its PNG and TIFF).
+
+        Args:
+            to: ``"depth"``: at the depth map's size, the rectified color averaged over each
+                depth pixel's footprint (the colors :meth:`point_cloud` gives) beside
+                :meth:`rectified_depth`; ``"color"``: at the photo's size,
+                :meth:`rectified_color` beside the depth map rectified straight onto the
+                photo's grid (no depth blended across an edge; holes stay NaN).
+
+        Returns:
+            ``AlignedPair(color, depth, intrinsics)``: H×W×3 uint8 RGB, H×W float32 meters
+            (NaN = no depth) and the one :class:`Intrinsics` of both (new arrays).
+
+        Raises:
+            ValueError: ``to`` is not ``"depth"`` or ``"color"``; the capture is closed.
+            RGBDError: ``to="depth"`` with a depth map larger than the photo.
+        """
+        if not isinstance(to, str) or to not in _ALIGNMENTS:
+            raise ValueError(f"to must be 'depth' or 'color', not {to!r}")
+        which = _ALIGNMENTS[to]
+        lib = _lib.lib()
+        k = _lib.RgbdIntrinsics()
+        with self._use() as handle:
+            check(lib.rgbd_capture_aligned(handle, which, None, 0, None, 0, ctypes.byref(k)))
+            width, height = int(k.width), int(k.height)
+            color = np.empty((height, width, 3), dtype=np.uint8)
+            depth = np.empty((height, width), dtype=np.float32)
+            check(lib.rgbd_capture_aligned(handle, which, pointer(color, ctypes.c_uint8), color.size,
+                                           pointer(depth, ctypes.c_float), depth.size, ctypes.byref(k)))
+        return AlignedPair(color, depth, Intrinsics._from_c(k))
 
     # ---- tags ------------------------------------------------------------------------------
 

@@ -303,6 +303,10 @@ _SIGNATURES = {
     "rgbd_capture_depth": (_c.c_int, [RgbdCaptureP, c_float_p, _c.c_size_t]),
     "rgbd_capture_rectified_color": (_c.c_int, [RgbdCaptureP, c_uint8_p, _c.c_size_t]),
     "rgbd_capture_rectified_depth": (_c.c_int, [RgbdCaptureP, c_float_p, _c.c_size_t]),
+    "rgbd_capture_aligned": (
+        _c.c_int,
+        [RgbdCaptureP, _c.c_int32, c_uint8_p, _c.c_size_t, c_float_p, _c.c_size_t, _c.POINTER(RgbdIntrinsics)],
+    ),
     "rgbd_cloud_options_default": (None, [_c.POINTER(RgbdCloudOptions)]),
     "rgbd_capture_geo": (_c.c_int, [RgbdCaptureP, _c.POINTER(RgbdGeo)]),
     "rgbd_capture_point_cloud_count": (

@@ -129,6 +129,24 @@ int rgbd_capture_depth(const rgbd_capture *capture, float *depth, size_t count);
 int rgbd_capture_rectified_color(const rgbd_capture *capture, uint8_t *rgb, size_t size);
 int rgbd_capture_rectified_depth(const rgbd_capture *capture, float *depth, size_t count);
 
+/* The rectified color and depth on one pixel grid, as `rgbd rectify --align-to` writes them:
+ * pixel (u, v) of both sees the same point, and *intrinsics (may be NULL) describes both.
+ * align_to is RGBD_ALIGN_DEPTH or RGBD_ALIGN_COLOR (defined with rgbd_rectify_options below):
+ *  RGBD_ALIGN_DEPTH  the depth map's size: the depth of rgbd_capture_rectified_depth, the
+ *                    rectified color averaged over each depth pixel's footprint (the colors
+ *                    of rgbd_capture_point_cloud). Refused (RGBD_ERROR_INVALID_ARGUMENT) when
+ *                    the depth map is larger than the photo along an axis.
+ *  RGBD_ALIGN_COLOR  the photo's size: the color of rgbd_capture_rectified_color, the depth
+ *                    map rectified straight onto the photo's grid, only depths within the
+ *                    rectification's blend step of each other blended (no depth invented
+ *                    between a foreground and a background); holes and the outside are NaN.
+ * First call with rgb and depth NULL to get the grid's size (intrinsics->width, ->height),
+ * then with buffers of width*height*3 bytes and width*height floats (either may be NULL to
+ * skip it); rgb_size and depth_count are the buffers' sizes. The first call with a buffer
+ * computes the pair (on all cores) and keeps it with the handle (the last alignment asked). */
+int rgbd_capture_aligned(const rgbd_capture *capture, int32_t align_to, uint8_t *rgb, size_t rgb_size,
+                         float *depth, size_t depth_count, rgbd_intrinsics *intrinsics);
+
 /* What the photo's EXIF says about place, heading and gravity (docs/geo.md). Each has_*
  * is 1 when the photo records it (and rgbd can use it), else 0 and its numbers are NaN;
  * an unrecorded altitude or positioning error is NaN too. */

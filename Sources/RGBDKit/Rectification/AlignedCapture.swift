@@ -93,6 +93,19 @@ extension Capture {
         }
     }
 
+    /// The intrinsics of the grid `rectified(alignedTo:)` puts both images on (its width and
+    /// height the grid's size), without rectifying anything. Throws as `rectified(alignedTo:)`
+    /// does when `.depth` is asked of a depth map larger than the color image.
+    public func alignedIntrinsics(_ alignment: PixelAlignment) throws -> Intrinsics {
+        switch alignment {
+        case .depth:
+            try Self.checkAlignable(color: color, depth: depth, json: jsonPath)
+            return calibration.scaled(toWidth: depth.width, height: depth.height).intrinsics
+        case .color:
+            return calibration.scaled(toWidth: color.width, height: color.height).intrinsics
+        }
+    }
+
     /// Rejects aligning to the depth map's size when the depth map is larger than the
     /// color image along an axis (its footprints in the color image would be empty).
     static func checkAlignable(colorWidth: Int, colorHeight: Int, depthWidth: Int, depthHeight: Int,
