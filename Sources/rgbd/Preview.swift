@@ -20,6 +20,11 @@ struct Preview: ParsableCommand {
 
             \(HelpText.table(Self.scanPanelTable))
 
+            Panels show the images as stored (the sensor's orientation); --upright turns \
+            them as the photo asks to be shown (EXIF orientation, HEIF rotation): the \
+            captured and rectified color, depth and overlay turned, the clouds those of the \
+            turned camera, the header's sizes and intrinsics the turned images'.
+
             With --placemarks places.csv, each place the photo's EXIF position and compass \
             heading put in view, and that its depth map does not hide, is labelled over the \
             rectified color: its name and distance, a line at its column (to a dot at its \
@@ -76,6 +81,9 @@ struct Preview: ParsableCommand {
     @Option(help: ArgumentHelp("A CSV of places (name,latitude,longitude[,altitude]): each one in the photo's view (from its EXIF position and heading) and not hidden by its depth map is labelled over the rectified color with its name and distance, at its column (and row with altitude and gravity) (docs/geo.md).", valueName: "places.csv"), completion: .file())
     var placemarks: String?
 
+    @Flag(help: "Captures: show every panel turned as the photo asks to be shown (EXIF orientation, HEIF rotation; mirroring orientations are left as stored, with a warning), a portrait photo in tall panels, the header's sizes and intrinsics those of the turned images; default: as stored.")
+    var upright = false
+
     @Flag(help: "Do not look for AprilTags (by default each tag found is drawn over the rectified color: outline, ID, and its axes x red, y green, z blue into the tag).")
     var noTags = false
 
@@ -87,6 +95,7 @@ struct Preview: ParsableCommand {
         options.flyingPixelStep = flyingPixelStep
         options.rectifier = reading.rectifier
         options.tags = noTags ? nil : tagArguments.options
+        options.upright = upright
         return options
     }
 

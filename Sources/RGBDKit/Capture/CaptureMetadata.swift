@@ -10,6 +10,9 @@ public struct CaptureMetadata: Sendable {
     /// What the photo's EXIF says about where it was taken, which way the camera faced and
     /// which way was down (docs/geo.md); nil when the photo has no EXIF.
     public var geo: GeoTag?
+    /// How the photo asks to be shown (its EXIF orientation, or HEIF `irot` and `imir`);
+    /// `.asStored` when it says nothing. The images stay as stored; `--upright` turns them.
+    public var orientation: PhotoOrientation = .asStored
 
     /// Metadata from its parts (none by default).
     public init(portrait: PortraitDepth? = nil, matte: ImageBuffer<UInt8>? = nil) {

@@ -172,6 +172,7 @@ package struct CaptureOpening: Sendable {
         if let warning = contents.discardWarning(json: jsonPath) { warnings.append(warning) }
         // The EXIF's place, heading and gravity (a few kilobytes of the photo's header);
         // what cannot be used is a warning, never a failure.
+        contents.metadata.orientation = PhotoOrientation.of(photo: photo)
         if let geo = GeoTag(photo: photo, width: width, height: height) {
             contents.metadata.geo = geo
             warnings += geo.warnings.map { "\(imagePath): \($0)" }

@@ -15,8 +15,9 @@ package enum PreviewPanel: Int, CaseIterable, Sendable {
 }
 
 /// Where everything lies on a preview sheet of a given width, for a color image of a
-/// given aspect: a header, then two rows of three panels, each with a title band above
-/// and a caption band below (the depth panel's holds the colorbar).
+/// given aspect (as shown: a portrait photo turned upright gives tall panels): a header,
+/// then two rows of three panels, each with a title band above and a caption band below
+/// (the depth panel's holds the colorbar).
 package struct PreviewLayout: Equatable, Sendable {
     /// Sheet width in pixels.
     package let width: Int
@@ -85,6 +86,55 @@ package struct PreviewLayout: Equatable, Sendable {
         let room = Int((26 * textScale).rounded())
         return (x, y + panelHeight + Int((7 * textScale).rounded()), max(1, panelWidth - room),
                 Int((11 * textScale).rounded()))
+    }
+}
+
+/// Where the points of an image shown in a panel land on the sheet, the image turned
+/// `turns` quarter turns clockwise for display (`rgbd preview --upright`) and scaled to the
+/// panel: what the overlays drawn in the image's stored coordinates (the lens grid, tags)
+/// need to follow the panel's pixels.
+package struct PanelPlacement: Sendable {
+    /// The panel's top-left corner on the sheet.
+    package let x: Double
+    /// See `x`.
+    package let y: Double
+    /// The panel's size on the sheet (the turned image's aspect).
+    package let width: Double
+    /// See `width`.
+    package let height: Double
+    /// Quarter turns clockwise from the stored image to the panel (0…3).
+    package let turns: Int
+    /// The stored image's size, pixels.
+    package let imageWidth: Double
+    /// See `imageWidth`.
+    package let imageHeight: Double
+
+    /// The sheet point of the stored image's point `p` (pixel edges at integers: `(0, 0)`
+    /// is the image's top-left corner, pixel `(i, j)`'s center `(i + ½, j + ½)`).
+    package func point(_ p: SIMD2<Double>) -> SIMD2<Double> {
+        let odd = turns % 2 == 1
+        // The stored image at the size that, turned, is the panel's.
+        let (w, h) = odd ? (height, width) : (width, height)
+        let q = SIMD2(p.x * w / imageWidth, p.y * h / imageHeight)
+        let turned: SIMD2<Double>
+        switch turns {
+        case 1: turned = SIMD2(h - q.y, q.x)
+        case 2: turned = SIMD2(w - q.x, h - q.y)
+        case 3: turned = SIMD2(q.y, w - q.x)
+        default: turned = q
+        }
+        return SIMD2(x, y) + turned
+    }
+}
+
+extension PreviewLayout {
+    /// The placement of a `imageWidth × imageHeight` image (as stored) in `panel`, turned
+    /// `turns` quarter turns clockwise.
+    package func placement(of panel: PreviewPanel, imageWidth: Int, imageHeight: Int, turns: Int) -> PanelPlacement {
+        let (x, y) = origin(of: panel)
+        return PanelPlacement(x: Double(x), y: Double(y), width: Double(panelWidth), height: Double(panelHeight),
+                              turns: ((turns % 4) + 4) % 4, imageWidth: Double(imageWidth),
+                              imageHeight: Double(imageHeight))
     }
 }
 

@@ -18,6 +18,10 @@ package struct PreviewOptions: Equatable, Sendable {
     /// Places to label over the rectified color where the photo's geotag puts them in view
     /// and its depth map does not hide them (`PlacemarkSighting`); empty: none.
     package var placemarks: [Placemark] = []
+    /// Show every panel turned as the photo asks to be shown (`CaptureMetadata.orientation`;
+    /// a mirroring orientation is left as stored), the header's sizes and intrinsics those
+    /// of the turned images (`rgbd preview --upright`).
+    package var upright = false
 
     /// The defaults: 1600 pixels wide, automatic scale from 0 m.
     package init() {}
@@ -26,7 +30,7 @@ package struct PreviewOptions: Equatable, Sendable {
         a.width == b.width && a.minDepth == b.minDepth && a.maxDepth == b.maxDepth
             && a.flyingPixelStep == b.flyingPixelStep
             && a.rectifier.maxRelativeDepthStep == b.rectifier.maxRelativeDepthStep && a.tags == b.tags
-            && a.placemarks == b.placemarks
+            && a.placemarks == b.placemarks && a.upright == b.upright
     }
 
     /// Checks the values.
@@ -59,13 +63,36 @@ package enum PreviewSheet {
     static let dimTextColor = Canvas.Color(bytes: 160, 162, 172)
     static let gridColor = Canvas.Color(bytes: 255, 212, 0)
 
-    /// The sheet of `capture` (its size is `PreviewLayout(width:colorWidth:colorHeight:)`'s).
+    /// Quarter turns clockwise the sheet of `capture` shows its images turned by: the
+    /// photo's orientation with `options.upright` (0 for a mirroring one), else 0.
+    package static func turns(_ capture: Capture, options: PreviewOptions) -> Int {
+        let orientation = options.upright ? capture.metadata.orientation : .asStored
+        return orientation.mirrored ? 0 : orientation.clockwiseQuarterTurns
+    }
+
+    /// The layout of the sheet of `capture`: its panels have the aspect of the color image
+    /// as shown (turned upright with `options.upright`).
+    package static func layout(_ capture: Capture, options: PreviewOptions) throws -> PreviewLayout {
+        let odd = turns(capture, options: options) % 2 == 1
+        let color = capture.color
+        return try PreviewLayout(width: options.width, colorWidth: odd ? color.height : color.width,
+                                 colorHeight: odd ? color.width : color.height)
+    }
+
+    /// The sheet of `capture` (its size is `layout(_:options:)`'s).
+    ///
+    /// With `options.upright`, everything is computed as stored (where the lens model
+    /// lives), each raster panel at the size that turned fills its panel, then turned; the
+    /// clouds are the turned depth map's with the turned intrinsics (the stored cloud turned
+    /// about the optical axis), and the overlays follow the turned panels.
     package static func render(_ capture: Capture, options: PreviewOptions = PreviewOptions(),
                               timings: StageTimings? = nil) throws -> ColorImage {
         try options.validate()
         let color = capture.color, depth = capture.depth
-        let layout = try PreviewLayout(width: options.width, colorWidth: color.width, colorHeight: color.height)
-        let pw = layout.panelWidth, ph = layout.panelHeight
+        let turns = turns(capture, options: options)
+        let layout = try layout(capture, options: options)
+        // The panels' size as stored: turned, the layout's.
+        let (pw, ph) = turns % 2 == 1 ? (layout.panelHeight, layout.panelWidth) : (layout.panelWidth, layout.panelHeight)
         let colorCalibration = capture.calibration.scaled(toWidth: color.width, height: color.height)
         let depthCalibration = capture.calibration.scaled(toWidth: depth.width, height: depth.height)
         let rectifier = options.rectifier
@@ -96,15 +123,18 @@ package enum PreviewSheet {
         let overlay = timings.measure("preview overlay panel") {
             overlayImage(rectified, depthColors: depthPanel, depth: rectifiedDepth, step: options.flyingPixelStep)
         }
+        let shownRectified = rectified.rotated(clockwiseQuarterTurns: turns)
         let clouds = timings.measure("preview cloud panels") {
-            CloudRenderer(depth: rectifiedDepth, intrinsics: depthCalibration.intrinsics, colors: rectified,
-                          flyingPixelStep: options.flyingPixelStep, pivotDepth: statistics.median)
+            CloudRenderer(depth: rectifiedDepth.rotated(clockwiseQuarterTurns: turns),
+                          intrinsics: depthCalibration.intrinsics.rotated(clockwiseQuarterTurns: turns),
+                          colors: shownRectified, flyingPixelStep: options.flyingPixelStep,
+                          pivotDepth: statistics.median)
         }
         let front = timings.measure("preview cloud panels") {
-            clouds.render(width: pw, height: ph, yawDegrees: 0, pitchDegrees: 0)
+            clouds.render(width: layout.panelWidth, height: layout.panelHeight, yawDegrees: 0, pitchDegrees: 0)
         }
         let threeQuarter = timings.measure("preview cloud panels") {
-            clouds.render(width: pw, height: ph, yawDegrees: -32, pitchDegrees: 20)
+            clouds.render(width: layout.panelWidth, height: layout.panelHeight, yawDegrees: -32, pitchDegrees: 20)
         }
         let lens = LensSummary(colorCalibration.distortion)
         // Tags and placemarks need the full-size rectified capture: made once, when asked for.
@@ -121,28 +151,34 @@ package enum PreviewSheet {
             }
         }
         let places = options.placemarks.isEmpty ? nil : timings.measure("preview placemarks") { () -> ([PlacemarkSighting], Intrinsics) in
+            // Located in the shown camera (turned intrinsics, depth and gravity), so that a
+            // place's column is across the shown panel.
             let rectifiedCapture = full()
-            return (sightings(options.placemarks, geo: capture.metadata.geo, rectified: rectifiedCapture),
-                    rectifiedCapture.colorIntrinsics)
+            let intrinsics = rectifiedCapture.colorIntrinsics.rotated(clockwiseQuarterTurns: turns)
+            return (sightings(options.placemarks, geo: turned(capture.metadata.geo, clockwiseQuarterTurns: turns),
+                              intrinsics: intrinsics,
+                              depth: rectifiedCapture.depth.rotated(clockwiseQuarterTurns: turns)),
+                    intrinsics)
         }
 
         return try timings.measure("preview draw sheet") {
             let canvas = try Canvas(width: layout.width, height: layout.height,
                                     background: Canvas.Color(bytes: background.0, background.1, background.2))
-            for (panel, image) in [(PreviewPanel.captured, captured), (.rectified, rectified), (.depth, depthPanel),
-                                   (.overlay, overlay), (.cloudFront, front.image),
+            for (panel, image) in [(PreviewPanel.captured, captured.rotated(clockwiseQuarterTurns: turns)),
+                                   (.rectified, shownRectified), (.depth, depthPanel.rotated(clockwiseQuarterTurns: turns)),
+                                   (.overlay, overlay.rotated(clockwiseQuarterTurns: turns)), (.cloudFront, front.image),
                                    (.cloudThreeQuarter, threeQuarter.image)] {
                 let (x, y) = layout.origin(of: panel)
                 canvas.blit(image, x: x, y: y)
             }
-            drawHeader(canvas, layout: layout, capture: capture, colorCalibration: colorCalibration,
-                       depthCalibration: depthCalibration, lens: lens)
-            drawDistortion(canvas, layout: layout, lens: lens, colorWidth: color.width, colorHeight: color.height)
+            drawHeader(canvas, layout: layout, capture: capture, lens: lens, turns: turns)
+            drawDistortion(canvas, layout: layout, lens: lens, colorWidth: color.width, colorHeight: color.height,
+                           turns: turns)
             drawTitles(canvas, layout: layout, capture: capture, statistics: statistics, lens: lens,
-                       front: front, threeQuarter: threeQuarter)
+                       front: front, threeQuarter: threeQuarter, turns: turns)
             drawColorbar(canvas, layout: layout, scale: scale)
             if let (found, intrinsics) = tags {
-                drawTags(canvas, layout: layout, tags: found.tags, intrinsics: intrinsics)
+                drawTags(canvas, layout: layout, tags: found.tags, intrinsics: intrinsics, turns: turns)
             }
             if let (sightings, intrinsics) = places {
                 drawPlacemarks(canvas, layout: layout, sightings: sightings, intrinsics: intrinsics)
@@ -154,13 +190,14 @@ package enum PreviewSheet {
     /// The AR overlay on the rectified panel: each tag's outline, its ID, and its axes
     /// projected from its pose (x red, y green, z blue, half the tag's edge long; z points
     /// into the tag, so it is drawn from the centre away from the viewer).
-    static func drawTags(_ canvas: Canvas, layout: PreviewLayout, tags: [TagPose], intrinsics k: Intrinsics) {
+    /// `intrinsics` are the stored rectified color's, which the tags were found in; the
+    /// panel shows it turned `turns` quarter turns clockwise.
+    static func drawTags(_ canvas: Canvas, layout: PreviewLayout, tags: [TagPose], intrinsics k: Intrinsics,
+                         turns: Int = 0) {
         let (ox, oy) = layout.origin(of: .rectified)
-        let sx = Double(layout.panelWidth) / Double(k.width), sy = Double(layout.panelHeight) / Double(k.height)
-        // Pixel centres at integers in both: the panel point of full-image point p.
-        func panel(_ p: SIMD2<Double>) -> SIMD2<Double> {
-            SIMD2(Double(ox) + (p.x + 0.5) * sx, Double(oy) + (p.y + 0.5) * sy)
-        }
+        let placement = layout.placement(of: .rectified, imageWidth: k.width, imageHeight: k.height, turns: turns)
+        // Pixel centres at integers in the image: the panel point of full-image point p.
+        func panel(_ p: SIMD2<Double>) -> SIMD2<Double> { placement.point(p + 0.5) }
         let t = layout.textScale
         canvas.clipped(x: Double(ox), y: Double(oy), width: Double(layout.panelWidth), height: Double(layout.panelHeight)) {
             for tag in tags {
@@ -181,10 +218,10 @@ package enum PreviewSheet {
         }
     }
 
-    /// Where `places` lie in the rectified photo of `rectified`, with its rectified depth
+    /// Where `places` lie in the rectified photo of intrinsics `k`, with its rectified depth
     /// (nearest pixel, pixel centres at integers at both sizes) to tell which are hidden.
-    static func sightings(_ places: [Placemark], geo: GeoTag?, rectified: RectifiedCapture) -> [PlacemarkSighting] {
-        let k = rectified.colorIntrinsics, depth = rectified.depth
+    static func sightings(_ places: [Placemark], geo: GeoTag?, intrinsics k: Intrinsics, depth: DepthMap)
+        -> [PlacemarkSighting] {
         let sx = Double(depth.width) / Double(k.width), sy = Double(depth.height) / Double(k.height)
         return PlacemarkSighting.locate(places, geo: geo, intrinsics: k) { u, v in
             let x = Int(((u + 0.5) * sx - 0.5).rounded()), y = Int(((v + 0.5) * sy - 0.5).rounded())
@@ -192,6 +229,18 @@ package enum PreviewSheet {
             let z = depth[x, y]
             return DepthMap.isDepth(z) ? Double(z) : nil
         }
+    }
+
+    /// `geo` seen from the camera turned `turns` quarter turns clockwise about its optical
+    /// axis (`Intrinsics.cameraRotation`): the gravity vector turned with the camera axes
+    /// (place and heading do not change).
+    static func turned(_ geo: GeoTag?, clockwiseQuarterTurns turns: Int) -> GeoTag? {
+        guard var geo, let gravity = geo.gravity, turns % 4 != 0 else { return geo }
+        let rows = Intrinsics.cameraRotation(clockwiseQuarterTurns: turns)
+        let down = SIMD3((rows[0] * gravity.down).sum(), (rows[1] * gravity.down).sum(), (rows[2] * gravity.down).sum())
+        // GeoTag.Gravity's down is normalize(−a_y, −a_x, −a_z) of the reading a.
+        geo.gravity = GeoTag.Gravity(acceleration: -SIMD3(down.y, down.x, down.z) * gravity.magnitude)
+        return geo
     }
 
     /// The placemark color: a marker line and the label's box.
@@ -336,30 +385,41 @@ package enum PreviewSheet {
         return text
     }
 
-    static func drawHeader(_ canvas: Canvas, layout: PreviewLayout, capture: Capture, colorCalibration: ImageCalibration,
-                           depthCalibration: ImageCalibration, lens: LensSummary) {
+    /// The header's lines of labelled values: with `turns`, the sizes and intrinsics of the
+    /// images as shown (turned) and how they were turned (the reference size and the
+    /// distortion center stay the calibration's, as stored).
+    package static func headerLines(capture: Capture, lens: LensDistortion, turns: Int = 0) -> [[(String, String)]] {
+        let calibration = capture.calibration
+        let reference = calibration.referenceSize
+        let c = calibration.scaled(toWidth: capture.color.width, height: capture.color.height).intrinsics
+            .rotated(clockwiseQuarterTurns: turns)
+        let d = calibration.scaled(toWidth: capture.depth.width, height: capture.depth.height).intrinsics
+            .rotated(clockwiseQuarterTurns: turns)
+        func k(_ i: Intrinsics) -> String {
+            "fx \(format(i.fx, decimals: 2))  fy \(format(i.fy, decimals: 2))  cx \(format(i.cx, decimals: 2))  cy \(format(i.cy, decimals: 2))"
+        }
+        let summary = LensSummary(lens)
+        let inverse = calibration.inverseLookupTable.count
+        return [
+            [("files", "\(Path.lastComponent(capture.jsonPath))  +  \(Path.lastComponent(capture.imagePath))"),
+             ("color", "\(c.width)×\(c.height)"),
+             ("depth", "\(d.width)×\(d.height)"),
+             ("reference", "\(reference.width)×\(reference.height)")]
+                + (turns == 0 ? [] : [("upright", "turned \(90 * turns)° clockwise (EXIF \(capture.metadata.orientation.exifValue))")]),
+            [("color intrinsics", k(c)), ("depth intrinsics", k(d))],
+            [("lens table", "\(summary.tableCount) entries, \(summary.signDescription)"),
+             ("inverse table", inverse > 0 ? "\(inverse) entries" : "none"),
+             ("distortion center", "(\(format(calibration.distortionCenter.x, decimals: 1)), \(format(calibration.distortionCenter.y, decimals: 1))) px at reference")],
+        ]
+    }
+
+    static func drawHeader(_ canvas: Canvas, layout: PreviewLayout, capture: Capture, lens: LensSummary, turns: Int = 0) {
         let t = layout.textScale
         let x = Double(layout.margin), right = Double(layout.width - layout.margin)
         var y = Double(layout.margin) + 21 * t
         canvas.text("\(capture.stem)  ·  rgbd preview", x: x, y: y, size: 21 * t, color: textColor, bold: true)
         canvas.text("rgbd \(RGBDVersion.string)", x: right, y: y, size: 12 * t, color: dimTextColor, alignment: .right)
-        let calibration = capture.calibration
-        let reference = calibration.referenceSize
-        let c = colorCalibration.intrinsics, d = depthCalibration.intrinsics
-        func k(_ i: Intrinsics) -> String {
-            "fx \(format(i.fx, decimals: 2))  fy \(format(i.fy, decimals: 2))  cx \(format(i.cx, decimals: 2))  cy \(format(i.cy, decimals: 2))"
-        }
-        let inverse = calibration.inverseLookupTable.count
-        let lines: [[(String, String)]] = [
-            [("files", "\(Path.lastComponent(capture.jsonPath))  +  \(Path.lastComponent(capture.imagePath))"),
-             ("color", "\(capture.color.width)×\(capture.color.height)"),
-             ("depth", "\(capture.depth.width)×\(capture.depth.height)"),
-             ("reference", "\(reference.width)×\(reference.height)")],
-            [("color intrinsics", k(c)), ("depth intrinsics", k(d))],
-            [("lens table", "\(lens.tableCount) entries, \(lens.signDescription)"),
-             ("inverse table", inverse > 0 ? "\(inverse) entries" : "none"),
-             ("distortion center", "(\(format(calibration.distortionCenter.x, decimals: 1)), \(format(calibration.distortionCenter.y, decimals: 1))) px at reference")],
-        ]
+        let lines = headerLines(capture: capture, lens: lens.distortion, turns: turns)
         y += 8 * layout.scale
         let size = 13 * t
         for line in lines {
@@ -376,13 +436,16 @@ package enum PreviewSheet {
     /// The grid of straight lines of the rectified image as the lens bends them, over the
     /// captured color, the bending multiplied by `lens.exaggeration`; the distortion
     /// center as a cross.
+    ///
+    /// The captured panel shows the photo turned `turns` quarter turns clockwise; the grid
+    /// is computed as stored and turned with it.
     static func drawDistortion(_ canvas: Canvas, layout: PreviewLayout, lens: LensSummary, colorWidth: Int,
-                               colorHeight: Int) {
+                               colorHeight: Int, turns: Int = 0) {
         let (ox, oy) = layout.origin(of: .captured)
-        let sx = Double(layout.panelWidth) / Double(colorWidth), sy = Double(layout.panelHeight) / Double(colorHeight)
+        let placement = layout.placement(of: .captured, imageWidth: colorWidth, imageHeight: colorHeight, turns: turns)
         let w = Double(colorWidth), h = Double(colorHeight)
         let t = layout.textScale
-        func panel(_ p: SIMD2<Double>) -> SIMD2<Double> { SIMD2(Double(ox) + p.x * sx, Double(oy) + p.y * sy) }
+        func panel(_ p: SIMD2<Double>) -> SIMD2<Double> { placement.point(p) }
         func bent(_ p: SIMD2<Double>) -> SIMD2<Double> {
             panel(p + lens.exaggeration * (lens.distortion.apply(to: p) - p))
         }
@@ -427,7 +490,9 @@ package enum PreviewSheet {
     }
 
     static func drawTitles(_ canvas: Canvas, layout: PreviewLayout, capture: Capture, statistics: PreviewDepthRange,
-                           lens: LensSummary, front: CloudRenderer.View, threeQuarter: CloudRenderer.View) {
+                           lens: LensSummary, front: CloudRenderer.View, threeQuarter: CloudRenderer.View,
+                           turns: Int = 0) {
+        let shown = turns % 2 == 1 ? (capture.color.height, capture.color.width) : (capture.color.width, capture.color.height)
         let t = layout.textScale
         let range = depthCaption(statistics)
         let largest = format(lens.largestDisplacement, decimals: 1)
@@ -436,7 +501,7 @@ package enum PreviewSheet {
                         lens.largestDisplacement < 0.05
                             ? "no measurable distortion"
                             : "yellow: straight lines as the lens bends them, ×\(format(lens.exaggeration, decimals: 0)); dashed: straight"),
-            .rectified: ("Rectified color", "\(capture.color.width)×\(capture.color.height)", "ideal pinhole image (lens removed)"),
+            .rectified: ("Rectified color", "\(shown.0)×\(shown.1)", "ideal pinhole image (lens removed)"),
             .depth: ("Rectified depth", range, ""),
             .overlay: ("Depth over color", "", "depth colors blended over gray color; white: depth edges"),
             .cloudFront: ("Point cloud, front", "\(front.points) points", ""),
