@@ -496,6 +496,40 @@ int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float ori
     return 1;
 }
 
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_depth_units_avx2(ptrdiff_t count, const uint8_t *smooth, const float *top, const float *bottom,
+                                const float *nearest, float b, float inverse_b, double scale, uint16_t *out) {
+    const __m256 vb = _mm256_set1_ps(b), vib = _mm256_set1_ps(inverse_b), one = _mm256_set1_ps(1.0f);
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256d vscale = _mm256_set1_pd(scale), half = _mm256_set1_pd(0.5), limit = _mm256_set1_pd(65535.5);
+    const __m256d one_d = _mm256_set1_pd(1.0);
+    ptrdiff_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m256i flags = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(smooth + i)));
+        const __m256 interpolate = _mm256_castsi256_ps(_mm256_cmpgt_epi32(flags, _mm256_setzero_si256()));
+        // Explicit multiplies and an add: no contraction into a fused multiply-add.
+        const __m256 blend = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(top + i), vib),
+                                           _mm256_mul_ps(_mm256_loadu_ps(bottom + i), vb));
+        const __m256 q = _mm256_blendv_ps(_mm256_loadu_ps(nearest + i), blend, interpolate);
+        const __m256 positive = _mm256_cmp_ps(q, zero, _CMP_GT_OQ);
+        const __m256 reciprocal = _mm256_div_ps(one, q);
+        __m128i halves[2];
+        for (int h = 0; h < 2; h++) {
+            const __m128 part = h == 0 ? _mm256_castps256_ps128(reciprocal) : _mm256_extractf128_ps(reciprocal, 1);
+            const __m256d z = _mm256_mul_pd(_mm256_cvtps_pd(part), vscale);
+            const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(z, half, _CMP_GE_OQ), _mm256_cmp_pd(z, limit, _CMP_LT_OQ));
+            const __m256d whole = _mm256_floor_pd(z);
+            const __m256d up = _mm256_and_pd(_mm256_cmp_pd(_mm256_sub_pd(z, whole), half, _CMP_GE_OQ), one_d);
+            const __m256d rounded = _mm256_and_pd(_mm256_add_pd(whole, up), inside);
+            halves[h] = _mm256_cvttpd_epi32(rounded);
+        }
+        const __m256i units = _mm256_and_si256(_mm256_setr_m128i(halves[0], halves[1]), _mm256_castps_si256(positive));
+        const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(units), _mm256_extracti128_si256(units, 1));
+        _mm_storeu_si128((__m128i *)(void *)(out + i), packed);
+    }
+    return i;
+}
+
 #else
 
 int rgbd_kernels_have_avx2(void) { return 0; }
@@ -539,6 +573,12 @@ ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint
 
 int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float origin_y, float origin_z, void *voxels) {
     (void)frame; (void)origin_x; (void)origin_y; (void)origin_z; (void)voxels;
+    return 0;
+}
+
+ptrdiff_t rgbd_depth_units_avx2(ptrdiff_t count, const uint8_t *smooth, const float *top, const float *bottom,
+                                const float *nearest, float b, float inverse_b, double scale, uint16_t *out) {
+    (void)count; (void)smooth; (void)top; (void)bottom; (void)nearest; (void)b; (void)inverse_b; (void)scale; (void)out;
     return 0;
 }
 

@@ -142,6 +142,116 @@ import RGBDSynth
         #expect(units[0] == 0 && units[32 * 31 + 31] == 3000 && units[32 * 20 + 2] == 1000)
     }
 
+    /// The depth resampling before it was arranged per row, column and depth pixel:
+    /// every output pixel worked out on its own. The arranged one must give the same
+    /// values, bit for bit.
+    static func directDepth(_ depth: DepthMap, confidence: ImageBuffer<UInt8>?, minConfidence: UInt8,
+                            from source: Intrinsics, to camera: Intrinsics, scale: Double, maxStep: Float = 0.05) -> [UInt16] {
+        let dw = depth.width, dh = depth.height
+        let width = camera.width, height = camera.height
+        var inverse = [Float](repeating: 0, count: dw * dh)
+        for i in 0..<(dw * dh) {
+            let z = depth.samples[i]
+            guard z.isFinite, z > 0 else { continue }
+            if let confidence, confidence.samples[i] < minConfidence { continue }
+            inverse[i] = 1 / z
+        }
+        let sx = source.fx / camera.fx, sy = source.fy / camera.fy
+        let columns = (0..<width).map { x in (Double(x) - camera.cx) * sx + source.cx }
+        var out = [UInt16](repeating: 0, count: width * height)
+        let ratio = 1 + maxStep
+        for y in 0..<height {
+            let v = (Double(y) - camera.cy) * sy + source.cy
+            guard v >= -0.5, v < Double(dh) - 0.5 else { continue }
+            let v0 = min(max(Int(v.rounded(.down)), 0), dh - 1), v1 = min(v0 + 1, dh - 1)
+            let b = Float(min(max(v - Double(v0), 0), 1))
+            let vn = min(max(Int(v.rounded()), 0), dh - 1)
+            for x in 0..<width {
+                let u = columns[x]
+                guard u >= -0.5, u < Double(dw) - 0.5 else { continue }
+                let u0 = min(max(Int(u.rounded(.down)), 0), dw - 1), u1 = min(u0 + 1, dw - 1)
+                let a = Float(min(max(u - Double(u0), 0), 1))
+                let q00 = inverse[v0 * dw + u0], q01 = inverse[v0 * dw + u1]
+                let q10 = inverse[v1 * dw + u0], q11 = inverse[v1 * dw + u1]
+                let lo = min(min(q00, q01), min(q10, q11)), hi = max(max(q00, q01), max(q10, q11))
+                var q: Float
+                if lo > 0 && hi <= lo * ratio {
+                    q = (q00 * (1 - a) + q01 * a) * (1 - b) + (q10 * (1 - a) + q11 * a) * b
+                } else {
+                    q = inverse[vn * dw + min(max(Int(u.rounded()), 0), dw - 1)]
+                }
+                guard q > 0 else { continue }
+                let units = (Double(1 / q) * scale).rounded()
+                if units >= 1 && units <= 65535 { out[y * width + x] = UInt16(units) }
+            }
+        }
+        return out
+    }
+
+    /// The color grids an export resamples onto: the recorded one, shrunk ones, a
+    /// centred crop, and grids reaching past the depth map's edges (off-centre, wider).
+    static func exportGrids(_ color: Intrinsics) -> [Intrinsics] {
+        let centred = ExportCamera.centred(color, downscale: 1,
+                                           width: 2 * ExportCamera.centredHalfSize(principal: color.cx, size: color.width),
+                                           height: 2 * ExportCamera.centredHalfSize(principal: color.cy, size: color.height))
+        return [color, ExportCamera.shrunk(color, by: 2), ExportCamera.shrunk(color, by: 3), centred.intrinsics,
+                Intrinsics(fx: color.fx * 0.9, fy: color.fy * 1.1, cx: color.cx + 37.3, cy: color.cy - 21.6,
+                           width: color.width + 40, height: color.height - 10)]
+    }
+
+    /// On the synthetic scan's depth (planes, box edges, holes, low confidence) and on
+    /// random depth (noise, steps, NaN, zeros, depths whose inverse overflows, every
+    /// confidence level), the depth on the color grid is the direct evaluation's, value
+    /// for value, with the AVX2 kernel and without.
+    @Test func arrangedDepthResamplingEqualsTheDirectOne() {
+        let scan = SyntheticScan(frameCount: 40, colorWidth: 480, colorHeight: 360, depthWidth: 256, depthHeight: 192)
+        let k = scan.colorCamera(), d = scan.depthCamera()
+        let color = Intrinsics(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: k.width, height: k.height)
+        let depthK = Intrinsics(fx: d.fx, fy: d.fy, cx: d.cx, cy: d.cy, width: d.width, height: d.height)
+        var maps: [(DepthMap, ImageBuffer<UInt8>)] = [0, 13, 31].map {
+            let frame = scan.render(frame: $0, color: false)
+            return (frame.depth, frame.confidence)
+        }
+        var generator = SeededGenerator(seed: 24)
+        let count = 256 * 192
+        var noisy = [Float](repeating: 0, count: count), levels = [UInt8](repeating: 0, count: count)
+        for i in 0..<count {
+            // Mostly one of two surfaces with a little noise (both branches taken),
+            // sometimes nothing or nonsense.
+            let surface: Float = (i / 256 + i % 256) % 23 < 11 ? 1.2 : 3.7
+            let r = Int.random(in: 0..<100, using: &generator)
+            noisy[i] = r < 4 ? .nan : r < 7 ? 0 : r < 8 ? -1 : r < 9 ? (i % 2 == 0 ? 1e-30 : .leastNonzeroMagnitude)
+                : surface * Float.random(in: 0.97...1.03, using: &generator)
+            levels[i] = UInt8.random(in: 0...2, using: &generator)
+        }
+        maps.append((DepthMap(width: 256, height: 192, channels: 1, samples: noisy),
+                     ImageBuffer(width: 256, height: 192, channels: 1, samples: levels)))
+        var compared = 0, nonzero = 0
+        for (map, confidence) in maps {
+            for grid in Self.exportGrids(color) {
+                for (scale, minimum) in [(1000.0, UInt8(2)), (5000.0, UInt8(0))] {
+                    let direct = Self.directDepth(map, confidence: confidence, minConfidence: minimum,
+                                                  from: depthK, to: grid, scale: scale)
+                    for avx2 in Set([false, VectorKernels.avx2]) {
+                        let arranged = ExportFrameImages.depth(map, confidence: confidence, minConfidence: minimum,
+                                                               from: depthK, to: grid, scale: scale, avx2: avx2)
+                        let differing = zip(arranged, direct).count { $0 != $1 }
+                        #expect(arranged.count == direct.count && differing == 0, "AVX2 \(avx2): \(differing) values differ")
+                    }
+                    compared += direct.count
+                    nonzero += direct.count { $0 != 0 }
+                }
+            }
+        }
+        #expect(nonzero > compared / 3)
+        // Depths beyond 65.535 m (1000 units per meter) or below half a unit are unknown
+        // alike; exactly half a unit rounds up.
+        let far = DepthMap(width: 2, height: 2, channels: 1, samples: [70, 65.5355, 0.0005, 0.000499])
+        let one = Intrinsics(fx: 1, fy: 1, cx: 0.5, cy: 0.5, width: 2, height: 2)
+        #expect(ExportFrameImages.depth(far, confidence: nil, minConfidence: 0, from: one, to: one, scale: 1000)
+                == Self.directDepth(far, confidence: nil, minConfidence: 0, from: one, to: one, scale: 1000))
+    }
+
     @Test func blurLowersSharpness() throws {
         let scan = SyntheticScan(frameCount: 1, colorWidth: 320, colorHeight: 240)
         let sharp = scan.render(frame: 0).color

@@ -91,4 +91,13 @@ typedef struct rgbd_tsdf_frame {
 /// did the block, 0 without AVX2 (Swift then does it).
 int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float origin_y, float origin_z, void *voxels);
 
+/// One output row of the export's depth resampling, as Swift's `ExportFrameImages.depth`:
+/// for pixels i in [0, count), q = smooth[i] ? top[i] * inverse_b + bottom[i] * b (each
+/// product rounded to float, then the sum) : nearest[i]; then z = (double)(1 / q) *
+/// scale, and out[i] = round(z) (half away from zero) when q > 0 and 0.5 <= z < 65535.5,
+/// else 0. IEEE single and double arithmetic, no fused multiply-add: the same values as
+/// the Swift loop. Works eight pixels at a time; returns how many it did (0 without AVX2).
+ptrdiff_t rgbd_depth_units_avx2(ptrdiff_t count, const uint8_t *smooth, const float *top, const float *bottom,
+                                const float *nearest, float b, float inverse_b, double scale, uint16_t *out);
+
 #endif
