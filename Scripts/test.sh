@@ -25,11 +25,11 @@ export RGBD_TEST_PYTHON="$py"
 echo "== swift tests" >&2
 swift test "${swift_flags[@]}" --skip-build
 # On a CPU with AVX2 the run above took the AVX2 kernels (Sources/CKernels); the sampling,
-# PNG, HEVC and fusion tests again with the Swift loops that CPUs without AVX2 run.
+# PNG, HEVC, fusion and export tests again with the Swift loops that CPUs without AVX2 run.
 if [ "$(uname -m)" = x86_64 ]; then
   echo "== swift tests of the kernels with RGBD_DISABLE_AVX2 (the Swift loops)" >&2
   RGBD_DISABLE_AVX2=1 swift test "${swift_flags[@]}" --skip-build \
-    --filter 'Rectif|PNGCodec|HEVCDecoder|FusionTests'
+    --filter 'Rectif|PNGCodec|HEVCDecoder|FusionTests|SceneExportTests'
 fi
 
 echo "== the shipped library (Scripts/build-library.sh)" >&2
