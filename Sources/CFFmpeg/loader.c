@@ -203,6 +203,18 @@ int rgbd_sws_rgb_convert(void *context, const AVFrame *frame, uint8_t *rgb, int 
                          frame->height, destinations, strides);
 }
 
+int rgbd_sws_rgb_convert_planes(void *context, const uint8_t *const *planes, const int *strides, int height,
+                                uint8_t *rgb, int rgb_stride) {
+    const rgbd_ffmpeg *ff = loaded;
+    if (!ff) return 0;
+    const uint8_t *sources[4] = {planes[0], planes[1], planes[2], NULL};
+    int source_strides[4] = {strides[0], strides[1], strides[2], 0};
+    uint8_t *destinations[4] = {rgb, NULL, NULL, NULL};
+    int destination_strides[4] = {rgb_stride, 0, 0, 0};
+    return ff->sws_scale((struct SwsContext *)context, sources, source_strides, 0, height, destinations,
+                         destination_strides);
+}
+
 void rgbd_sws_free(void *context) {
     const rgbd_ffmpeg *ff = loaded;
     if (ff && context) ff->sws_freeContext((struct SwsContext *)context);

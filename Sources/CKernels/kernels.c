@@ -530,6 +530,58 @@ ptrdiff_t rgbd_depth_units_avx2(ptrdiff_t count, const uint8_t *smooth, const fl
     return i;
 }
 
+/// Sixteen int32 lanes (two vectors, in order) >> 16, clamped to [0, 255], as bytes in order.
+__attribute__((target("avx2"), always_inline))
+static inline __m128i clamp_sixteen(__m256i lo, __m256i hi) {
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_srai_epi32(lo, 16), _mm256_srai_epi32(hi, 16)),
+                                                    0xD8);
+    return _mm_packus_epi16(_mm256_castsi256_si128(packed), _mm256_extracti128_si256(packed, 1));
+}
+
+/// Eight int32 lanes >> 16, clamped to [0, 255], as the low eight bytes.
+__attribute__((target("avx2"), always_inline))
+static inline __m128i clamp_eight(__m256i v) {
+    const __m256i shifted = _mm256_srai_epi32(v, 16);
+    const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(shifted), _mm256_extracti128_si256(shifted, 1));
+    return _mm_packus_epi16(words, words);
+}
+
+__attribute__((target("avx2")))
+ptrdiff_t rgbd_ycbcr420_recode_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
+                                         const uint8_t *cr, uint8_t *out_y0, uint8_t *out_y1, uint8_t *out_cb,
+                                         uint8_t *out_cr, const int32_t *coefficients) {
+    const __m256i ly = _mm256_set1_epi32(coefficients[0]), lcb = _mm256_set1_epi32(coefficients[1]);
+    const __m256i lcr = _mm256_set1_epi32(coefficients[2]), loff = _mm256_set1_epi32(coefficients[3]);
+    const __m256i cbb = _mm256_set1_epi32(coefficients[4]), cbr = _mm256_set1_epi32(coefficients[5]);
+    const __m256i crb = _mm256_set1_epi32(coefficients[6]), crr = _mm256_set1_epi32(coefficients[7]);
+    const __m256i coff = _mm256_set1_epi32(coefficients[8]);
+    const __m256i half = _mm256_set1_epi32(128);
+    const __m256i first = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    const __m256i second = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
+    ptrdiff_t x = 0;
+    for (; x + 16 <= count; x += 16) {
+        const __m256i u = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cb + x / 2))), half);
+        const __m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cr + x / 2))), half);
+        const __m256i term = _mm256_add_epi32(_mm256_add_epi32(_mm256_mullo_epi32(u, lcb), _mm256_mullo_epi32(v, lcr)), loff);
+        const __m256i term_lo = _mm256_permutevar8x32_epi32(term, first);
+        const __m256i term_hi = _mm256_permutevar8x32_epi32(term, second);
+        const uint8_t *rows[2] = {y0, y1};
+        uint8_t *outs[2] = {out_y0, out_y1};
+        for (int r = 0; r < 2; r++) {
+            if (!rows[r] || !outs[r]) continue;
+            const __m128i luma = _mm_loadu_si128((const __m128i *)(const void *)(rows[r] + x));
+            const __m256i lo = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepu8_epi32(luma), ly), term_lo);
+            const __m256i hi = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(luma, 8)), ly), term_hi);
+            _mm_storeu_si128((__m128i *)(void *)(outs[r] + x), clamp_sixteen(lo, hi));
+        }
+        const __m256i new_cb = _mm256_add_epi32(_mm256_add_epi32(_mm256_mullo_epi32(u, cbb), _mm256_mullo_epi32(v, cbr)), coff);
+        const __m256i new_cr = _mm256_add_epi32(_mm256_add_epi32(_mm256_mullo_epi32(u, crb), _mm256_mullo_epi32(v, crr)), coff);
+        _mm_storel_epi64((__m128i *)(void *)(out_cb + x / 2), clamp_eight(new_cb));
+        _mm_storel_epi64((__m128i *)(void *)(out_cr + x / 2), clamp_eight(new_cr));
+    }
+    return x;
+}
+
 #else
 
 int rgbd_kernels_have_avx2(void) { return 0; }
@@ -579,6 +631,14 @@ int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float ori
 ptrdiff_t rgbd_depth_units_avx2(ptrdiff_t count, const uint8_t *smooth, const float *top, const float *bottom,
                                 const float *nearest, float b, float inverse_b, double scale, uint16_t *out) {
     (void)count; (void)smooth; (void)top; (void)bottom; (void)nearest; (void)b; (void)inverse_b; (void)scale; (void)out;
+    return 0;
+}
+
+ptrdiff_t rgbd_ycbcr420_recode_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
+                                         const uint8_t *cr, uint8_t *out_y0, uint8_t *out_y1, uint8_t *out_cb,
+                                         uint8_t *out_cr, const int32_t *coefficients) {
+    (void)count; (void)y0; (void)y1; (void)cb; (void)cr; (void)out_y0; (void)out_y1; (void)out_cb; (void)out_cr;
+    (void)coefficients;
     return 0;
 }
 

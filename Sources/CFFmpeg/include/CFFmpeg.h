@@ -124,6 +124,12 @@ void *_Nullable rgbd_sws_rgb_context(int width, int height, int format,
 int rgbd_sws_rgb_convert(void *_Nonnull context, const AVFrame *_Nonnull frame,
                          uint8_t *_Nonnull rgb, int rgb_stride);
 
+/// Converts three planes (Y′, Cb, Cr, rows of `strides` bytes) of the pixel format the
+/// context was made for to packed RGB, as rgbd_sws_rgb_convert does a frame's; the
+/// number of rows written.
+int rgbd_sws_rgb_convert_planes(void *_Nonnull context, const uint8_t *_Nonnull const *_Nonnull planes,
+                                const int *_Nonnull strides, int height, uint8_t *_Nonnull rgb, int rgb_stride);
+
 /// Frees a context of rgbd_sws_rgb_context (NULL: nothing).
 void rgbd_sws_free(void *_Nullable context);
 

@@ -100,4 +100,16 @@ int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float ori
 ptrdiff_t rgbd_depth_units_avx2(ptrdiff_t count, const uint8_t *smooth, const float *top, const float *bottom,
                                 const float *nearest, float b, float inverse_b, double scale, uint16_t *out);
 
+/// Y′CbCr 4:2:0 of one matrix and range to JPEG's (BT.601, full range), as Swift's
+/// `JPEGColorConversion.convertRows`: pixels [0, count) of luma rows `y0` and `y1` (`y1`
+/// and `out_y1` NULL for a single last row) and their chroma row `cb`, `cr` (half width)
+/// into `out_y0`, `out_y1`, `out_cb`, `out_cr` (which may be the inputs).
+/// coefficients (1/65536): luma from Y′, from Cb - 128, from Cr - 128, luma offset; Cb
+/// from Cb - 128, from Cr - 128; Cr from Cb - 128, from Cr - 128; chroma offset. Each
+/// output is clamp((sum of products + offset) >> 16) to [0, 255], luma with its 2×2
+/// block's chroma. Works sixteen pixels at a time; returns how many it did (0 without AVX2).
+ptrdiff_t rgbd_ycbcr420_recode_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint8_t *y1, const uint8_t *cb,
+                                         const uint8_t *cr, uint8_t *out_y0, uint8_t *out_y1, uint8_t *out_cb,
+                                         uint8_t *out_cr, const int32_t *coefficients);
+
 #endif

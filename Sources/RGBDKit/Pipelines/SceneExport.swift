@@ -151,6 +151,14 @@ public enum SceneExport {
     @discardableResult
     public static func run(_ scene: Scene, to directory: String, options: SceneExportOptions,
                            progress: ((Int, Int) -> Void)? = nil) throws -> SceneExportResult {
+        try run(scene, to: directory, options: options, videoPictures: true, progress: progress)
+    }
+
+    /// `run`; `videoPictures`: whether video frames are taken as decoded (Y′CbCr) and
+    /// made into JPEGs without RGB where they need no change (`FrameEncoder`), else all
+    /// through RGB (tests compare the two).
+    static func run(_ scene: Scene, to directory: String, options: SceneExportOptions, videoPictures: Bool,
+                    progress: ((Int, Int) -> Void)?) throws -> SceneExportResult {
         try options.validate()
         guard let colorSize = scene.colorSize else {
             throw RGBDError(.invalidScene, file: scene.path, "the scan has no color frames (depth only): nothing to export images from")
@@ -191,28 +199,32 @@ public enum SceneExport {
                                  colorFile: Path.join(writer.layout.colorFolder, stem + "." + options.images.fileExtension),
                                  depthFile: writer.layout.depthFolder.map { Path.join($0, stem + ".png") }, seconds: seconds)
         }
-        var merger = writer.layout.seedCloud ? SceneCloud.Merger(options: seedOptions(options)) : nil
+        let merger = writer.layout.seedCloud ? SeedMerger(options: seedOptions(options)) : nil
         let seedStep = max(1, positions.count / seedFrames)
         let encoder = FrameEncoder(folder: folder, options: options, writer: writer)
         var submitted = 0
         // On any failure the frames under way are waited for, so that the temporary
         // folder is removed (when `folder` is released) with nothing still writing into it.
-        defer { encoder.drain() }
-        try scene.forEachFrame(positions, color: true) { frame in
+        defer {
+            encoder.drain()
+            merger?.drain()
+        }
+        try scene.forEachFrame(positions, color: true, videoPictures: videoPictures) { frame in
             let ordinal = submitted
-            guard let color = frame.color else { throw missingColor(scene, frame.info) }
-            guard color.width == colorSize.width, color.height == colorSize.height else {
+            let size = frame.color.map { ($0.width, $0.height) } ?? frame.picture.map { ($0.width, $0.height) }
+            guard let size else { throw missingColor(scene, frame.info) }
+            guard size.0 == colorSize.width, size.1 == colorSize.height else {
                 throw RGBDError(.invalidScene, file: scene.path, location: "frame \(frame.info.index)",
-                                "color frame is \(color.width)×\(color.height), the scan's are \(colorSize.width)×\(colorSize.height)")
+                                "color frame is \(size.0)×\(size.1), the scan's are \(colorSize.width)×\(colorSize.height)")
             }
-            try encoder.submit(frame, color: color, camera: cameras[ordinal], record: exported[ordinal])
-            if ordinal % seedStep == 0 { merger?.add(frame) }
+            try encoder.submit(frame, camera: cameras[ordinal], record: exported[ordinal])
+            if ordinal % seedStep == 0 { try merger?.add(frame) }
             submitted += 1
             progress?(selecting + encoder.finished, selecting + positions.count)
         }
         try encoder.wait()
         progress?(selecting + positions.count, selecting + positions.count)
-        let cloud = merger?.cloud()
+        let cloud = try merger?.cloud()
         try writer.finish(exported, cloud: cloud, scene: scene, options: options, into: folder)
         try folder.commit()
         let size = cameras.first?.intrinsics
@@ -287,6 +299,13 @@ public enum SceneExport {
 /// frame to a worker and returns at once unless as many frames as processors are being
 /// encoded already (so memory stays bounded); the first failure stops further work and is
 /// thrown by the next `submit` or by `wait`.
+///
+/// Each frame is encoded on one thread (the frames are the parallel work; PNG's own
+/// strips are not spread over threads here). A video picture given as decoded
+/// (`SceneFrame.picture`) that the exported camera takes as it is (no shrinking, no
+/// crop) is made into a JPEG from its Y′CbCr planes, converted to JPEG's colours when its
+/// matrix or range differ (`YCbCrPicture.inJPEGColors`), when the JPEG is 4:2:0 (quality
+/// below 95); otherwise it is made RGB first.
 final class FrameEncoder: @unchecked Sendable {
     private let folder: StagedDirectory
     private let options: SceneExportOptions
@@ -307,7 +326,7 @@ final class FrameEncoder: @unchecked Sendable {
     /// Frames written so far.
     var finished: Int { lock.withLock { done } }
 
-    func submit(_ frame: SceneFrame, color: ColorImage, camera: ExportCamera, record: ExportedFrame) throws {
+    func submit(_ frame: SceneFrame, camera: ExportCamera, record: ExportedFrame) throws {
         slots.wait()
         if let failure = lock.withLock({ failure }) {
             slots.signal()
@@ -317,7 +336,7 @@ final class FrameEncoder: @unchecked Sendable {
             defer { slots.signal() }
             if lock.withLock({ failure != nil }) { return }
             do {
-                try write(frame, color: color, camera: camera, record: record)
+                try write(frame, camera: camera, record: record)
                 lock.withLock { done += 1 }
             } catch {
                 lock.withLock { if failure == nil { failure = error } }
@@ -334,11 +353,8 @@ final class FrameEncoder: @unchecked Sendable {
     /// Waits for every submitted frame, whatever happened.
     func drain() { group.wait() }
 
-    private func write(_ frame: SceneFrame, color: ColorImage, camera: ExportCamera, record: ExportedFrame) throws {
-        let image = ExportFrameImages.color(color, camera: camera)
-        let bytes = options.images == .jpeg ? try JPEGCodec.encode(image, quality: options.jpegQuality)
-            : try PNGCodec.encodeRGB(image)
-        try folder.write(record.colorFile, bytes)
+    private func write(_ frame: SceneFrame, camera: ExportCamera, record: ExportedFrame) throws {
+        try folder.write(record.colorFile, try colorFile(frame, camera: camera))
         guard let depthFile = record.depthFile else { return }
         let k = camera.intrinsics
         var source = frame.info.depthIntrinsics
@@ -347,7 +363,73 @@ final class FrameEncoder: @unchecked Sendable {
         }
         let units = ExportFrameImages.depth(frame.depth, confidence: frame.confidence, minConfidence: options.minConfidence,
                                             from: source, to: k, scale: writer.layout.depthScale)
-        try folder.write(depthFile, PNGCodec.encodeGray16(width: k.width, height: k.height, samples: units))
+        try folder.write(depthFile, PNGCodec.encodeGray16(width: k.width, height: k.height, samples: units,
+                                                          effort: .fast, threads: 1))
+    }
+
+    /// The color file's bytes.
+    private func colorFile(_ frame: SceneFrame, camera: ExportCamera) throws -> [UInt8] {
+        let jpeg = options.images == .jpeg
+        if jpeg, options.jpegQuality < 95, let picture = frame.picture,
+           camera.keeps(width: picture.width, height: picture.height), let planes = picture.inJPEGColors() {
+            return try JPEGCodec.encodeYCbCr420(luma: planes.luma, cb: planes.cb, cr: planes.cr, width: planes.width,
+                                                height: planes.height, quality: options.jpegQuality)
+        }
+        guard let color = try frame.color ?? frame.picture?.rgb() else {
+            throw RGBDError(.invalidScene, location: "frame \(frame.info.index)", "no color frame")
+        }
+        let image = ExportFrameImages.color(color, camera: camera)
+        return jpeg ? try JPEGCodec.encode(image, quality: options.jpegQuality)
+            : try PNGCodec.encodeRGB(image, effort: .fast, threads: 1)
+    }
+}
+
+/// Merges the seed cloud's frames (`SceneCloud.Merger`) on a serial queue of its own, in
+/// the order given, so that reading the next frames does not wait for it; at most two
+/// frames wait. A frame given as a video picture is made RGB for its colours, the same
+/// RGB the decoder gives.
+final class SeedMerger: @unchecked Sendable {
+    private var merger: SceneCloud.Merger
+    private let queue = DispatchQueue(label: "rgbd.export.seed")
+    private let slots = DispatchSemaphore(value: 2)
+    private let lock = Lock()
+    private var failure: (any Error)?
+
+    init(options: SceneCloudOptions) {
+        merger = SceneCloud.Merger(options: options)
+    }
+
+    /// Queues `frame`; throws an earlier frame's failure.
+    func add(_ frame: SceneFrame) throws {
+        slots.wait()
+        if let failure = lock.withLock({ failure }) {
+            slots.signal()
+            throw failure
+        }
+        queue.async { [self] in
+            defer { slots.signal() }
+            if lock.withLock({ failure != nil }) { return }
+            do {
+                var frame = frame
+                if frame.color == nil, let picture = frame.picture {
+                    frame.color = try picture.rgb()
+                    frame.picture = nil
+                }
+                merger.add(frame)
+            } catch {
+                lock.withLock { if failure == nil { failure = error } }
+            }
+        }
+    }
+
+    /// Waits for the frames queued.
+    func drain() { queue.sync {} }
+
+    /// The merged cloud, once every frame queued is in; throws the first failure.
+    func cloud() throws -> SceneCloud {
+        drain()
+        if let failure = lock.withLock({ failure }) { throw failure }
+        return merger.cloud()
     }
 }
 

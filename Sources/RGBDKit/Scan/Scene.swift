@@ -117,10 +117,17 @@ public final class Scene: Sendable {
     /// in order, reading each once; color only when `color` is true. The next frames are
     /// read while `body` runs.
     public func forEachFrame(_ positions: [Int], color: Bool = true, _ body: (SceneFrame) throws -> Void) throws {
+        try forEachFrame(positions, color: color, videoPictures: false, body)
+    }
+
+    /// `forEachFrame`, with `videoPictures`: a color frame that is a video's Y′CbCr 4:2:0
+    /// picture as decoded, needing no correction, comes as `SceneFrame.picture` instead of
+    /// RGB (for a JPEG encoder, which takes Y′CbCr).
+    func forEachFrame(_ positions: [Int], color: Bool, videoPictures: Bool, _ body: (SceneFrame) throws -> Void) throws {
         for position in positions where !frames.indices.contains(position) {
             throw RGBDError(.invalidArgument, file: path, "frame \(position) of \(frames.count)")
         }
-        var reader = try storage.makeReader(color: color && colorSize != nil)
+        var reader = try storage.makeReader(color: color && colorSize != nil, videoPictures: videoPictures)
         try Prefetch.run(count: positions.count, produce: { i in try reader.read(self.frames[positions[i]]) },
                          consume: body)
     }
@@ -181,8 +188,13 @@ public struct SceneFrame: Sendable {
     public var depth: DepthMap
     /// ARKit's confidence per depth pixel: 0 low, 1 medium, 2 high; nil when the scan has none.
     public var confidence: ImageBuffer<UInt8>?
-    /// The color frame (RGB), nil for a depth-only scene or when not asked for.
+    /// The color frame (RGB), nil for a depth-only scene or when not asked for (or given
+    /// as `picture`).
     public var color: ColorImage?
+    /// The color frame as the video decoder gave it, instead of `color`, when the reader
+    /// was asked for video pictures (`Scene.forEachFrame(videoPictures:)`) and the frame
+    /// is a video's Y′CbCr 4:2:0 picture that needs no correction (no lens table).
+    package var picture: YCbCrPicture? = nil
 
     /// Camera-to-world, OpenCV camera axes.
     public var pose: Pose { info.pose }
@@ -213,6 +225,15 @@ enum SceneKind {
 protocol SceneStorage: Sendable {
     /// A reader of frames, used from one thread at a time (a video decoder keeps state).
     func makeReader(color: Bool) throws -> any SceneFrameReader
+    /// A reader that may give video pictures as decoded (`SceneFrame.picture`) when
+    /// `videoPictures`; by default the same as `makeReader(color:)`.
+    func makeReader(color: Bool, videoPictures: Bool) throws -> any SceneFrameReader
+}
+
+extension SceneStorage {
+    func makeReader(color: Bool, videoPictures: Bool) throws -> any SceneFrameReader {
+        try makeReader(color: color)
+    }
 }
 
 /// Reads frames' pixels; frames asked in increasing order are read without seeking.

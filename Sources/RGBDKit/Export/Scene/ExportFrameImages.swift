@@ -18,6 +18,12 @@ struct ExportCamera: Equatable, Sendable {
     /// must land on the centre.
     var shift: SIMD2<Double>
 
+    /// Whether a `width × height` color frame is exported as it is (no shrinking, no
+    /// crop or shift): what `ExportFrameImages.color` returns unchanged.
+    func keeps(width: Int, height: Int) -> Bool {
+        downscale == 1 && shift == .zero && intrinsics.width == width && intrinsics.height == height
+    }
+
     /// The camera of a color frame shrunk by `factor`: block `n` covers source pixels
     /// `n·f … n·f + f − 1`, whose centre is `n·f + (f − 1)/2`, so `c' = (c − (f − 1)/2)/f`
     /// (`= (c + ½)/f − ½`: pixel-centre aware) and `f' = f/factor`; the size is rounded down.
@@ -47,6 +53,7 @@ struct ExportCamera: Equatable, Sendable {
 enum ExportFrameImages {
     /// The color frame on the exported camera's grid.
     static func color(_ image: ColorImage, camera: ExportCamera) -> ColorImage {
+        if camera.keeps(width: image.width, height: image.height) { return image }
         let shrunk = camera.downscale > 1 ? shrink(image, by: camera.downscale) : image
         let k = camera.intrinsics
         if camera.shift == .zero && shrunk.width == k.width && shrunk.height == k.height { return shrunk }

@@ -136,6 +136,36 @@ package enum JPEGCodec {
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
     }
 
+    /// Encodes 4:2:0 Y′CbCr planes (JPEG's colours: BT.601, full range) as a baseline
+    /// JPEG with `tjCompressFromYUVPlanes`, without going through RGB: the same file
+    /// layout and tables as `encode` below quality 95 (4:2:0), the chroma taken as it is
+    /// rather than averaged from RGB. `luma` is `width × height`, `cb` and `cr` half
+    /// that, rounded up, rows packed.
+    static func encodeYCbCr420(luma: [UInt8], cb: [UInt8], cr: [UInt8], width: Int, height: Int,
+                               quality: Int) throws -> [UInt8] {
+        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        guard width > 0, height > 0, luma.count == width * height, cb.count == chromaWidth * chromaHeight,
+              cr.count == cb.count, width <= Int(Int32.max), height <= Int(Int32.max) else {
+            throw RGBDError(.invalidImage, "cannot encode JPEG: Y′CbCr planes of the wrong sizes for \(width)×\(height)")
+        }
+        let handle = try Handle(decompress: false, file: nil)
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        let status = luma.withUnsafeBufferPointer { y in
+            cb.withUnsafeBufferPointer { cb in
+                cr.withUnsafeBufferPointer { cr in
+                    var planes: [UnsafePointer<UInt8>?] = [y.baseAddress, cb.baseAddress, cr.baseAddress]
+                    var strides: [Int32] = [Int32(width), Int32(chromaWidth), Int32(chromaWidth)]
+                    return tjCompressFromYUVPlanes(handle.raw, &planes, Int32(width), &strides, Int32(height),
+                                                   Int32(TJSAMP_420.rawValue), &output, &size, Int32(quality), 0)
+                }
+            }
+        }
+        defer { if let output { tjFree(output) } }
+        guard status == 0, let output else { throw handle.error("cannot encode JPEG") }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
     /// A TurboJPEG instance, destroyed with its owner.
     private final class Handle {
         let raw: tjhandle

@@ -13,7 +13,9 @@ import Darwin
 /// a local file only), libavcodec decodes on all cores (frame and slice threads, as many
 /// as the machine has processors), and libswscale converts each picture's Y′CbCr to RGB
 /// with the stream's own matrix and range (BT.709 for HD and BT.601 for smaller pictures
-/// when the stream does not say; limited range unless it says full).
+/// when the stream does not say; limited range unless it says full). `nextPicture` gives
+/// 8-bit 4:2:0 pictures as their Y′CbCr planes instead, with that matrix and range
+/// (`YCbCrPicture`), for a consumer that takes Y′CbCr (JPEG) or converts later.
 ///
 /// Frames are refused over `maxPixels`. Every failure is an `RGBDError` of one line that
 /// names the file (`scan/rgb.mp4: frame 37: truncated or corrupt (decoder said: …)`);
@@ -178,6 +180,21 @@ package final class VideoDecoder {
     /// presentation time in seconds, as the container gives it (in MP4 files the first
     /// frame's is usually 0; nil when there is none); nil at the end.
     package func nextFrame() throws -> (image: ColorImage, time: Double?)? {
+        try next { try convertFrame() }.map { (image: $0.0, time: $0.1) }
+    }
+
+    /// The next frame as `nextFrame` gives it, but an 8-bit Y′CbCr 4:2:0 picture (FFmpeg's
+    /// `yuv420p` or `yuvj420p`, what phones record) as its planes, copied out of FFmpeg's
+    /// buffers, with the matrix and range its RGB would be made with; nil at the end.
+    package func nextPicture() throws -> (frame: VideoFrame, time: Double?)? {
+        try next { () throws -> VideoFrame in
+            if let picture = try copyPicture() { return .ycbcr(picture) }
+            return .rgb(try convertFrame())
+        }.map { (frame: $0.0, time: $0.1) }
+    }
+
+    /// The next decoded frame made into a `T` by `take`, and its time; nil at the end.
+    private func next<T>(_ take: () throws -> T) throws -> (T, Double?)? {
         if holdingFrame {
             holdingFrame = false
         } else {
@@ -189,7 +206,7 @@ package final class VideoDecoder {
         }
         let time = timeBase.den > 0
             ? Self.presentationTime(frame).map { Double($0) * Double(timeBase.num) / Double(timeBase.den) } : nil
-        return (try convertFrame(), time)
+        return (try take(), time)
     }
 
     /// Positions the decoder so that `nextFrame` gives frame `index` (counted from 0, in
@@ -290,17 +307,51 @@ package final class VideoDecoder {
 
     /// Converts `frame` to RGB.
     private func convertFrame() throws -> ColorImage {
-        let pixels = frame.pointee
-        guard Int(pixels.width) == width, Int(pixels.height) == height else {
-            throw RGBDError(.invalidImage, file: path, location: "frame \(nextIndex)",
-                            "\(pixels.width)×\(pixels.height) pixels, unlike the video's \(width)×\(height)")
-        }
-        guard let image = converter.convert(frame, defaultHD: width >= 1280 || height > 576) else {
+        try checkSize()
+        guard let image = converter.convert(frame, defaultHD: defaultHD) else {
             throw RGBDError(.invalidImage, file: path, location: "frame \(nextIndex)",
                             "FFmpeg cannot convert its pixel format to RGB")
         }
         return image
     }
+
+    /// `frame`'s planes, when it is 8-bit Y′CbCr 4:2:0; nil for other pixel formats.
+    private func copyPicture() throws -> YCbCrPicture? {
+        try checkSize()
+        let pixels = frame.pointee
+        guard pixels.format == AV_PIX_FMT_YUV420P.rawValue || pixels.format == AV_PIX_FMT_YUVJ420P.rawValue,
+              let y = pixels.data.0, let cb = pixels.data.1, let cr = pixels.data.2 else { return nil }
+        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        guard Int(pixels.linesize.0) >= width, Int(pixels.linesize.1) >= chromaWidth,
+              Int(pixels.linesize.2) >= chromaWidth else { return nil }
+        let setup = PictureConverter.setup(of: frame, defaultHD: defaultHD)
+        func plane(_ source: UnsafeMutablePointer<UInt8>, stride: Int32, width: Int, height: Int) -> [UInt8] {
+            LargeBuffer.make(count: width * height) { (out: UnsafeMutableBufferPointer<UInt8>) in
+                guard let out = out.baseAddress else { return }
+                for row in 0..<height {
+                    (out + row * width).update(from: source + row * Int(stride), count: width)
+                }
+            }
+        }
+        return YCbCrPicture(width: width, height: height,
+                            luma: plane(y, stride: pixels.linesize.0, width: width, height: height),
+                            cb: plane(cb, stride: pixels.linesize.1, width: chromaWidth, height: chromaHeight),
+                            cr: plane(cr, stride: pixels.linesize.2, width: chromaWidth, height: chromaHeight),
+                            pixelFormat: setup.format, colorspace: setup.colorspace, fullRange: setup.fullRange)
+    }
+
+    /// Throws unless `frame` has the video's size.
+    private func checkSize() throws {
+        let pixels = frame.pointee
+        guard Int(pixels.width) == width, Int(pixels.height) == height else {
+            throw RGBDError(.invalidImage, file: path, location: "frame \(nextIndex)",
+                            "\(pixels.width)×\(pixels.height) pixels, unlike the video's \(width)×\(height)")
+        }
+    }
+
+    /// Whether streams that do not name their matrix are read as BT.709 (HD) rather than
+    /// BT.601.
+    private var defaultHD: Bool { width >= 1280 || height > 576 }
 
     /// The frame's presentation timestamp (FFmpeg's best guess), in the stream's time base.
     private static func presentationTime(_ frame: UnsafeMutablePointer<AVFrame>) -> Int64? {

@@ -213,7 +213,12 @@ struct StrayStorage: SceneStorage {
     let lenses: [Int: StrayLens]
 
     func makeReader(color: Bool) throws -> any SceneFrameReader {
-        StrayFrameReader(storage: self, video: color ? try videoPath.map(StrayVideo.Frames.init) : nil)
+        try makeReader(color: color, videoPictures: false)
+    }
+
+    func makeReader(color: Bool, videoPictures: Bool) throws -> any SceneFrameReader {
+        StrayFrameReader(storage: self, video: color ? try videoPath.map(StrayVideo.Frames.init) : nil,
+                         videoPictures: videoPictures)
     }
 }
 
@@ -221,6 +226,9 @@ struct StrayStorage: SceneStorage {
 struct StrayFrameReader: SceneFrameReader {
     let storage: StrayStorage
     var video: StrayVideo.Frames?
+    /// Whether a frame without a lens table gives its video picture as decoded
+    /// (`SceneFrame.picture`) rather than RGB.
+    var videoPictures = false
 
     mutating func read(_ info: SceneFrameInfo) throws -> SceneFrame {
         guard let path = storage.depthFiles[info.index] else {
@@ -236,10 +244,18 @@ struct StrayFrameReader: SceneFrameReader {
             }
             confidence = map
         }
-        var color = try video?.frame(info.index)
         guard let lens = storage.lenses[info.index] else {
-            return SceneFrame(info: info, depth: depth, confidence: confidence, color: color)
+            if videoPictures, let video {
+                switch try video.picture(info.index) {
+                case .ycbcr(let picture):
+                    return SceneFrame(info: info, depth: depth, confidence: confidence, color: nil, picture: picture)
+                case .rgb(let image):
+                    return SceneFrame(info: info, depth: depth, confidence: confidence, color: image)
+                }
+            }
+            return SceneFrame(info: info, depth: depth, confidence: confidence, color: try video?.frame(info.index))
         }
+        var color = try video?.frame(info.index)
         // Rectified with the same kernels as captures: color bilinear, depth never blended
         // across edges, confidence levels (1–3 as depths, so no level blends into another).
         let rectifier = Rectifier()

@@ -30,18 +30,29 @@ enum StrayVideo {
             decoder = try VideoDecoder(path: path)
         }
 
+        /// Frame `index` as RGB.
         func frame(_ index: Int) throws -> ColorImage {
+            try read(index) { try decoder.nextFrame()?.image }
+        }
+
+        /// Frame `index` as decoded (`VideoDecoder.nextPicture`).
+        func picture(_ index: Int) throws -> VideoFrame {
+            try read(index) { try decoder.nextPicture()?.frame }
+        }
+
+        /// Decodes (`decode`) up to frame `index`, seeking back when it was passed.
+        private func read<T>(_ index: Int, _ decode: () throws -> T?) throws -> T {
             if index < next {
                 try decoder.seek(toFrame: index)
                 next = index
             }
             while true {
-                guard let (image, _) = try decoder.nextFrame() else {
+                guard let frame = try decode() else {
                     throw RGBDError(.invalidScene, file: path, location: "frame \(index)",
                                     "the video ends after \(next) frames")
                 }
                 next += 1
-                if next - 1 == index { return image }
+                if next - 1 == index { return frame }
             }
         }
     }
