@@ -33,7 +33,7 @@ for file in "$@"; do
   if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] && command -v objdump >/dev/null 2>&1; then
     for kernel in rgbd_sample1_direct_avx2 rgbd_sample3_direct_avx2 rgbd_sample4_direct_avx2 \
       rgbd_sample3_prepared_avx2 rgbd_paeth_filter_avx2 rgbd_ycbcr420_rows_avx2 rgbd_tsdf_block_avx2 \
-      rgbd_depth_units_avx2; do
+      rgbd_depth_units_avx2 rgbd_ycbcr420_recode_rows_avx2; do
       code=$(objdump -d --no-show-raw-insn --disassemble="$kernel" "$file")
       if ! grep -q "<$kernel>:" <<<"$code" || ! grep -q ymm <<<"$code"; then
         echo "$(basename "$0"): $file has no AVX2 code in $kernel (Sources/CKernels)" >&2
