@@ -389,7 +389,9 @@ final class FrameEncoder: @unchecked Sendable {
 /// frames wait. A frame given as a video picture is made RGB for its colours, the same
 /// RGB the decoder gives.
 final class SeedMerger: @unchecked Sendable {
-    private var merger: SceneCloud.Merger
+    /// The merger; nil once its cloud is taken (so that its grid is freed before the
+    /// layout's files are written).
+    private var merger: SceneCloud.Merger?
     private let queue = DispatchQueue(label: "rgbd.export.seed")
     private let slots = DispatchSemaphore(value: 2)
     private let lock = Lock()
@@ -415,7 +417,7 @@ final class SeedMerger: @unchecked Sendable {
                     frame.color = try picture.rgb()
                     frame.picture = nil
                 }
-                merger.add(frame)
+                merger?.add(frame)
             } catch {
                 lock.withLock { if failure == nil { failure = error } }
             }
@@ -425,11 +427,13 @@ final class SeedMerger: @unchecked Sendable {
     /// Waits for the frames queued.
     func drain() { queue.sync {} }
 
-    /// The merged cloud, once every frame queued is in; throws the first failure.
+    /// The merged cloud, once every frame queued is in; throws the first failure. Once
+    /// only: the merger's grid is released.
     func cloud() throws -> SceneCloud {
         drain()
         if let failure = lock.withLock({ failure }) { throw failure }
-        return merger.cloud()
+        defer { merger = nil }
+        return merger?.cloud() ?? SceneCloud(positions: [], colors: [], frames: 0, inputPoints: 0)
     }
 }
 
