@@ -77,14 +77,22 @@ final class ScanChildProcess {
         guard let executable = arguments.first else { throw RGBDError(.invalidArgument, "no command") }
         name = executable
         var pair: [Int32] = [-1, -1]
+        // Both ends close on exec: a child started meanwhile on another thread must not
+        // inherit them, or this child never sees the end of its input (two scans written
+        // at once, as parallel tests do, then wait for each other for ever). The child's
+        // own standard input is a dup2 of pair[1], which does not close on exec.
         #if canImport(Glibc)
-        let kind = Int32(SOCK_STREAM.rawValue)
+        let kind = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         #else
         let kind = SOCK_STREAM
         #endif
         guard socketpair(AF_UNIX, kind, 0, &pair) == 0 else {
             throw RGBDError(.io, file: executable, "cannot make a socket pair (errno \(errno))")
         }
+        #if canImport(Darwin)
+        // No SOCK_CLOEXEC on macOS: set at once (a spawn in between could still inherit them).
+        for descriptor in pair { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        #endif
         #if canImport(Darwin)
         var on: Int32 = 1
         setsockopt(pair[0], SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))

@@ -387,7 +387,7 @@ final class FrameEncoder: @unchecked Sendable {
 /// Merges the seed cloud's frames (`SceneCloud.Merger`) on a serial queue of its own, in
 /// the order given, so that reading the next frames does not wait for it; at most two
 /// frames wait. A frame given as a video picture is made RGB for its colours, the same
-/// RGB the decoder gives.
+/// RGB the decoder gives; its colours are averaged on the queue's thread.
 final class SeedMerger: @unchecked Sendable {
     /// The merger; nil once its cloud is taken (so that its grid is freed before the
     /// layout's files are written).
@@ -398,7 +398,7 @@ final class SeedMerger: @unchecked Sendable {
     private var failure: (any Error)?
 
     init(options: SceneCloudOptions) {
-        merger = SceneCloud.Merger(options: options)
+        merger = SceneCloud.Merger(options: options, rows: .serial)
     }
 
     /// Queues `frame`; throws an earlier frame's failure.

@@ -70,10 +70,14 @@ public struct SceneCloud: Sendable {
         private(set) var frames = 0
         private var input = 0
         private var buffer = [Float](), colorBuffer = [UInt8]()
+        /// How a frame's colours are averaged down to its depth grid: over threads, or
+        /// on the calling thread for a caller whose frames are its parallel work.
+        private let rows: RowScheduler
 
         /// A merger with `options` (already validated); `every` is the caller's business.
-        init(options: SceneCloudOptions) {
+        init(options: SceneCloudOptions, rows: RowScheduler = .parallel) {
             self.options = options
+            self.rows = rows
             grid = VoxelAccumulator(voxel: options.voxel)
         }
 
@@ -85,7 +89,7 @@ public struct SceneCloud: Sendable {
                     depth.samples[i] = .nan
                 }
             }
-            let colors = frame.color?.areaAverage(toWidth: depth.width, height: depth.height)
+            let colors = frame.color?.areaAverage(toWidth: depth.width, height: depth.height, scheduler: rows)
             var pointOptions = options.points
             pointOptions.axes = .opencv
             pointOptions.normals = false
