@@ -60,7 +60,9 @@ struct NerfstudioWriter: SceneLayoutWriter {
         }
         top.append(.init("rgbd", .object([
             .init("source", .string(scene.path)),
-            .init("world", .string(gravity
+            .init("world", .string(placed
+                ? "--frame \(options.frame.kind.rawValue): \(options.frame.axesDescription), from the scene's world (\(scene.world.rawValue)) by applied_transform; orientation_override none"
+                : gravity
                 ? "gravity-aligned: the scan's ARKit world (+y up) turned to +z up by applied_transform; orientation_override none"
                 : "\(scene.world.rawValue): left to nerfstudio's orientation")),
             .init("pixels", .string("cx, cy in nerfstudio's convention: pixel centres at i + 0.5")),
