@@ -402,8 +402,9 @@ typedef struct rgbd_export_options {
     int32_t min_confidence; /* depth of lower ARKit confidence is written as unknown, 0 to 2 (default 2) */
     int32_t colmap_text;    /* nonzero: colmap and 3dgs models as text instead of binary (default 0) */
     int32_t overwrite;      /* nonzero: replace a folder that is not empty (default 0) */
-    int32_t frame;          /* RGBD_FRAME_CAMERA (the scene's world, default) or RGBD_FRAME_LEVEL
-                               (a gravity-aligned world turned to z up); docs/geo.md */
+    int32_t frame;          /* RGBD_FRAME_CAMERA (the scene's world, default), RGBD_FRAME_LEVEL (a
+                               gravity-aligned world turned to z up; a registered scene by its photos'
+                               EXIF) or RGBD_FRAME_ENU (registered scenes); docs/geo.md */
 } rgbd_export_options;
 
 #define RGBD_EXPORT_IMAGES_DEFAULT 0
@@ -436,8 +437,9 @@ typedef struct rgbd_fuse_options {
     int32_t every;           /* integrate every N-th frame (default 1) */
     int32_t min_fragment;    /* drop connected pieces of fewer triangles (default 0: keep all) */
     int64_t max_memory_mb;   /* the most memory the volume may take; 0 = half the machine's */
-    int32_t frame;           /* RGBD_FRAME_CAMERA (the scene's world, default) or RGBD_FRAME_LEVEL
-                                (a gravity-aligned world turned to z up); docs/geo.md */
+    int32_t frame;           /* RGBD_FRAME_CAMERA (the scene's world, default), RGBD_FRAME_LEVEL (a
+                                gravity-aligned world turned to z up; a registered scene by its photos'
+                                EXIF) or RGBD_FRAME_ENU (registered scenes); docs/geo.md */
 } rgbd_fuse_options;
 
 /* Fills *options with the defaults above. */
