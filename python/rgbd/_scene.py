@@ -15,7 +15,7 @@ import numpy as np
 from . import _lib
 from ._capture import Intrinsics
 from ._errors import check
-from ._util import PathLike, encode_path, scene_frame
+from ._util import PathLike, encode_path, frame_constant
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,9 @@ class Scene:
         depth below ``min_confidence`` is written as unknown; ``text`` writes COLMAP
         models as text. The folder is written whole or not at all; one that is not empty
         is refused unless ``overwrite``. ``frame``: ``"camera"`` keeps the scene's world,
-        ``"level"`` turns a gravity-aligned world (Stray Scanner's) to z up (docs/geo.md).
+        ``"level"`` turns a gravity-aligned world (Stray Scanner's) to z up; a scene of
+        registered captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF
+        (docs/geo.md).
 
         Raises:
             RGBDError: bad options, a destination that is a file or a folder that is not
@@ -196,7 +198,7 @@ class Scene:
         options.min_confidence = min_confidence
         options.colmap_text = int(bool(text))
         options.overwrite = int(bool(overwrite))
-        options.frame = scene_frame(frame)
+        options.frame = frame_constant(frame)
         frames = ctypes.c_size_t()
         raw = encode_path(directory, "directory")
         with self._lock:
@@ -218,7 +220,8 @@ class Scene:
         (``edge_threshold``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
         ``min_fragment`` drops pieces of fewer triangles, ``max_memory_mb`` bounds the
         volume (default half the machine's memory). ``frame="level"`` fuses a gravity-aligned
-        scene (Stray Scanner's) with z up, the volume's axes level (docs/geo.md).
+        scene (Stray Scanner's) with z up, the volume's axes level; a scene of registered
+        captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF (docs/geo.md).
 
         Raises:
             RGBDError: bad options, an unreadable frame, a frame beyond the volume's reach or
@@ -237,7 +240,7 @@ class Scene:
         options.every = every
         options.min_fragment = min_fragment
         options.max_memory_mb = 0 if max_memory_mb is None else max_memory_mb
-        options.frame = scene_frame(frame)
+        options.frame = frame_constant(frame)
         mesh = _lib.RgbdMeshP()
         with self._lock:
             check(lib.rgbd_scene_fuse(self._live(), ctypes.byref(options), ctypes.byref(mesh)))

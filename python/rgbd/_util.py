@@ -121,8 +121,7 @@ def cloud_options(
     """An ``rgbd_cloud_options`` from Python values (ranges are checked by the library)."""
     if not isinstance(axes, str) or axes.lower() not in _AXES:
         raise ValueError(f"axes must be 'opencv' or 'opengl', not {axes!r}")
-    if not isinstance(frame, str) or frame.lower() not in _FRAMES:
-        raise ValueError(f"frame must be 'camera', 'level' or 'enu', not {frame!r}")
+    frame_value = frame_constant(frame)
     options = _lib.RgbdCloudOptions()
     options.min_depth = real(min_depth, "min_depth")
     options.max_depth = real(max_depth, "max_depth")
@@ -131,7 +130,7 @@ def cloud_options(
     options.edge_threshold = real(edge_threshold, "edge_threshold")
     options.normals = 1 if normals else 0
     options.axes = _AXES[axes.lower()]
-    options.frame = _FRAMES[frame.lower()]
+    options.frame = frame_value
     return options
 
 
@@ -139,9 +138,10 @@ def cloud_options(
 _FRAMES = {"camera": 0, "level": 1, "enu": 2}
 
 
-def scene_frame(frame: str) -> int:
-    """The ``RGBD_FRAME_*`` value of a scene's ``frame=`` (``"camera"`` or ``"level"``;
-    scans record no geodetic position, so ``"enu"`` is refused by the library)."""
+def frame_constant(frame: str) -> int:
+    """The ``RGBD_FRAME_*`` value of a ``frame=`` argument (``"camera"``, ``"level"`` or
+    ``"enu"``; the library refuses, with its message, a frame the source cannot give, such
+    as ``"enu"`` for a scan, which records no position)."""
     if not isinstance(frame, str) or frame.lower() not in _FRAMES:
-        raise ValueError(f"frame must be 'camera' or 'level', not {frame!r}")
+        raise ValueError(f"frame must be 'camera', 'level' or 'enu', not {frame!r}")
     return _FRAMES[frame.lower()]
