@@ -309,6 +309,13 @@ ptrdiff_t rgbd_paeth_filter_avx2(const uint8_t *row, const uint8_t *above, ptrdi
     return i;
 }
 
+/// Eight chroma samples at `p` (4:2:0, one per two pixels of a row) minus 128, as lanes.
+__attribute__((target("avx2"), always_inline))
+static inline __m256i chroma_eight(const uint8_t *p) {
+    return _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)),
+                            _mm256_set1_epi32(128));
+}
+
 /// One row's sixteen pixels: luma `y` (16 bytes) plus the chroma contributions of their
 /// eight chroma samples, each already repeated for its two pixels (red, green, blue; 8 +
 /// 8 lanes), to 48 bytes of RGB at `out`.
@@ -360,13 +367,11 @@ ptrdiff_t rgbd_ycbcr420_rows_avx2(ptrdiff_t count, const uint8_t *y0, const uint
     const __m256i green_cb = _mm256_set1_epi32(coefficients[3]);
     const __m256i green_cr = _mm256_set1_epi32(coefficients[4]);
     const __m256i blue_cb = _mm256_set1_epi32(coefficients[5]);
-    const __m256i half = _mm256_set1_epi32(128);
     const __m256i first = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     const __m256i second = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
     ptrdiff_t x = 0;
     for (; x + 16 <= count; x += 16) {
-        const __m256i u = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cb + x / 2))), half);
-        const __m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cr + x / 2))), half);
+        const __m256i u = chroma_eight(cb + x / 2), v = chroma_eight(cr + x / 2);
         const __m256i red = _mm256_mullo_epi32(v, red_cr);
         const __m256i green = _mm256_add_epi32(_mm256_mullo_epi32(u, green_cb), _mm256_mullo_epi32(v, green_cr));
         const __m256i blue = _mm256_mullo_epi32(u, blue_cb);
@@ -555,13 +560,11 @@ ptrdiff_t rgbd_ycbcr420_recode_rows_avx2(ptrdiff_t count, const uint8_t *y0, con
     const __m256i cbb = _mm256_set1_epi32(coefficients[4]), cbr = _mm256_set1_epi32(coefficients[5]);
     const __m256i crb = _mm256_set1_epi32(coefficients[6]), crr = _mm256_set1_epi32(coefficients[7]);
     const __m256i coff = _mm256_set1_epi32(coefficients[8]);
-    const __m256i half = _mm256_set1_epi32(128);
     const __m256i first = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     const __m256i second = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
     ptrdiff_t x = 0;
     for (; x + 16 <= count; x += 16) {
-        const __m256i u = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cb + x / 2))), half);
-        const __m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cr + x / 2))), half);
+        const __m256i u = chroma_eight(cb + x / 2), v = chroma_eight(cr + x / 2);
         const __m256i term = _mm256_add_epi32(_mm256_add_epi32(_mm256_mullo_epi32(u, lcb), _mm256_mullo_epi32(v, lcr)), loff);
         const __m256i term_lo = _mm256_permutevar8x32_epi32(term, first);
         const __m256i term_hi = _mm256_permutevar8x32_epi32(term, second);
