@@ -782,7 +782,7 @@ public func rgbd_export_options_default(_ options: UnsafeMutablePointer<rgbd_exp
     options.pointee = rgbd_export_options(
         every: Int32(o.selection.every), max_frames: 0, sharpest: 0, image_format: RGBD_EXPORT_IMAGES_DEFAULT,
         jpeg_quality: Int32(o.jpegQuality), downscale: Int32(o.downscale), min_confidence: Int32(o.minConfidence),
-        colmap_text: 0, overwrite: 0, frame: RGBD_FRAME_CAMERA)
+        colmap_text: 0, overwrite: 0, frame: RGBD_FRAME_CAMERA, depth_size: RGBD_EXPORT_DEPTH_DEFAULT)
 }
 
 @c @implementation
@@ -805,6 +805,12 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
             case RGBD_EXPORT_IMAGES_JPEG: o.imageFormat = .jpeg
             case RGBD_EXPORT_IMAGES_PNG: o.imageFormat = .png
             default: throw argument("image_format \(c.image_format) is none of RGBD_EXPORT_IMAGES_*")
+            }
+            switch c.depth_size {
+            case RGBD_EXPORT_DEPTH_DEFAULT: o.depthSize = nil
+            case RGBD_EXPORT_DEPTH_SENSOR: o.depthSize = .sensor
+            case RGBD_EXPORT_DEPTH_IMAGE: o.depthSize = .image
+            default: throw argument("depth_size \(c.depth_size) is none of RGBD_EXPORT_DEPTH_*")
             }
             o.jpegQuality = Int(c.jpeg_quality)
             o.downscale = Int(c.downscale)

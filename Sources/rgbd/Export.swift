@@ -3,6 +3,7 @@ import RGBDKit
 
 extension SceneExportFormat: ExpressibleByArgument {}
 extension ExportImageFormat: ExpressibleByArgument {}
+extension ExportDepthSize: ExpressibleByArgument {}
 
 /// `rgbd export`: a scan into a trainer's or reconstruction system's dataset layout.
 struct Export: ParsableCommand {
@@ -30,8 +31,14 @@ struct Export: ParsableCommand {
         Images are the scan's color frames, rectified where the scan carries lens tables, \
         so every camera is a pinhole; intrinsics per frame where they vary (nerfstudio, \
         colmap; open3d and tum hold one camera and refuse frames whose intrinsics differ). \
-        Depth is resampled onto the color pixels (inverse depth interpolated within a \
-        surface, the nearest depth at edges); depth below --min-confidence is unknown (0).
+        Depth is resampled from the depth map (inverse depth interpolated within a \
+        surface, the nearest depth at edges); depth below --min-confidence is unknown (0). \
+        open3d and tum store it on the color pixels. nerfstudio stores it at the depth \
+        map's own size (--depth-size sensor, the default: 256×192 on an iPhone), which \
+        nerfstudio resizes to the images with nearest neighbours as it loads them; each \
+        depth pixel is the ray through the centre of the image pixels it becomes. \
+        --depth-size image writes it on the color pixels instead, for readers that do not \
+        resize.
 
         Frames: --every N keeps every N-th, --max-frames N at most N spread evenly over \
         the scan, --sharpest the sharpest frame (variance of the Laplacian) of each window \
@@ -79,6 +86,9 @@ struct Export: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Depth of lower ARKit confidence (0 low, 1 medium, 2 high) is written as unknown.", valueName: "level"))
     var minConfidence: Int = 2
 
+    @Option(help: ArgumentHelp("nerfstudio's depth images: sensor (the depth map's size, the default) or image (the color images' size).", valueName: "size"))
+    var depthSize: ExportDepthSize?
+
     @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). docs/geo.md.", valueName: "frame"))
     var frame: WorldFrame.Kind = .camera
 
@@ -100,6 +110,9 @@ struct Export: ParsableCommand {
         if text && format != .colmap && format != .gaussianSplatting {
             throw ValidationError("--text applies to --format colmap and 3dgs")
         }
+        if depthSize == .sensor && format != .nerfstudio {
+            throw ValidationError("--depth-size sensor applies to --format nerfstudio (open3d and tum store depth at the images' size)")
+        }
     }
 
     func run() throws {
@@ -109,6 +122,7 @@ struct Export: ParsableCommand {
         options.jpegQuality = jpegQuality
         options.downscale = downscale
         options.minConfidence = UInt8(minConfidence)
+        options.depthSize = depthSize
         options.colmapText = text
         options.overwrite = overwrite
         let start = Host.monotonicSeconds()

@@ -193,6 +193,46 @@ def check_frame(offsets: Offsets, image_rgb, depth_units, scale, x, y, z, colors
         assert np.median(errors) <= bound / 2
 
 
+def scan_depth_shape(scan: Scan):
+    """The depth maps' (rows, columns), from the generator's truth."""
+    return scan.truth["depth_camera"]["height"], scan.truth["depth_camera"]["width"]
+
+
+def footprint_coordinates(x, y, image_shape, depth_shape):
+    """Image array coordinates -> the depth image's, for a depth image whose pixel i is the
+    ray through the middle of the image pixels that OpenCV's nearest-neighbour resize gives
+    it (those whose centres x satisfy i <= x * w_d / w < i + 1): i <-> (i + 1/2) * w / w_d."""
+    (h, w), (dh, dw) = image_shape[:2], depth_shape
+    return x * dw / w - 0.5, y * dh / h - 0.5
+
+
+def check_sensor_depth(depth_units, image_shape, x, y, z, scan: Scan):
+    """nerfstudio's loader resizes a smaller depth image to the image with OpenCV's nearest
+    neighbours (nerfstudio/data/utils/data_utils.py, get_depth_image_from_path). Checks that
+    OpenCV gives each image pixel the depth pixel whose ray is within half a footprint of
+    it, and that the depth image holds the true depth on those rays (the truth points moved
+    into its grid), within the quantisation."""
+    (h, w), (dh, dw) = image_shape[:2], depth_units.shape
+    assert dw < w and dh < h
+    for n, d in [(w, dw), (h, dh)]:
+        taken = cv2.resize(np.arange(d, dtype=np.float64)[None, :], (n, 1), interpolation=cv2.INTER_NEAREST)[0]
+        rays = (taken + 0.5) * n / d
+        offsets = np.arange(n) - rays
+        assert np.all(offsets >= -n / d / 2 - 1e-6) and np.all(offsets < n / d / 2 + 1e-6), offsets
+        assert abs(offsets.mean()) < 0.5, offsets.mean()
+    loaded = cv2.resize(depth_units.astype(np.float64), (w, h), interpolation=cv2.INTER_NEAREST)
+    assert loaded.shape == (h, w)
+    xd, yd = footprint_coordinates(x, y, image_shape, depth_units.shape)
+    errors = depth_errors(depth_units, 1000, xd, yd, z)
+    bound = 0.001 / 2 + scan.source_depth_step / 2 + 2e-5
+    assert np.quantile(errors, 0.97) <= bound, (np.quantile(errors, 0.97), bound)
+    assert np.median(errors) <= bound / 2
+    # Read with the pixel-area convention instead, (i + 1/2) * w / w_d - 1/2, the depth
+    # would be measurably wrong: the check has power.
+    wrong = depth_errors(depth_units, 1000, xd + 0.5 * dw / w, yd + 0.5 * dh / h, z)
+    assert np.median(wrong) > bound, np.median(wrong)
+
+
 def quaternion_matrix(qx, qy, qz, qw) -> np.ndarray:
     return np.array([
         [1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)],
@@ -299,10 +339,13 @@ def nerfstudio_frames(out: Path):
         yield meta, frame, intr, w2c, k
 
 
-@pytest.mark.parametrize("layout", ["r3d", "stray", "stray-level"])
+@pytest.mark.parametrize("layout", ["r3d", "stray", "stray-level", "r3d-image-depth"])
 def test_nerfstudio(rgbd_bin, r3d, stray, tmp_path, layout):
-    scan = r3d if layout == "r3d" else stray
+    scan = r3d if layout.startswith("r3d") else stray
     extra = ["--frame", "level"] if layout == "stray-level" else []
+    image_depth = layout.endswith("image-depth")
+    if image_depth:
+        extra += ["--depth-size", "image"]
     out = export(rgbd_bin, scan, tmp_path / "ns", "nerfstudio", *extra)
     offsets = Offsets()
     seen = 0
@@ -313,7 +356,12 @@ def test_nerfstudio(rgbd_bin, r3d, stray, tmp_path, layout):
         image = read_rgb(out / frame["file_path"])
         depth = read_depth(out / frame["depth_file_path"])
         assert (intr["w"], intr["h"]) == (image.shape[1], image.shape[0])
-        check_frame(offsets, image, depth, 1000, x - 0.5, y - 0.5, z, colors, scan, 0.001)
+        if image_depth:
+            check_frame(offsets, image, depth, 1000, x - 0.5, y - 0.5, z, colors, scan, 0.001)
+        else:
+            check_frame(offsets, image, None, 1000, x - 0.5, y - 0.5, z, colors, scan, 0.001)
+            assert depth.shape == scan_depth_shape(scan)
+            check_sensor_depth(depth, image.shape, x - 0.5, y - 0.5, z, scan)
         seen += 1
     offsets.check()
     assert seen == FRAMES
@@ -468,9 +516,34 @@ def test_downscale_keeps_geometry(rgbd_bin, r3d, tmp_path):
         assert (intr["w"], intr["h"]) == (320, 240)
         points, colors = r3d.points[frame["rgbd_frame"]]
         x, y, z = project(points, w2c, k)
-        check_frame(offsets, read_rgb(out / frame["file_path"]), read_depth(out / frame["depth_file_path"]), 1000,
-                    x - 0.5, y - 0.5, z, colors, r3d, 0.001)
+        image = read_rgb(out / frame["file_path"])
+        check_frame(offsets, image, None, 1000, x - 0.5, y - 0.5, z, colors, r3d, 0.001)
+        depth = read_depth(out / frame["depth_file_path"])
+        assert depth.shape == scan_depth_shape(r3d)
+        check_sensor_depth(depth, image.shape, x - 0.5, y - 0.5, z, r3d)
     offsets.check()
+
+
+def test_depth_size_follows_smaller_images(rgbd_bin, r3d, tmp_path):
+    """Shrunk below the depth map's size (960x720 / 5 = 192x144, the depth map 256x192),
+    nerfstudio's depth is written at the images' size, and still holds the true depth.
+    A depth size is refused for layouts whose depth must be the images' size."""
+    out = export(rgbd_bin, r3d, tmp_path / "ns5", "nerfstudio", "--downscale", "5")
+    meta = json.loads((out / "transforms.json").read_text())
+    assert "the images' where they are smaller" in meta["rgbd"]["depth"]
+    offsets = Offsets()
+    for meta, frame, intr, w2c, k in nerfstudio_frames(out):
+        points, colors = r3d.points[frame["rgbd_frame"]]
+        x, y, z = project(points, w2c, k)
+        image = read_rgb(out / frame["file_path"])
+        depth = read_depth(out / frame["depth_file_path"])
+        assert depth.shape == image.shape[:2] == (144, 192)
+        check_frame(offsets, image, depth, 1000, x - 0.5, y - 0.5, z, colors, r3d, 0.001)
+    for fmt in ["open3d", "colmap"]:
+        result = subprocess.run([str(rgbd_bin), "export", str(r3d.path), "--format", fmt, "-o", str(tmp_path / fmt),
+                                 "--depth-size", "sensor"], capture_output=True, text=True)
+        assert result.returncode != 0 and "--depth-size sensor applies to --format nerfstudio" in result.stderr
+        assert not (tmp_path / fmt).exists()
 
 
 def test_frame_selection(rgbd_bin, r3d, tmp_path):
@@ -612,6 +685,20 @@ def test_python_scene_export(r3d, tmp_path):
             scene.export(tmp_path / "py", format="colmap")
         with pytest.raises(rgbd.RGBDError, match="format"):
             scene.export(tmp_path / "other", format="blender")
+        # nerfstudio's depth at the depth map's size (the default) or the images'.
+        sizes = {}
+        for size in [None, "sensor", "image"]:
+            out = tmp_path / f"ns-{size}"
+            assert scene.export(out, format="nerfstudio", max_frames=1, depth_size=size) == 1
+            frame = json.loads((out / "transforms.json").read_text())["frames"][0]
+            sizes[size] = (read_depth(out / frame["depth_file_path"]).shape, read_rgb(out / frame["file_path"]).shape[:2])
+        assert sizes[None] == sizes["sensor"] and sizes[None][0] == scan_depth_shape(r3d)
+        assert sizes["image"][0] == sizes["image"][1] == (720, 960)
+        with pytest.raises(ValueError, match="depth_size"):
+            scene.export(tmp_path / "bad", format="nerfstudio", depth_size="full")
+        with pytest.raises(rgbd.RGBDError, match="applies to nerfstudio"):
+            scene.export(tmp_path / "tum", format="tum", depth_size="sensor")
+        assert not (tmp_path / "bad").exists() and not (tmp_path / "tum").exists()
         assert not (tmp_path / "other").exists()
     if pycolmap is not None:
         reconstruction = pycolmap.Reconstruction(str(tmp_path / "py" / "sparse/0"))

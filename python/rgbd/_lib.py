@@ -38,6 +38,9 @@ __all__ = [
     "RGBD_EXPORT_IMAGES_DEFAULT",
     "RGBD_EXPORT_IMAGES_JPEG",
     "RGBD_EXPORT_IMAGES_PNG",
+    "RGBD_EXPORT_DEPTH_DEFAULT",
+    "RGBD_EXPORT_DEPTH_SENSOR",
+    "RGBD_EXPORT_DEPTH_IMAGE",
     "LIBRARY_ENV",
     "LIBRARY_NAMES",
     "LibraryNotFoundError",
@@ -85,6 +88,10 @@ RGBD_FRAME_ENU = 2
 RGBD_EXPORT_IMAGES_DEFAULT = 0
 RGBD_EXPORT_IMAGES_JPEG = 1
 RGBD_EXPORT_IMAGES_PNG = 2
+
+RGBD_EXPORT_DEPTH_DEFAULT = 0
+RGBD_EXPORT_DEPTH_SENSOR = 1
+RGBD_EXPORT_DEPTH_IMAGE = 2
 
 RGBD_TAG_FAMILY_36H11 = 0
 RGBD_TAG_FAMILY_STANDARD41H12 = 1
@@ -171,6 +178,7 @@ class RgbdExportOptions(ctypes.Structure):
         ("colmap_text", ctypes.c_int32),
         ("overwrite", ctypes.c_int32),
         ("frame", ctypes.c_int32),
+        ("depth_size", ctypes.c_int32),
     ]
 
 

@@ -163,7 +163,7 @@ class Scene:
     def export(self, directory: PathLike, format: str = "nerfstudio", *, every: int = 1,
                max_frames: Optional[int] = None, sharpest: bool = False, image_format: Optional[str] = None,
                jpeg_quality: int = 93, downscale: int = 1, min_confidence: int = 2, text: bool = False,
-               overwrite: bool = False, frame: str = "camera") -> int:
+               overwrite: bool = False, frame: str = "camera", depth_size: Optional[str] = None) -> int:
         """Exports the scene into the folder ``directory`` in a trainer's or reconstruction
         system's layout (as ``rgbd export``; docs/export.md) and returns the number of
         frames exported.
@@ -177,7 +177,9 @@ class Scene:
         is refused unless ``overwrite``. ``frame``: ``"camera"`` keeps the scene's world,
         ``"level"`` turns a gravity-aligned world (Stray Scanner's) to z up; a scene of
         registered captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF
-        (docs/geo.md).
+        (docs/geo.md). ``depth_size``: nerfstudio's depth images at ``"sensor"`` size (the
+        depth map's, the default; nerfstudio resizes them as it loads them) or ``"image"``
+        size (the color images'); None = the layout's own.
 
         Raises:
             RGBDError: bad options, a destination that is a file or a folder that is not
@@ -199,6 +201,11 @@ class Scene:
         options.colmap_text = int(bool(text))
         options.overwrite = int(bool(overwrite))
         options.frame = frame_constant(frame)
+        depths = {None: _lib.RGBD_EXPORT_DEPTH_DEFAULT, "sensor": _lib.RGBD_EXPORT_DEPTH_SENSOR,
+                  "image": _lib.RGBD_EXPORT_DEPTH_IMAGE}
+        if depth_size not in depths:
+            raise ValueError(f"depth_size is 'sensor', 'image' or None, not {depth_size!r}")
+        options.depth_size = depths[depth_size]
         frames = ctypes.c_size_t()
         raw = encode_path(directory, "directory")
         with self._lock:

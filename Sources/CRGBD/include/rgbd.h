@@ -405,11 +405,19 @@ typedef struct rgbd_export_options {
     int32_t frame;          /* RGBD_FRAME_CAMERA (the scene's world, default), RGBD_FRAME_LEVEL (a
                                gravity-aligned world turned to z up; a registered scene by its photos'
                                EXIF) or RGBD_FRAME_ENU (registered scenes); docs/geo.md */
+    int32_t depth_size;     /* nerfstudio's depth images: RGBD_EXPORT_DEPTH_DEFAULT (the layout's own:
+                               the depth map's size for nerfstudio, the images' for open3d and tum),
+                               RGBD_EXPORT_DEPTH_SENSOR (the depth map's size; nerfstudio only) or
+                               RGBD_EXPORT_DEPTH_IMAGE (the color images' size) */
 } rgbd_export_options;
 
 #define RGBD_EXPORT_IMAGES_DEFAULT 0
 #define RGBD_EXPORT_IMAGES_JPEG 1
 #define RGBD_EXPORT_IMAGES_PNG 2
+
+#define RGBD_EXPORT_DEPTH_DEFAULT 0
+#define RGBD_EXPORT_DEPTH_SENSOR 1
+#define RGBD_EXPORT_DEPTH_IMAGE 2
 
 /* Fills *options with the defaults above. */
 void rgbd_export_options_default(rgbd_export_options *options);

@@ -28,6 +28,18 @@ public enum ExportImageFormat: String, CaseIterable, Sendable {
     var fileExtension: String { self == .jpeg ? "jpg" : "png" }
 }
 
+/// The pixel grid of exported depth images.
+public enum ExportDepthSize: String, CaseIterable, Sendable {
+    /// The depth map's own size (the sensor's resolution, 256×192 on an iPhone's LiDAR):
+    /// depth pixel `i` holds the depth on the ray through the middle of the image pixels
+    /// that a nearest-neighbour resize to the images' size gives it, `(i + ½)·w/w_d`
+    /// (pixel centres at integers), which is how nerfstudio loads depth. The nerfstudio default; when the images are
+    /// smaller than the depth map (a large `downscale`), the images' size is used.
+    case sensor
+    /// The color images' size, pixel for pixel (Open3D's and TUM's layouts require it).
+    case image
+}
+
 /// What `SceneExport` writes.
 public struct SceneExportOptions: Equatable, Sendable {
     /// The layout.
@@ -49,6 +61,9 @@ public struct SceneExportOptions: Equatable, Sendable {
     public var overwrite = false
     /// The seed cloud's cell size, meters (nerfstudio, COLMAP, 3DGS).
     public var seedVoxel = 0.02
+    /// The depth images' grid; nil = the layout's own (`sensor` for nerfstudio, `image`
+    /// for open3d and tum, which require it).
+    public var depthSize: ExportDepthSize? = nil
     /// The world the poses and the seed cloud are written in (from `WorldFrame.forScene`):
     /// `camera` keeps the scene's world; `level` turns a gravity-aligned world to +z up.
     public var frame: WorldFrame = .camera
@@ -66,6 +81,13 @@ public struct SceneExportOptions: Equatable, Sendable {
             throw RGBDError(.invalidArgument, "the downscale factor is a whole number from 1 to 64 (\(downscale))")
         }
         guard minConfidence <= 2 else { throw RGBDError(.invalidArgument, "the confidence levels are 0, 1 and 2 (\(minConfidence))") }
+        if let depthSize, depthSize != .image || !format.writer.layout.hasDepth {
+            guard format == .nerfstudio else {
+                throw RGBDError(.invalidArgument, format.writer.layout.hasDepth
+                    ? "the \(format.rawValue) layout stores depth at the images' size; a depth size applies to nerfstudio"
+                    : "the \(format.rawValue) layout has no depth images; a depth size applies to nerfstudio")
+            }
+        }
         guard seedVoxel > 0, seedVoxel.isFinite else {
             throw RGBDError(.invalidArgument, "the seed cloud's cell must be a positive number of meters (\(seedVoxel))")
         }
@@ -73,6 +95,9 @@ public struct SceneExportOptions: Equatable, Sendable {
 
     /// The color files' format actually used.
     var images: ExportImageFormat { imageFormat ?? (format == .tum ? .png : .jpeg) }
+
+    /// The depth images' grid actually used.
+    var depthGrid: ExportDepthSize { depthSize ?? (format == .nerfstudio ? .sensor : .image) }
 }
 
 /// What an export wrote.
@@ -112,6 +137,8 @@ struct SceneLayout {
     var colorFolder: String
     /// The folder of depth images, nil when the layout has none.
     var depthFolder: String? = nil
+    /// Whether the layout has depth images.
+    var hasDepth: Bool { depthFolder != nil }
     /// Depth units per meter in the depth images.
     var depthScale: Double = 1000
     /// Whether the layout takes a seed cloud.
@@ -356,10 +383,13 @@ final class FrameEncoder: @unchecked Sendable {
     private func write(_ frame: SceneFrame, camera: ExportCamera, record: ExportedFrame) throws {
         try folder.write(record.colorFile, try colorFile(frame, camera: camera))
         guard let depthFile = record.depthFile else { return }
-        let k = camera.intrinsics
+        var k = camera.intrinsics
         var source = frame.info.depthIntrinsics
         if source.width != frame.depth.width || source.height != frame.depth.height {
             source = source.scaled(toWidth: frame.depth.width, height: frame.depth.height)
+        }
+        if options.depthGrid == .sensor, frame.depth.width <= k.width, frame.depth.height <= k.height {
+            k = ExportCamera.footprints(of: k, width: frame.depth.width, height: frame.depth.height)
         }
         let units = ExportFrameImages.depth(frame.depth, confidence: frame.confidence, minConfidence: options.minConfidence,
                                             from: source, to: k, scale: writer.layout.depthScale)

@@ -33,6 +33,18 @@ struct ExportCamera: Equatable, Sendable {
                           width: k.width / factor, height: k.height / factor)
     }
 
+    /// The camera of a `width × height` image whose pixel `i` stands for the pixels of
+    /// `k`'s image that a nearest-neighbour resize to `k`'s size gives it (OpenCV's, as
+    /// nerfstudio loads depth: image pixel `x` takes pixel `⌊x·width/k.width⌋`). Those are
+    /// the pixels whose centres lie in `[i·r, (i + 1)·r)`, `r = k.width/width` (rgbd's
+    /// convention, centres at integers); pixel `i`'s ray is through the middle,
+    /// `(i + ½)·r`, so `f' = f/r` and `c' = c/r − ½` (per axis).
+    static func footprints(of k: Intrinsics, width: Int, height: Int) -> Intrinsics {
+        let sx = Double(width) / Double(k.width), sy = Double(height) / Double(k.height)
+        return Intrinsics(fx: k.fx * sx, fy: k.fy * sy, cx: k.cx * sx - 0.5, cy: k.cy * sy - 0.5,
+                          width: width, height: height)
+    }
+
     /// Half the widest window centred on the principal point `c` (rgbd convention) of an
     /// axis of `size` pixels: the window `[c + ½ − h, c + ½ + h)` in pixel edges fits.
     static func centredHalfSize(principal c: Double, size: Int) -> Int {

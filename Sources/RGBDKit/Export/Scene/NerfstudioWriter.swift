@@ -1,6 +1,7 @@
 /// nerfstudio's layout: `images/frame_NNNNN.jpg`, `depth/frame_NNNNN.png` (16-bit
-/// millimeters, 0 = unknown, the images' size), `sparse_pc.ply` (the seed cloud) and
-/// `transforms.json`.
+/// millimeters, 0 = unknown; by default the depth map's own size, which nerfstudio's loader
+/// resizes to the images' with nearest neighbours: `ExportDepthSize.sensor`),
+/// `sparse_pc.ply` (the seed cloud) and `transforms.json`.
 ///
 /// Conventions (nerfstudio's data conventions): `transform_matrix` is camera-to-world
 /// with **OpenGL camera axes** (x right, y up, z backward); `fl_x fl_y cx cy w h` with
@@ -66,7 +67,9 @@ struct NerfstudioWriter: SceneLayoutWriter {
                 ? "gravity-aligned: the scan's ARKit world (+y up) turned to +z up by applied_transform; orientation_override none"
                 : "\(scene.world.rawValue): left to nerfstudio's orientation")),
             .init("pixels", .string("cx, cy in nerfstudio's convention: pixel centres at i + 0.5")),
-            .init("depth", .string("16-bit PNG, millimeters, 0 = unknown, the images' size")),
+            .init("depth", .string(options.depthGrid == .sensor
+                ? "16-bit PNG, millimeters, 0 = unknown, the depth map's size (the images' where they are smaller): resized to the images with nearest neighbours, as nerfstudio loads it, each depth pixel is the ray through the centre of the image pixels it covers"
+                : "16-bit PNG, millimeters, 0 = unknown, the images' size")),
             .init("frames", .int(frames.count)),
         ])))
         top.append(.init("frames", .array(entries)))
