@@ -139,9 +139,12 @@ import Glibc
         #expect(info.stdout.contains("good.json"))
     }
 
-    /// A FIFO is refused by its type without being opened for blocking reads: answered
-    /// within a second as photo, JSON and Portrait photo, by `rectify` and `info`.
-    @Test func aFIFOIsAnsweredWithinASecond() throws {
+    /// A FIFO is refused by its type without being opened for blocking reads, as photo,
+    /// JSON and Portrait photo, by `rectify` and `info`. Opening one would block forever
+    /// (no writer), which `run`'s 60 s limit turns into status 124; the answer must also
+    /// come well before that limit. The bound is 10 s, not a performance figure: a run
+    /// takes about 0.1 s, and over 1 s when the other test processes load the machine.
+    @Test func aFIFOIsAnsweredWithoutWaiting() throws {
         let directory = try CLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let good = try CLITests.writeCapture(in: directory, stem: "good")
@@ -158,7 +161,7 @@ import Glibc
         for (arguments, expected) in cases {
             let (run, seconds) = try Self.run(arguments)
             #expect(run.status == 1 && run.stderr.contains(expected), "\(arguments): \(run.status) \(run.stderr)")
-            #expect(seconds < 1, "\(arguments): \(seconds) s")
+            #expect(seconds < 10, "\(arguments): \(seconds) s")
         }
     }
 
