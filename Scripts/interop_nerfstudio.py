@@ -2,7 +2,8 @@
 """Optional interop check of `rgbd export --format nerfstudio` against nerfstudio itself
 (not run by the tests: nerfstudio needs torch, a multi-gigabyte install).
 
-    python3 Scripts/interop_nerfstudio.py [--rgbd BIN] [--layout stray|r3d] [--keep DIR]
+    python3 Scripts/interop_nerfstudio.py [--rgbd BIN] [--layout stray|r3d] [--depth-size sensor|image]
+                                          [--keep DIR]
 
 Makes a synthetic scan with rgbd-synth (beside the rgbd binary) and its truth points (for
 every frame, points on the true surfaces that frame sees), exports it with
@@ -10,16 +11,18 @@ every frame, points on the true surfaces that frame sees), exports it with
 `NerfstudioDataParser` (all frames, its default orientation, centring and scaling, which
 honour `orientation_override` and `applied_transform`). Then, with nerfstudio's objects:
 
-- the cameras: one per frame, PINHOLE, the exported sizes and intrinsics;
+- the cameras: one per frame, the exported sizes and intrinsics, images of those sizes;
 - the poses and pixel convention: each true point, taken into nerfstudio's world (the
-  file's `applied_transform`, then the dataparser's transform and scale), must lie on the
+  dataparser's transform, which nerfstudio composes with the file's `applied_transform`,
+  and its scale), must lie on the
   ray nerfstudio's `Cameras.generate_rays` casts through the pixel coordinates where the
   exported camera and pose put it (nerfstudio's convention, pixel centres at i + 0.5):
   the angle between ray and point is at most 0.05 pixel's worth;
 - the depth: nerfstudio's `get_depth_image_from_path` (the depth image resized to the image
   with nearest neighbours, scaled by `depth_unit_scale_factor` and the dataparser's scale)
-  at the pixel of each true point gives the point's depth within the quantisation and the
-  nearest resize's half footprint (median 2 mm, unscaled).
+  at the pixel of each true point gives the point's depth: median error at most 4 mm
+  (unscaled; the depth map has 2.5 times fewer pixels across than the 640x480 images, and
+  on oblique surfaces the nearest resize's half footprint is a few millimetres).
 
 Exits 1 on a mismatch; without nerfstudio it prints how to install it and exits 0.
 """
@@ -40,12 +43,15 @@ def main() -> int:
     ap.add_argument("--rgbd", default=os.environ.get("RGBD_BIN", str(REPO / ".build/release/rgbd")))
     ap.add_argument("--layout", choices=["stray", "r3d"], default="stray",
                     help="the synthetic scan's layout (stray: gravity-aligned, turned to +z up)")
+    ap.add_argument("--depth-size", choices=["sensor", "image"], default="sensor",
+                    help="rgbd export's --depth-size (sensor: the depth map's size, the default)")
     ap.add_argument("--keep", metavar="DIR", help="make the scan and the export here (kept)")
     args = ap.parse_args()
 
     try:
         import numpy as np
         import torch
+        from PIL import Image
         from nerfstudio.data.dataparsers.nerfstudio_dataparser import NerfstudioDataParserConfig
         from nerfstudio.data.utils.data_utils import get_depth_image_from_path
     except ImportError as err:
@@ -63,7 +69,8 @@ def main() -> int:
                         "--truth-points", "3000", "-o", str(work), "--name", "scan"], check=True, capture_output=True)
         scan = work / ("scan.r3d" if args.layout == "r3d" else "scan")
         out = work / "nerfstudio"
-        subprocess.run([args.rgbd, "export", str(scan), "--format", "nerfstudio", "-o", str(out), "--overwrite", "-q"],
+        subprocess.run([args.rgbd, "export", str(scan), "--format", "nerfstudio", "--depth-size", args.depth_size,
+                        "-o", str(out), "--overwrite", "-q"],
                        check=True)
         meta = json.loads((out / "transforms.json").read_text())
         table = np.loadtxt(work / "scan.points.csv", delimiter=",", skiprows=1)
@@ -74,9 +81,11 @@ def main() -> int:
         failures = []
         if len(cameras) != len(meta["frames"]):
             failures.append(f"{len(cameras)} cameras for {len(meta['frames'])} frames")
-        # nerfstudio's world = dataparser_transform (3x4) applied to the file's, times scale.
-        ns_from_file = np.eye(4)
-        ns_from_file[:3, :] = outputs.dataparser_transform.numpy()
+        # nerfstudio's world: its dataparser_transform (3x4), times its scale, applied to the
+        # *original* world: nerfstudio composes its own orientation and centring with the
+        # file's applied_transform, so the scan's world goes straight through it.
+        ns_from_scan = np.eye(4)
+        ns_from_scan[:3, :] = outputs.dataparser_transform.numpy()
         scale = float(outputs.dataparser_scale)
         file_from_scan = np.eye(4)
         if "applied_transform" in meta:
@@ -96,6 +105,9 @@ def main() -> int:
             want = [k["fl_x"], k["fl_y"], k["cx"], k["cy"], k["w"], k["h"]]
             if not np.allclose(got, want, atol=1e-4):
                 failures.append(f"{frame['file_path']}: nerfstudio's camera {got}, exported {want}")
+            with Image.open(outputs.image_filenames[index]) as image:
+                if image.size != (k["w"], k["h"]):
+                    failures.append(f"{frame['file_path']}: the image is {image.size}, the camera {k['w']}x{k['h']}")
             rows = table[table[:, 0] == frame["rgbd_frame"]]
             points = rows[:, 1:4]
             # Where the exported camera and pose put each point (nerfstudio's pixel convention).
@@ -112,7 +124,7 @@ def main() -> int:
             rays = cameras.generate_rays(camera_indices=index, coords=coords)
             origins = rays.origins.numpy().astype(np.float64)
             directions = rays.directions.numpy().astype(np.float64)
-            in_ns = (in_file @ ns_from_file[:3, :3].T + ns_from_file[:3, 3]) * scale
+            in_ns = (points[inside] @ ns_from_scan[:3, :3].T + ns_from_scan[:3, 3]) * scale
             to_point = in_ns - origins
             along = np.sum(to_point * directions, axis=1)
             off = np.linalg.norm(to_point - along[:, None] * directions, axis=1)
@@ -133,7 +145,7 @@ def main() -> int:
             errors = np.concatenate(depth_errors)
             print(f"interop_nerfstudio: depth as nerfstudio loads it, {len(errors)} points: median error "
                   f"{np.median(errors) * 1000:.2f} mm, 90th percentile {np.quantile(errors, 0.9) * 1000:.2f} mm")
-            if np.median(errors) > 0.002:
+            if np.median(errors) > 0.004:
                 failures.append(f"depth median error {np.median(errors) * 1000:.2f} mm")
         for failure in failures:
             print(f"interop_nerfstudio: MISMATCH: {failure}", file=sys.stderr)
