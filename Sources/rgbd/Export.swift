@@ -36,9 +36,9 @@ struct Export: ParsableCommand {
         open3d and tum store it on the color pixels. nerfstudio stores it at the depth \
         map's own size (--depth-size sensor, the default: 256×192 on an iPhone), which \
         nerfstudio resizes to the images with nearest neighbours as it loads them; each \
-        depth pixel is the ray through the centre of the image pixels it becomes. \
-        --depth-size image writes it on the color pixels instead, for readers that do not \
-        resize.
+        depth pixel is the ray through the middle of the image pixels it is resized to. \
+        --depth-size image writes it on the color pixels instead (interpolated), for \
+        readers that do not resize; the export then takes about twice as long.
 
         Frames: --every N keeps every N-th, --max-frames N at most N spread evenly over \
         the scan, --sharpest the sharpest frame (variance of the Laplacian) of each window \
