@@ -152,6 +152,7 @@ let package = Package(
         .executableTarget(name: "FuzzLZFSE", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzLZFSE"),
         .executableTarget(name: "FuzzZIP", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzZIP"),
         .executableTarget(name: "FuzzEXIF", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzEXIF"),
+        .executableTarget(name: "FuzzEXR", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzEXR"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpora (Fuzz/corpus/<target>/) and the inputs of the
 defects issues 9 and 28 fixed (Fuzz/regressions/<target>/). Deterministic; needs numpy,
-opencv-python-headless and pillow-heif (Tests/python/requirements.txt). Run from anywhere:
+opencv-python-headless, pillow-heif, lzfse and OpenEXR (Tests/python/requirements.txt). Run from anywhere:
 
     python3 Fuzz/make-seeds.py
 
@@ -229,6 +229,63 @@ def main():
     write(r, "issue28-xmp-pixel-size-inf.xml", re_field(xmp, "PixelSize", "inf"))
 
     archive_seeds()
+    exr_seeds()
+
+
+def exr_seeds():
+    """Record3D's EXR depth images (FuzzEXR), written by the OpenEXR Python bindings (PyPI
+    `OpenEXR`): float32 and half, compressed and not, scanline and tiled, several channels,
+    windows; and hostile headers (windows of 2^30 pixels across, a negative chunk count).
+    Runs alone too: python3 -c 'import runpy; runpy.run_path("Fuzz/make-seeds.py")["exr_seeds"]()'."""
+    import os
+    import tempfile
+
+    import OpenEXR
+
+    rng = np.random.default_rng(11)
+
+    def depth(h, w):
+        z = (0.3 + rng.random((h, w)) * 4).astype(np.float32)
+        z[1, 2] = np.nan
+        return z
+
+    def exr(channels, compression=OpenEXR.ZIP_COMPRESSION, tiles=None, **header):
+        header = dict(header, compression=compression, type=OpenEXR.scanlineimage)
+        if tiles:
+            t = OpenEXR.TileDescription()
+            t.xSize, t.ySize, t.mode = tiles[0], tiles[1], OpenEXR.ONE_LEVEL
+            header.update(type=OpenEXR.tiledimage, tiles=t)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "seed.exr")
+            OpenEXR.File(header, channels).write(path)
+            return Path(path).read_bytes()
+
+    z = depth(12, 16)
+    e = CORPUS / "FuzzEXR"
+    write(e, "float-zip.exr", exr({"Z": z}))
+    write(e, "float-none.exr", exr({"Z": z}, OpenEXR.NO_COMPRESSION))
+    write(e, "half-piz.exr", exr({"Z": z.astype(np.float16)}, OpenEXR.PIZ_COMPRESSION))
+    write(e, "float-rle.exr", exr({"Z": z}, OpenEXR.RLE_COMPRESSION))
+    write(e, "tiled-zip.exr", exr({"Z": depth(7, 10)}, tiles=(4, 4)))
+    write(e, "rgb.exr", exr({"R": z, "G": z * 2, "B": z * 3}, OpenEXR.ZIPS_COMPRESSION))
+    write(e, "two-channels.exr", exr({"U": z, "V": z}))
+    write(e, "integers.exr", exr({"Z": np.arange(16 * 12, dtype=np.uint32).reshape(12, 16)}))
+    d = depth(6, 8)
+    write(e, "window-inside.exr", exr({"Z": d}, dataWindow=((3, 2), (10, 7)), displayWindow=((0, 0), (13, 9))))
+    write(e, "window-across-tiled.exr", exr({"Z": d}, tiles=(4, 4), dataWindow=((-2, -1), (5, 4)),
+                                            displayWindow=((0, 0), (4, 3))))
+
+    def patched_box(data, name, box):
+        key = name.encode() + b"\0box2i\0" + struct.pack("<i", 16)
+        at = data.index(key) + len(key)
+        return data[:at] + struct.pack("<4i", *box) + data[at + 16:]
+
+    r = REGRESSIONS / "FuzzEXR"
+    small = exr({"Z": z}, OpenEXR.NO_COMPRESSION)
+    write(r, "hostile-data-window-2e30.exr", patched_box(small, "dataWindow", (0, 0, 1 << 30, 11)))
+    write(r, "hostile-display-window-2e30.exr", patched_box(small, "displayWindow", (0, 0, 15, 1 << 30)))
+    write(r, "hostile-windows-inverted.exr", patched_box(small, "dataWindow", (15, 11, 0, 0)))
+    write(r, "hostile-truncated.exr", small[: len(small) // 2])
 
 
 def archive_seeds():

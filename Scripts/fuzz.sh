@@ -8,6 +8,7 @@
 #
 #   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
 #                                                FuzzDepthImage FuzzScanTables FuzzLZFSE FuzzZIP FuzzEXIF
+#                                                FuzzEXR
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -17,7 +18,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage FuzzScanTables FuzzLZFSE
-                                 FuzzZIP FuzzEXIF)
+                                 FuzzZIP FuzzEXIF FuzzEXR)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -41,7 +42,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 max_len() {
     case "$1" in
         FuzzJSON) echo 4096 ;;
-        FuzzImage|FuzzCAPI|FuzzDepthImage|FuzzLZFSE|FuzzZIP) echo 8192 ;;
+        FuzzImage|FuzzCAPI|FuzzDepthImage|FuzzLZFSE|FuzzZIP|FuzzEXR) echo 8192 ;;
         FuzzPortrait) echo 16384 ;;
         FuzzScanTables|FuzzEXIF) echo 2048 ;;
         *) echo 1024 ;;
@@ -57,8 +58,9 @@ for target in "${targets[@]}"; do
     case "$target" in FuzzJSON|FuzzCAPI) dict=(-dict=Fuzz/json.dict) ;; esac
     # FuzzDepthImage: no input may make rgbd allocate 200 MB at once (docs/format.md, "Limits").
     limits=()
-    # FuzzLZFSE and FuzzZIP: their output limits (1 MiB, 16 MiB) bound what they allocate.
-    case "$target" in FuzzDepthImage|FuzzScanTables|FuzzLZFSE|FuzzZIP) limits=(-malloc_limit_mb=200) ;; esac
+    # FuzzLZFSE and FuzzZIP: their output limits (1 MiB, 16 MiB) bound what they allocate;
+    # FuzzEXR: the 16-megapixel bound on both windows, checked before pixels are allocated.
+    case "$target" in FuzzDepthImage|FuzzScanTables|FuzzLZFSE|FuzzZIP|FuzzEXR) limits=(-malloc_limit_mb=200) ;; esac
 
     # Every past finding, whole (the fuzzing run below truncates inputs to -max_len).
     regressions=(Fuzz/regressions/"$target"/*)

@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test(arguments: ["FuzzJSON", "FuzzImage", "FuzzCAPI", "FuzzLens", "FuzzPortrait", "FuzzDepthImage", "FuzzScanTables",
-                       "FuzzLZFSE", "FuzzZIP", "FuzzEXIF"])
+                       "FuzzLZFSE", "FuzzZIP", "FuzzEXIF", "FuzzEXR"])
     func corpusAndPastFindingsPass(target: String) throws {
         let binary = URL(fileURLWithPath: CLITests.binary).deletingLastPathComponent().appendingPathComponent(target)
         #expect(FileManager.default.isExecutableFile(atPath: binary.path), "no \(target) at \(binary.path)")

@@ -70,7 +70,7 @@ private final class EXRReadContext {
         // (On a throw below, deinit closes the context.)
         guard status == 0, opened != nil else {
             if status == Self.code(EXR_ERR_FILE_ACCESS) {
-                throw RGBDError(.io, file: path, "cannot open the file (\(messages.last ?? "no such file or no permission"))")
+                throw RGBDError(.io, file: path, "cannot open the file (\(messages.last == nil ? "no such file or no permission" : detail(status)))")
             }
             throw RGBDError(.invalidImage, file: path, "not an EXR image OpenEXR can read (\(detail(status)))")
         }
@@ -185,14 +185,18 @@ private final class EXRReadContext {
         } else if channels.count == 1 {
             chosen = 0
         } else {
-            throw failure("no depth channel (Z, Y, R or a single channel) among its channels \(names.joined(separator: ", "))")
+            // Names come from the file: shown cleaned (no control characters, 24 at most)
+            // and at most eight of them, so the message stays one short line.
+            let listed = names.prefix(8).map { RGBDError.shown($0) }.joined(separator: ", ")
+            let more = names.count > 8 ? " and \(names.count - 8) more" : ""
+            throw failure("no depth channel (Z, Y, R or a single channel) among its channels \(listed)\(more)")
         }
         let entry = channels[chosen]
         guard entry.pixel_type == EXR_PIXEL_FLOAT || entry.pixel_type == EXR_PIXEL_HALF else {
-            throw failure("channel \(names[chosen]) holds integers, not float depth")
+            throw failure("channel \(RGBDError.shown(names[chosen])) holds integers, not float depth")
         }
         guard entry.x_sampling == 1, entry.y_sampling == 1 else {
-            throw failure("channel \(names[chosen]) is subsampled (\(entry.x_sampling)×\(entry.y_sampling))")
+            throw failure("channel \(RGBDError.shown(names[chosen])) is subsampled (\(entry.x_sampling)×\(entry.y_sampling))")
         }
         return names[chosen]
     }
@@ -280,7 +284,7 @@ private final class EXRReadContext {
                         pipeline.channels[index].decode_to_ptr = nil
                     }
                 }
-                guard found else { throw owner.failure("\(location): corrupt (channel \(channel) missing)") }
+                guard found else { throw owner.failure("\(location): corrupt (channel \(RGBDError.shown(channel)) missing)") }
                 try owner.check(exr_decoding_choose_default_routines(context, 0, &pipeline),
                                 "\(location): cannot decode its compression")
                 try owner.check(exr_decoding_run(context, 0, &pipeline), "\(location): truncated or corrupt")
