@@ -33,8 +33,9 @@ public enum ExportDepthSize: String, CaseIterable, Sendable {
     /// The depth map's own size (the sensor's resolution, 256×192 on an iPhone's LiDAR):
     /// depth pixel `i` holds the depth on the ray through the middle of the image pixels
     /// that a nearest-neighbour resize to the images' size gives it, `(i + ½)·w/w_d`
-    /// (pixel centres at integers), which is how nerfstudio loads depth. The nerfstudio default; when the images are
-    /// smaller than the depth map (a large `downscale`), the images' size is used.
+    /// (pixel centres at integers), which is how nerfstudio loads depth. The nerfstudio
+    /// default; when the images are smaller than the depth map (a large `downscale`), the
+    /// images' size is used.
     case sensor
     /// The color images' size, pixel for pixel (Open3D's and TUM's layouts require it).
     case image

@@ -68,7 +68,7 @@ struct NerfstudioWriter: SceneLayoutWriter {
                 : "\(scene.world.rawValue): left to nerfstudio's orientation")),
             .init("pixels", .string("cx, cy in nerfstudio's convention: pixel centres at i + 0.5")),
             .init("depth", .string(options.depthGrid == .sensor
-                ? "16-bit PNG, millimeters, 0 = unknown, the depth map's size (the images' where they are smaller): resized to the images with nearest neighbours, as nerfstudio loads it, each depth pixel is the ray through the centre of the image pixels it covers"
+                ? "16-bit PNG, millimeters, 0 = unknown, the depth map's size (the images' where they are smaller): resized to the images with nearest neighbours, as nerfstudio loads it, each depth pixel is the ray through the middle of the image pixels it is resized to"
                 : "16-bit PNG, millimeters, 0 = unknown, the images' size")),
             .init("frames", .int(frames.count)),
         ])))
