@@ -153,6 +153,7 @@ let package = Package(
         .executableTarget(name: "FuzzZIP", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzZIP"),
         .executableTarget(name: "FuzzEXIF", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzEXIF"),
         .executableTarget(name: "FuzzEXR", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzEXR"),
+        .executableTarget(name: "FuzzVideo", dependencies: ["RGBDKit", "CFuzzDriver"], path: "Fuzz/FuzzVideo"),
 
         .testTarget(name: "RGBDKitTests", dependencies: ["RGBDKit", "RGBDSynth"], exclude: ["Fixtures"]),
         .testTarget(name: "rgbdTests", dependencies: ["RGBDKit", "RGBDSynth"]),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpora (Fuzz/corpus/<target>/) and the inputs of the
 defects issues 9 and 28 fixed (Fuzz/regressions/<target>/). Deterministic; needs numpy,
-opencv-python-headless, pillow-heif, lzfse and OpenEXR (Tests/python/requirements.txt). Run from anywhere:
+opencv-python-headless, pillow-heif, lzfse and OpenEXR (Tests/python/requirements.txt), and
+the `ffmpeg` command (Scripts/bootstrap.sh installs it). Run from anywhere:
 
     python3 Fuzz/make-seeds.py
 
@@ -230,6 +231,49 @@ def main():
 
     archive_seeds()
     exr_seeds()
+    video_seeds()
+
+
+def video_seeds():
+    """Tiny videos (FuzzVideo) made by the `ffmpeg` command from its test pattern: HEVC and
+    H.264 as Stray Scanner writes them (yuv420p), full range, 4:4:4, 10-bit, B-frames, a
+    rotation, Motion JPEG in QuickTime. Runs alone too:
+    python3 -c 'import runpy; runpy.run_path("Fuzz/make-seeds.py")["video_seeds"]()'."""
+    import subprocess
+    import tempfile
+
+    x265 = ["-c:v", "libx265", "-x265-params", "log-level=error:info=0", "-tag:v", "hvc1"]
+    x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-crf", "35"]
+    cases = [
+        ("hevc-16x16.mp4", "16x16", 3, x265 + ["-pix_fmt", "yuv420p", "-preset", "ultrafast", "-crf", "30"]),
+        ("hevc-10bit.mp4", "16x16", 2, x265 + ["-pix_fmt", "yuv420p10le", "-preset", "ultrafast", "-crf", "30"]),
+        ("h264-32x24-bframes.mp4", "32x24", 3, x264 + ["-pix_fmt", "yuv420p", "-bf", "1"]),
+        ("h264-full-range.mp4", "16x16", 2, x264 + ["-pix_fmt", "yuvj420p", "-color_range", "pc"]),
+        ("h264-444.mp4", "16x16", 2, x264 + ["-pix_fmt", "yuv444p"]),
+        ("h264-rotated.mp4", "16x16", 3, x264 + ["-pix_fmt", "yuv420p", "-metadata:s:v", "rotate=90"]),
+        ("mjpeg-18x14.mov", "18x14", 2, ["-c:v", "mjpeg", "-q:v", "20"]),
+    ]
+    v = CORPUS / "FuzzVideo"
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, size, frames, codec in cases:
+            out = Path(tmp) / name
+            subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30",
+                            "-frames:v", str(frames), *codec, "-map_metadata", "-1", "-fflags", "+bitexact",
+                            "-flags:v", "+bitexact", str(out)], check=True)
+            write(v, name, out.read_bytes())
+    whole = (v / "h264-32x24-bframes.mp4").read_bytes()
+    write(REGRESSIONS / "FuzzVideo", "hostile-truncated.mp4", whole[: len(whole) * 2 // 3])
+    # Widths libswscale's fast conversion mishandled into packed RGB (past the rows at 24
+    # and 28, the last pixels unwritten at 18): found by FuzzVideo's first replay.
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, size, codec in [("fuzz-swscale-width-24.mp4", "24x14", x264 + ["-pix_fmt", "yuv420p"]),
+                                  ("fuzz-swscale-width-28.mp4", "28x14", x264 + ["-pix_fmt", "yuv420p"]),
+                                  ("fuzz-swscale-width-18.mov", "18x14", ["-c:v", "mjpeg", "-q:v", "20"])]:
+            out = Path(tmp) / name
+            subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30",
+                            "-frames:v", "2", *codec, "-map_metadata", "-1", "-fflags", "+bitexact",
+                            "-flags:v", "+bitexact", str(out)], check=True)
+            write(REGRESSIONS / "FuzzVideo", name, out.read_bytes())
 
 
 def exr_seeds():

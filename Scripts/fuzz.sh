@@ -8,7 +8,7 @@
 #
 #   ./Scripts/fuzz.sh [SECONDS] [TARGET...]     targets: FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait
 #                                                FuzzDepthImage FuzzScanTables FuzzLZFSE FuzzZIP FuzzEXIF
-#                                                FuzzEXR
+#                                                FuzzEXR FuzzVideo
 #
 # Needs the Swift toolchain's libFuzzer (Linux; Apple's Xcode toolchain has none).
 set -euo pipefail
@@ -18,7 +18,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzImage FuzzCAPI FuzzLens FuzzPortrait FuzzDepthImage FuzzScanTables FuzzLZFSE
-                                 FuzzZIP FuzzEXIF FuzzEXR)
+                                 FuzzZIP FuzzEXIF FuzzEXR FuzzVideo)
 scratch=.build-fuzz
 
 ./Scripts/bootstrap.sh
@@ -42,7 +42,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 max_len() {
     case "$1" in
         FuzzJSON) echo 4096 ;;
-        FuzzImage|FuzzCAPI|FuzzDepthImage|FuzzLZFSE|FuzzZIP|FuzzEXR) echo 8192 ;;
+        FuzzImage|FuzzCAPI|FuzzDepthImage|FuzzLZFSE|FuzzZIP|FuzzEXR|FuzzVideo) echo 8192 ;;
         FuzzPortrait) echo 16384 ;;
         FuzzScanTables|FuzzEXIF) echo 2048 ;;
         *) echo 1024 ;;
@@ -64,6 +64,7 @@ for target in "${targets[@]}"; do
     limits=()
     # FuzzLZFSE and FuzzZIP: their output limits (1 MiB, 16 MiB) bound what they allocate;
     # FuzzEXR: the 16-megapixel bound on both windows, checked before pixels are allocated.
+    # (FuzzVideo has none: a video's frames may be up to 100 megapixels, VideoDecoder.maxPixels.)
     case "$target" in FuzzDepthImage|FuzzScanTables|FuzzLZFSE|FuzzZIP|FuzzEXR) limits=(-malloc_limit_mb=200) ;; esac
 
     # Every past finding, whole (the fuzzing run below truncates inputs to -max_len).

@@ -15,7 +15,8 @@ import Testing
     }
 
     @Test(arguments: ["FuzzJSON", "FuzzImage", "FuzzCAPI", "FuzzLens", "FuzzPortrait", "FuzzDepthImage", "FuzzScanTables",
-                       "FuzzLZFSE", "FuzzZIP", "FuzzEXIF", "FuzzEXR"])
+                       "FuzzLZFSE", "FuzzZIP", "FuzzEXIF", "FuzzEXR",
+                       "FuzzVideo"])
     func corpusAndPastFindingsPass(target: String) throws {
         let binary = URL(fileURLWithPath: CLITests.binary).deletingLastPathComponent().appendingPathComponent(target)
         #expect(FileManager.default.isExecutableFile(atPath: binary.path), "no \(target) at \(binary.path)")
