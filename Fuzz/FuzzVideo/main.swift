@@ -5,7 +5,8 @@
 // made RGB later (`nextPicture`, what `rgbd export` does), and after a seek to frame 1.
 // A finding is a crash, a sanitizer report, an error that is not an RGBDError of one
 // line naming the file, an image whose samples do not fill its size or over the frame
-// limit, or ways that disagree. Fuzz/README.md.
+// limit, or ways that disagree (the seek: in size; damaged frames are concealed with what
+// was decoded before). Fuzz/README.md.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -90,7 +91,9 @@ struct Reading: Equatable {
 func read(_ path: String, count: Int, start: Int = 0, pictures: Bool) -> Reading {
     var reading = Reading()
     do {
-        let decoder = try VideoDecoder(path: path)
+        // One thread: FFmpeg's frame threads conceal a damaged stream's errors depending
+        // on timing, which would make the ways disagree for reasons not rgbd's.
+        let decoder = try VideoDecoder(path: path, threads: 1)
         check(decoder.width > 0 && decoder.height > 0, "a \(decoder.width)×\(decoder.height) video")
         if start > 0 { try decoder.seek(toFrame: start) }
         for _ in 0..<count {
@@ -133,11 +136,13 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         check(rgb.frames.count == pictures.frames.count,
               "nextFrame gave \(rgb.frames.count) frames and nextPicture \(pictures.frames.count)")
     }
-    // A seek to frame 1 gives frame 1 of the sequential reading.
+    // A seek to frame 1 gives a frame of frame 1's size. (Not always its bytes: FFmpeg
+    // conceals a damaged frame with what it decoded before, which differs after a seek;
+    // VideoDecoderTests compares the bytes on sound videos.)
     if rgb.frames.count >= 2 {
         let seeked = read(path, count: 1, start: 1, pictures: false)
-        if let frame = seeked.frames.first {
-            check(frame == rgb.frames[1] && seeked.sizes[0] == rgb.sizes[1], "frame 1 after a seek differs from frame 1")
+        if !seeked.sizes.isEmpty {
+            check(seeked.sizes[0] == rgb.sizes[1], "frame 1 after a seek is \(seeked.sizes[0]), not \(rgb.sizes[1])")
         }
     }
     return 0
