@@ -447,15 +447,30 @@ public func rgbd_write_ply(_ path: UnsafePointer<CChar>!, _ points: UnsafePointe
 public func rgbd_capture_preview(_ capture: OpaquePointer!, _ sheetWidth: Int32, _ minDepth: Float, _ maxDepth: Float,
                                  _ rgb: UnsafeMutablePointer<UInt8>!, _ size: Int, _ width: UnsafeMutablePointer<Int32>!,
                                  _ height: UnsafeMutablePointer<Int32>!) -> Int32 {
+    preview(capture, sheetWidth, minDepth, maxDepth, upright: false, rgb, size, width, height)
+}
+
+@c @implementation
+public func rgbd_capture_preview_upright(_ capture: OpaquePointer!, _ sheetWidth: Int32, _ minDepth: Float,
+                                         _ maxDepth: Float, _ upright: Int32, _ rgb: UnsafeMutablePointer<UInt8>!,
+                                         _ size: Int, _ width: UnsafeMutablePointer<Int32>!,
+                                         _ height: UnsafeMutablePointer<Int32>!) -> Int32 {
+    preview(capture, sheetWidth, minDepth, maxDepth, upright: upright != 0, rgb, size, width, height)
+}
+
+/// The two preview calls: the sheet's size, then (with `rgb`) the sheet.
+private func preview(_ capture: OpaquePointer?, _ sheetWidth: Int32, _ minDepth: Float, _ maxDepth: Float, upright: Bool,
+                     _ rgb: UnsafeMutablePointer<UInt8>?, _ size: Int, _ width: UnsafeMutablePointer<Int32>?,
+                     _ height: UnsafeMutablePointer<Int32>?) -> Int32 {
     guarded {
         let capture = try handle(capture).capture
         var options = PreviewOptions()
         options.width = sheetWidth == 0 ? PreviewLayout.defaultWidth : Int(sheetWidth)
         options.minDepth = minDepth
         options.maxDepth = maxDepth == 0 ? nil : maxDepth
+        options.upright = upright
         try options.validate()
-        let layout = try PreviewLayout(width: options.width, colorWidth: capture.color.width,
-                                       colorHeight: capture.color.height)
+        let layout = try PreviewSheet.layout(capture, options: options)
         width?.pointee = Int32(clamping: layout.width)
         height?.pointee = Int32(clamping: layout.height)
         guard rgb != nil else { return }

@@ -41,6 +41,34 @@ def test_preview_is_the_cli_sheet(rgbd_bin, tmp_path, width, max_depth):
     assert np.array_equal(sheet, expected)
 
 
+def test_upright_preview_is_the_cli_sheet(rgbd_bin, tmp_path):
+    """A portrait shot (the sample's photo saved with EXIF orientation 6): ``upright=True``
+    gives the CLI's ``--upright`` sheet, pixel for pixel, with tall panels; without it the
+    sheet is the stored one, as the CLI's without the flag."""
+    from PIL import Image
+
+    shot = tmp_path / "portrait"
+    shot.mkdir()
+    (shot / "shot.json").write_bytes(SAMPLE.read_bytes())
+    with Image.open(SAMPLE.with_suffix(".jpg")) as photo:
+        exif = Image.Exif()
+        exif[0x0112] = 6  # Orientation: turn 90° clockwise to show
+        photo.save(shot / "shot.jpg", quality=95, exif=exif.tobytes())
+
+    def cli(*flags):
+        subprocess.run([str(rgbd_bin), "preview", str(shot / "shot.json"), "-o", str(tmp_path / "out"), "-q",
+                        "--width", "1000", "--max-depth", "4", *flags], check=True)
+        image = cv2.imread(str(tmp_path / "out" / "shot.preview.png"), cv2.IMREAD_UNCHANGED)
+        return image[:, :, ::-1]
+
+    with rgbd.load_capture(shot / "shot.json") as cap:
+        upright = cap.preview(width=1000, max_depth=4.0, upright=True)
+        stored = cap.preview(width=1000, max_depth=4.0)
+    assert np.array_equal(upright, cli("--upright"))
+    assert np.array_equal(stored, cli())
+    assert upright.shape[1] == stored.shape[1] == 1000 and upright.shape[0] > stored.shape[0]
+
+
 def test_depth_panel_follows_turbo(tmp_path):
     turbo = np.round(matplotlib.colormaps["turbo"](np.linspace(0, 1, 256))[:, :3] * 255).astype(int)
     with rgbd.load_capture(SAMPLE) as cap:

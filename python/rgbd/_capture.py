@@ -404,7 +404,8 @@ class Capture:
 
     # ---- preview --------------------------------------------------------------------------
 
-    def preview(self, width: int = 1600, max_depth: Optional[float] = None, min_depth: float = 0.0) -> np.ndarray:
+    def preview(self, width: int = 1600, max_depth: Optional[float] = None, min_depth: float = 0.0,
+                upright: bool = False) -> np.ndarray:
         """The sheet ``rgbd preview`` writes for this capture, as an H×W×3 uint8 RGB array.
 
         Args:
@@ -412,22 +413,26 @@ class Capture:
             max_depth: meters at the top of the depth color scale; None: chosen from the
                 depth map (its 99th percentile, rounded up).
             min_depth: meters at the bottom of the depth color scale.
+            upright: turn the panels as the photo asks to be shown (its EXIF or HEIF
+                orientation): a portrait photo gives tall panels. A mirroring orientation
+                is drawn as stored.
 
-        The same pixels as ``rgbd preview --width W [--max-depth M] [--min-depth m]`` on the
-        same files.
+        The same pixels as ``rgbd preview --width W [--max-depth M] [--min-depth m]
+        [--upright]`` on the same files.
         """
         lib = _lib.lib()
         sheet_width, sheet_height = ctypes.c_int32(), ctypes.c_int32()
         top = 0.0 if max_depth is None else float(max_depth)
         if max_depth is not None and not top > 0:
             raise ValueError(f"max_depth must be positive, not {max_depth!r}")
+        turn = int(bool(upright))
         with self._use() as handle:
-            check(lib.rgbd_capture_preview(handle, int(width), float(min_depth), top, None, 0,
-                                           ctypes.byref(sheet_width), ctypes.byref(sheet_height)))
+            check(lib.rgbd_capture_preview_upright(handle, int(width), float(min_depth), top, turn, None, 0,
+                                                   ctypes.byref(sheet_width), ctypes.byref(sheet_height)))
             sheet = np.empty((sheet_height.value, sheet_width.value, 3), dtype=np.uint8)
-            check(lib.rgbd_capture_preview(handle, int(width), float(min_depth), top,
-                                           pointer(sheet, ctypes.c_uint8), sheet.size,
-                                           ctypes.byref(sheet_width), ctypes.byref(sheet_height)))
+            check(lib.rgbd_capture_preview_upright(handle, int(width), float(min_depth), top, turn,
+                                                   pointer(sheet, ctypes.c_uint8), sheet.size,
+                                                   ctypes.byref(sheet_width), ctypes.byref(sheet_height)))
         return sheet
 
     # ---- point clouds ---------------------------------------------------------------------

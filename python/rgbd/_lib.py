@@ -337,6 +337,10 @@ _SIGNATURES = {
         _c.c_int,
         [RgbdCaptureP, _c.c_int32, _c.c_float, _c.c_float, c_uint8_p, _c.c_size_t, c_int32_p, c_int32_p],
     ),
+    "rgbd_capture_preview_upright": (
+        _c.c_int,
+        [RgbdCaptureP, _c.c_int32, _c.c_float, _c.c_float, _c.c_int32, c_uint8_p, _c.c_size_t, c_int32_p, c_int32_p],
+    ),
     "rgbd_rectify_u8": (
         _c.c_int,
         [_c.POINTER(RgbdLens), c_uint8_p, _c.c_int32, _c.c_int32, _c.c_int32, c_uint8_p],

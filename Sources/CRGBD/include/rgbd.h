@@ -229,6 +229,13 @@ int rgbd_write_ply(const char *path, const float *points, const uint8_t *colors,
 int rgbd_capture_preview(const rgbd_capture *capture, int32_t sheet_width, float min_depth, float max_depth,
                          uint8_t *rgb, size_t size, int32_t *width, int32_t *height);
 
+/* As rgbd_capture_preview, and with `upright` nonzero the panels are turned as the photo
+ * asks to be shown (its EXIF or HEIF orientation; `rgbd preview --upright`): a portrait
+ * photo gives tall panels and a taller sheet (ask for *width and *height first). A
+ * mirroring orientation is drawn as stored. */
+int rgbd_capture_preview_upright(const rgbd_capture *capture, int32_t sheet_width, float min_depth, float max_depth,
+                                 int32_t upright, uint8_t *rgb, size_t size, int32_t *width, int32_t *height);
+
 /* ---- Rectifying your own frames --------------------------------------------------- */
 
 /* Calibration values for rectifying arbitrary frames (a video from the same camera). */
