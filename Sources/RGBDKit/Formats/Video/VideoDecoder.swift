@@ -78,12 +78,12 @@ package final class VideoDecoder {
     /// Every frame's presentation timestamp, in order (built on the first seek).
     private var timeline: [Int64]?
 
-    /// Opens `path`, finds its video stream and opens a decoder for it.
-    /// Opens the video at `path`, decoding on `threads` threads (frame and slice threads;
-    /// default: as many as processors). With one thread the decoding of a damaged stream is
-    /// reproducible: FFmpeg's frame threads conceal (and flag) errors depending on timing,
-    /// so a damaged frame may be refused in one run and concealed in another (the fuzz
-    /// target decodes on one thread; a sound stream gives the same frames either way).
+    /// Opens the video at `path`, finds its video stream and opens a decoder for it that
+    /// decodes on `threads` threads (frame and slice threads; default: as many as
+    /// processors). With one thread the decoding of a damaged stream is reproducible:
+    /// FFmpeg's frame threads conceal (and flag) errors depending on timing, so a damaged
+    /// frame may be refused in one run and concealed in another (the fuzz target decodes
+    /// on one thread; a sound stream gives the same frames either way).
     package init(path: String, threads: Int = Host.processorCount) throws {
         let ff = try FFmpegLibraries.load(for: path)
         self.ff = ff
