@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 extern int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*callback)(const uint8_t *, size_t))
     __attribute__((weak));
@@ -77,4 +79,51 @@ int rgbd_fuzz_main(int argc, char **argv, rgbd_fuzz_callback callback) {
     }
     printf("replayed %d inputs without libFuzzer%s\n", count, failures ? " (some could not be read)" : "");
     return failures ? 1 : 0;
+}
+
+enum { scratch_capacity = 8 };
+static char scratch_directory[64];
+static char *scratch_files[scratch_capacity];
+static int scratch_count;
+
+static void remove_scratch(void) {
+    for (int i = 0; i < scratch_count; i++) unlink(scratch_files[i]);
+    if (scratch_directory[0]) rmdir(scratch_directory);
+}
+
+const char *rgbd_fuzz_scratch_file(const char *name) {
+    for (int i = 0; i < scratch_count; i++) {
+        const char *last = strrchr(scratch_files[i], '/');
+        if (last && strcmp(last + 1, name) == 0) return scratch_files[i];
+    }
+    if (scratch_count == scratch_capacity) return NULL;
+    if (!scratch_directory[0]) {
+        snprintf(scratch_directory, sizeof scratch_directory, "/tmp/rgbd-fuzz-XXXXXX");
+        if (mkdtemp(scratch_directory) == NULL) {
+            scratch_directory[0] = 0;
+            return NULL;
+        }
+        atexit(remove_scratch);
+    }
+    size_t length = strlen(scratch_directory) + strlen(name) + 2;
+    char *path = malloc(length);
+    if (path == NULL) return NULL;
+    snprintf(path, length, "%s/%s", scratch_directory, name);
+    scratch_files[scratch_count++] = path;
+    return path;
+}
+
+int rgbd_fuzz_write_file(const char *path, const uint8_t *data, size_t size) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return -1;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(fd, data + done, size - done);
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return close(fd) == 0 ? 0 : -1;
 }

@@ -26,36 +26,14 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fail(message()) }
 }
 
-/// The file each input is written to, in a directory of this process's own (a static,
-/// made on first use: top-level code after the driver's call never runs).
+/// The file each input is written to, in a directory of this process's own
+/// (`rgbd_fuzz_scratch_file`; a static, made on first use: top-level code after the
+/// driver's call never runs).
 enum Scratch {
-    static let name = "/0.exr"
     static let file: String = {
-        var template = Array("/tmp/rgbd-fuzz-exr-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> UnsafeMutablePointer<CChar>? in
-            guard let base = buffer.baseAddress else { return nil }
-            return mkdtemp(base)
-        }
-        guard let made else { fail("cannot create a temporary directory") }
-        let directory = String(cString: made)
-        atexit {
-            unlink(Scratch.file)
-            rmdir(String(Scratch.file.dropLast(Scratch.name.count)))
-        }
-        return directory + name
+        guard let path = rgbd_fuzz_scratch_file("0.exr") else { fail("cannot create a temporary directory") }
+        return String(cString: path)
     }()
-}
-
-func write(_ data: UnsafePointer<UInt8>?, _ size: Int, to path: String) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    guard fd >= 0 else { fail("cannot create \(path)") }
-    defer { close(fd) }
-    var done = 0
-    while done < size, let data {
-        let n = write(fd, data + done, size - done)
-        guard n > 0 else { fail("cannot write \(path)") }
-        done += n
-    }
 }
 
 /// One read: the map's size and sample bits, or the error's description (checked: an
@@ -80,7 +58,7 @@ func read(_ path: String) -> Result<(width: Int, height: Int, bits: [UInt32]), R
 /// One input: the file's bytes, read twice.
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let path = Scratch.file
-    write(data, size, to: path)
+    check(rgbd_fuzz_write_file(path, data, size) == 0, "cannot write \(path)")
     switch (read(path), read(path)) {
     case (.success(let a), .success(let b)):
         check(a.width == b.width && a.height == b.height && a.bits == b.bits, "two reads give different maps")

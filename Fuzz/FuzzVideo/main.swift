@@ -28,36 +28,14 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fail(message()) }
 }
 
-/// The file each input is written to, in a directory of this process's own (a static,
-/// made on first use: top-level code after the driver's call never runs).
+/// The file each input is written to, in a directory of this process's own
+/// (`rgbd_fuzz_scratch_file`; a static, made on first use: top-level code after the
+/// driver's call never runs).
 enum Scratch {
-    static let name = "/rgb.mp4"
     static let file: String = {
-        var template = Array("/tmp/rgbd-fuzz-video-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> UnsafeMutablePointer<CChar>? in
-            guard let base = buffer.baseAddress else { return nil }
-            return mkdtemp(base)
-        }
-        guard let made else { fail("cannot create a temporary directory") }
-        let directory = String(cString: made)
-        atexit {
-            unlink(Scratch.file)
-            rmdir(String(Scratch.file.dropLast(Scratch.name.count)))
-        }
-        return directory + name
+        guard let path = rgbd_fuzz_scratch_file("rgb.mp4") else { fail("cannot create a temporary directory") }
+        return String(cString: path)
     }()
-}
-
-func write(_ data: UnsafePointer<UInt8>?, _ size: Int, to path: String) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    guard fd >= 0 else { fail("cannot create \(path)") }
-    defer { close(fd) }
-    var done = 0
-    while done < size, let data {
-        let n = write(fd, data + done, size - done)
-        guard n > 0 else { fail("cannot write \(path)") }
-        done += n
-    }
 }
 
 /// Checks an error: an RGBDError of one line naming the file.
@@ -123,7 +101,7 @@ func read(_ path: String, count: Int, start: Int = 0, pictures: Bool) -> Reading
 /// One input: the file's bytes.
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let path = Scratch.file
-    write(data, size, to: path)
+    check(rgbd_fuzz_write_file(path, data, size) == 0, "cannot write \(path)")
     let rgb = read(path, count: 3, pictures: false)
     let pictures = read(path, count: 3, pictures: true)
     // The same frames both ways (a picture made RGB is the RGB the decoder gives).

@@ -25,39 +25,14 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fail(message()) }
 }
 
-/// The file each input is written to, in a directory of this process's own (a static,
-/// made on first use: top-level code after the driver's call never runs).
+/// The file each input is written to, in a directory of this process's own
+/// (`rgbd_fuzz_scratch_file`; a static, made on first use: top-level code after the
+/// driver's call never runs).
 enum Scratch {
     static let file: String = {
-        var template = Array("/tmp/rgbd-fuzz-zip-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> UnsafeMutablePointer<CChar>? in
-            guard let base = buffer.baseAddress else { return nil }
-            return mkdtemp(base)
-        }
-        guard let made else { fail("cannot create a temporary directory") }
-        let directory = String(cString: made)
-        atexit {
-            unlink(Scratch.file)
-            rmdir(Scratch.directoryOf(Scratch.file))
-        }
-        return directory + "/scan.r3d"
+        guard let path = rgbd_fuzz_scratch_file("scan.r3d") else { fail("cannot create a temporary directory") }
+        return String(cString: path)
     }()
-
-    static func directoryOf(_ file: String) -> String {
-        String(file.prefix(file.count - "/scan.r3d".count))
-    }
-}
-
-func write(_ data: UnsafePointer<UInt8>?, _ size: Int, to path: String) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    guard fd >= 0 else { fail("cannot create \(path)") }
-    defer { close(fd) }
-    var done = 0
-    while done < size, let data {
-        let n = write(fd, data + done, size - done)
-        guard n > 0 else { fail("cannot write \(path)") }
-        done += n
-    }
 }
 
 /// Checks an error: an RGBDError of one line naming the file.
@@ -82,7 +57,7 @@ func read(_ archive: ZIPArchive, _ entry: ZIPArchive.Entry, limit: Int) -> Resul
 /// One input: the file's bytes.
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let path = Scratch.file
-    write(data, size, to: path)
+    check(rgbd_fuzz_write_file(path, data, size) == 0, "cannot write \(path)")
     let archive: ZIPArchive
     do {
         archive = try ZIPArchive(path: path)

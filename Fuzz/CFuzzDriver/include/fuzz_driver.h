@@ -13,4 +13,13 @@ typedef int (*rgbd_fuzz_callback)(const uint8_t *data, size_t size);
 /// and reports how many, so the same executable checks a corpus in a normal build.
 int rgbd_fuzz_main(int argc, char **argv, rgbd_fuzz_callback callback);
 
+/// The path of a file named `name` in a directory of this process's own
+/// (/tmp/rgbd-fuzz-XXXXXX, made at the first call; it and the files named here are
+/// removed at exit), for targets that hand each input to a reader as a file; the same
+/// path for the same name. NULL if the directory cannot be made. Not thread-safe.
+const char *rgbd_fuzz_scratch_file(const char *name);
+
+/// Writes `size` bytes at `data` to `path` (created or truncated): 0, or -1 on a failure.
+int rgbd_fuzz_write_file(const char *path, const uint8_t *data, size_t size);
+
 #endif
