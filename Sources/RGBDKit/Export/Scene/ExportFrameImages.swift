@@ -40,9 +40,10 @@ struct ExportCamera: Equatable, Sendable {
     /// convention, centres at integers); pixel `i`'s ray is through the middle,
     /// `(i + ½)·r`, so `f' = f/r` and `c' = c/r − ½` (per axis).
     static func footprints(of k: Intrinsics, width: Int, height: Int) -> Intrinsics {
-        let sx = Double(width) / Double(k.width), sy = Double(height) / Double(k.height)
-        return Intrinsics(fx: k.fx * sx, fy: k.fy * sy, cx: k.cx * sx - 0.5, cy: k.cy * sy - 0.5,
-                          width: width, height: height)
+        var footprints = k.scaled(toWidth: width, height: height)
+        footprints.cx -= 0.5
+        footprints.cy -= 0.5
+        return footprints
     }
 
     /// Half the widest window centred on the principal point `c` (rgbd convention) of an
