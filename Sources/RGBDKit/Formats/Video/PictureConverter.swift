@@ -15,8 +15,8 @@ import CFFmpeg
 /// last row: heap corruption at 24 or 28 pixels across) or leaves the last pixels of each
 /// row unwritten (18, 20, 36 across), with FFmpeg 5.1 (found by `Fuzz/FuzzVideo`). Those
 /// pictures are converted into a padded scratch image whose rows are copied out, from
-/// padded copies of a `YCbCrPicture`'s planes (one more copy of the frame: about a
-/// millisecond for 1080 × 1920); widths that are multiples of 16 (Stray Scanner's
+/// padded copies of a `YCbCrPicture`'s planes (one more copy of the frame, not
+/// measured); widths that are multiples of 16 (Stray Scanner's
 /// 1920 × 1440) are converted in place as before.
 final class PictureConverter {
     struct Setup: Equatable {
