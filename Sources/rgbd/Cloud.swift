@@ -16,8 +16,11 @@ struct Cloud: ParsableCommand {
         filter become points in the scan's world (the frame's pose applied to its \
         camera-frame point), colored by the frame's own color averaged over the depth \
         pixel's footprint, then thinned to one averaged point per --voxel cell (default \
-        0.01 m). --every N takes every N-th frame. Memory follows the occupied cells, not \
-        the number of frames. On a terminal a status line shows frames done, rate and \
+        0.01 m). With --normals each point carries the mean of its frames' normals (each \
+        from that frame's depth grid, toward its camera; zero where no frame gave one). --every N takes every N-th \
+        frame. --axes, --upright and --image apply to captures and are refused for scans. \
+        A scene of registered captures placed with --frame enu can be written with --crs. \
+        Memory follows the occupied cells, not the number of frames. On a terminal a status line shows frames done, rate and \
         time left.
 
         Each capture is rectified first (as `rgbd rectify` does), then every depth pixel \
@@ -125,6 +128,7 @@ struct Cloud: ParsableCommand {
     @OptionGroup var reporting: ReportingOptions
 
     func validate() throws {
+        try checkOutputPath(output, writes: ["ply", "las"])
         if stride < 1 { throw ValidationError("--stride must be at least 1") }
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
         if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
@@ -160,13 +164,22 @@ struct Cloud: ParsableCommand {
         let (scenes, captureInputs) = SceneInputs.split(captures.inputs)
         var sceneFailures = 0
         if !scenes.isEmpty {
+            // What applies to single captures only is refused for scans, never ignored.
+            var notForScans: [String] = []
+            if axes != .opencv { notForScans.append("--axes (a scan's points are in its world, not a camera frame)") }
+            if upright { notForScans.append("--upright (a scan's world has its own up: --frame level)") }
+            if captures.image != nil { notForScans.append("--image") }
+            if !notForScans.isEmpty {
+                Report.error("\(notForScans.joined(separator: ", ")) applies to captures, not to scans: \(scenes.joined(separator: ", "))")
+                throw ExitCode(1)
+            }
             var sceneOptions = SceneCloudOptions()
             sceneOptions.points = options
             sceneOptions.voxel = voxel
             sceneOptions.every = every
             sceneOptions.minConfidence = UInt8(minConfidence)
             sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet,
-                                              las: outputExtension == "las")
+                                              las: outputExtension == "las", crs: crs)
                 .run(scenes, output: output)
             guard !captureInputs.isEmpty else {
                 if sceneFailures > 0 { throw ExitCode(1) }

@@ -57,3 +57,15 @@ struct ReportingOptions: ParsableArguments {
               showTimings: timings)
     }
 }
+
+/// Checks a command's output path before anything runs: a path ending in the extension of
+/// a file format the command does not write is a usage error, never a folder to create.
+/// Returns whether the path names one file (it ends in one of `fileExtensions`).
+@discardableResult
+func checkOutputPath(_ output: String, writes fileExtensions: [String]) throws -> Bool {
+    do {
+        return try SceneOutputPlan.isSingleFile(output, fileExtensions: fileExtensions)
+    } catch let error as RGBDError {
+        throw ValidationError(error.description)
+    }
+}

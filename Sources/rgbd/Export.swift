@@ -102,6 +102,7 @@ struct Export: ParsableCommand {
     var quiet = false
 
     func validate() throws {
+        try checkOutputPath(output, writes: [])
         if every < 1 { throw ValidationError("--every must be at least 1") }
         if let maxFrames, maxFrames < 1 { throw ValidationError("--max-frames must be at least 1") }
         if !(1...100).contains(jpegQuality) { throw ValidationError("--jpeg-quality must be 1 to 100") }

@@ -94,6 +94,7 @@ struct Fuse: ParsableCommand {
     var quiet = false
 
     func validate() throws {
+        try checkOutputPath(output, writes: ["ply"])
         if !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= voxel && trunc <= 1) { throw ValidationError("--trunc must be at least --voxel and at most 1 meter") }
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
@@ -102,9 +103,6 @@ struct Fuse: ParsableCommand {
         if every < 1 { throw ValidationError("--every must be at least 1") }
         if minFragment < 0 { throw ValidationError("--min-fragment must be 0 or more") }
         if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
-        if output.lowercased().hasSuffix(".ply") && scans.count > 1 {
-            throw ValidationError("a .ply output path takes a single scan; give a directory")
-        }
     }
 
     func run() throws {
@@ -120,9 +118,16 @@ struct Fuse: ParsableCommand {
         options.minFragmentTriangles = minFragment
         options.memoryBudget = maxMemory.map { $0 << 20 }
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
-        let single = output.lowercased().hasSuffix(".ply")
+        // Every scan's file decided, and collisions refused, before anything is read.
+        let plan: SceneOutputPlan
+        do {
+            plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: ["ply"])
+        } catch {
+            Report.error(error)
+            throw ExitCode(1)
+        }
         var failures = 0
-        for path in scans {
+        for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             let start = Host.monotonicSeconds()
             do {
                 let scene = try SceneInputs.open(path, report: !quiet)
@@ -134,8 +139,6 @@ struct Fuse: ParsableCommand {
                     defer { progress.finish() }
                     fused = try SceneFusion.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
                 }
-                let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
-                let target = single ? output : Path.join(output, name + ".ply")
                 let mesh = fused.mesh
                 let comments = comments(scene, fused, frame: options.points.frame)
                 if cloud {

@@ -100,6 +100,7 @@ struct Preview: ParsableCommand {
     }
 
     func validate() throws {
+        try checkOutputPath(output, writes: [])
         if width < PreviewLayout.minimumWidth || width > PreviewLayout.maximumWidth {
             throw ValidationError("--width must be between \(PreviewLayout.minimumWidth) and \(PreviewLayout.maximumWidth)")
         }
@@ -127,14 +128,16 @@ struct Preview: ParsableCommand {
     /// in one line; nothing written for them).
     func runScenes(_ scenes: [String]) -> Int {
         var failures = 0
-        var written: Set<String> = []
-        for path in scenes {
+        // Every scan's sheet decided, and collisions refused, before anything is read.
+        let plan: SceneOutputPlan
+        do {
+            plan = try SceneOutputPlan(scenes: scenes, output: output, suffix: "preview.png", fileExtensions: [])
+        } catch {
+            Report.error(error)
+            return scenes.count
+        }
+        for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             do {
-                let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
-                let target = Path.join(output, "\(name).preview.png")
-                guard written.insert(target).inserted else {
-                    throw RGBDError(.invalidArgument, file: path, "its sheet \(target) would overwrite another scan's")
-                }
                 let scene = try SceneInputs.open(path)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: reporting.quiet)
                 defer { progress.finish() }

@@ -110,6 +110,10 @@ struct Rectify: ParsableCommand {
 
     @OptionGroup var reporting: ReportingOptions
 
+    func validate() throws {
+        try checkOutputPath(output, writes: [])
+    }
+
     func run() throws {
         let rectifier = reading.rectifier, options = reading.reading
         let effort: PNGCodec.Effort = smallPNG ? .small : .fast

@@ -62,18 +62,23 @@ struct SceneCloudCommand {
     var quiet: Bool
     /// Write LAS 1.4 instead of PLY.
     var las = false
+    /// With LAS and an ENU frame: the coordinate system to write (`Projection`).
+    var crs: String? = nil
 
     /// Writes the cloud of each scene; `output` is a `.ply` path (one scan) or a
     /// directory (NAME.ply per scan). Returns how many failed (each reported).
     func run(_ scenes: [String], output: String) -> Int {
         var failures = 0
         let ext = las ? "las" : "ply"
-        let single = output.lowercased().hasSuffix(".ply") || output.lowercased().hasSuffix(".las")
-        if single && scenes.count > 1 {
-            Report.error("a .\(ext) output path takes a single scan; give a directory")
+        // Every scan's file decided, and collisions refused, before anything is read.
+        let plan: SceneOutputPlan
+        do {
+            plan = try SceneOutputPlan(scenes: scenes, output: output, suffix: ext, fileExtensions: ["ply", "las"])
+        } catch {
+            Report.error(error)
             return scenes.count
         }
-        for path in scenes {
+        for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             let start = Host.monotonicSeconds()
             do {
                 let scene = try SceneInputs.open(path)
@@ -82,16 +87,26 @@ struct SceneCloudCommand {
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
                 progress.finish()
-                let name = Path.stem(Path.lastComponent(path.hasSuffix("/") ? String(path.dropLast()) : path))
-                let target = single ? output : Path.join(output, name + "." + ext)
                 if las {
-                    try LASWriter.write(path: target, positions: cloud.positions.map(Double.init),
-                                        colors: scene.colorSize == nil ? nil : cloud.colors, wkt: nil)
+                    var positions = cloud.positions.map(Double.init)
+                    var wkt: String? = nil
+                    if let crs {
+                        let projection = try Projection(crs: crs)
+                        let projected = try projection.project(enu: positions, frame: options.points.frame)
+                        positions = projected.positions
+                        wkt = projection.wkt
+                        for note in projected.notes where note.hasPrefix("no geoid") { Report.warning("\(path): \(note)") }
+                    }
+                    try LASWriter.write(path: target, positions: positions,
+                                        colors: scene.colorSize == nil ? nil : cloud.colors, wkt: wkt)
                 } else {
                     try cloud.positions.withUnsafeBufferPointer { points in
                         try cloud.colors.withUnsafeBufferPointer { colors in
-                            try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
-                                                normals: nil, encoding: encoding, comments: comments(scene, cloud, options))
+                            try cloud.normals.withUnsafeBufferPointer { normals in
+                                try PLYWriter.write(path: target, points: points, colors: scene.colorSize == nil ? nil : colors,
+                                                    normals: options.points.normals ? normals : nil, encoding: encoding,
+                                                    comments: comments(scene, cloud, options))
+                            }
                         }
                     }
                 }
@@ -121,6 +136,8 @@ struct SceneCloudCommand {
                 : "axes: \(placed.axesDescription); points = transform * pose * (X, Y, Z) of each frame's OpenCV camera frame",
             "frames \(cloud.frames) (every \(options.every)), min confidence \(options.minConfidence)",
             options.voxel > 0 ? "voxel \(options.voxel) m: one averaged point per occupied cell" : "voxel 0: every point kept",
-        ] + placed.comments
+        ] + (options.points.normals
+             ? ["normals: each frame's from its depth grid (toward its camera), turned into the world and averaged per cell"] : [])
+          + placed.comments
     }
 }

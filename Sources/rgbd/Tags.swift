@@ -36,7 +36,12 @@ struct Register: ParsableCommand {
         names the captures by absolute path: keep them where they are), and \
         DIR/report.json: per capture the tags used and the residuals in millimeters and \
         degrees, or why it was left out. A capture that shares no tag with the others, or \
-        cannot be read, is reported and left out; the rest is registered.
+        cannot be read, is reported and left out; the rest is registered. The summary \
+        goes to stderr, as every command's.
+
+        DIR is written whole or not at all. It must be new or empty; --overwrite replaces \
+        a folder an earlier rgbd register wrote, and refuses one holding anything else \
+        (naming it). DIR is never an input or a folder holding one.
 
         --metric-from-tags rescales each capture's depth by its tags first (scale, and a \
         disparity offset when tags at clearly different distances support it; docs/markers.md) \
@@ -60,10 +65,14 @@ struct Register: ParsableCommand {
             completion: .directory)
     var output: String
 
+    @Flag(help: "Replace DIR if an earlier rgbd register wrote it (a folder holding anything else is refused).")
+    var overwrite = false
+
     @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
     var quiet = false
 
     func validate() throws {
+        try checkOutputPath(output, writes: [])
         if inputs.count < 2 { throw ValidationError("give two or more captures to register") }
         if metricFromTags && tags.tagSize == nil { throw ValidationError("--metric-from-tags needs --tag-size") }
     }
@@ -74,7 +83,8 @@ struct Register: ParsableCommand {
         do {
             result = try RegisterPipeline.run(inputs, output: output,
                                               options: RegisterPipeline.Options(tags: tags.options, originTag: originTag,
-                                                                                metricFromTags: metricFromTags),
+                                                                                metricFromTags: metricFromTags,
+                                                                                overwrite: overwrite),
                                               progress: { progress.update(done: $0, total: $1) })
         } catch {
             progress.finish()
@@ -99,10 +109,10 @@ struct Register: ParsableCommand {
             } else if capture.relativeDepth {
                 line += " (depth marked relative: --metric-from-tags makes it metric)"
             }
-            print(line)
+            Terminal.printError(line + "\n")
         }
         if !quiet {
-            print("world: tag \(result.originTag.map(String.init) ?? "?"); wrote \(result.written.joined(separator: ", "))")
+            Terminal.printError("world: tag \(result.originTag.map(String.init) ?? "?"); wrote \(result.written.joined(separator: ", "))\n")
         }
         if leftOut > 0 { throw ExitCode(1) }
     }

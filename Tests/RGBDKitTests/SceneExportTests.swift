@@ -283,13 +283,21 @@ import RGBDSynth
         let folder = try StagedDirectory(destination: target, replacing: false)
         try folder.write("b.txt", text: "y")
         try folder.commit()
-        #expect(try FileSystem.contentsOfDirectory(target) == ["b.txt"])
+        #expect(try FileSystem.contentsOfDirectory(target) == [StagedDirectory.manifestName, "b.txt"])
         // Not empty now: refused, unless replacing, which swaps it whole.
         #expect(throws: RGBDError.self) { _ = try StagedDirectory(destination: target, replacing: false) }
         let again = try StagedDirectory(destination: target, replacing: true)
         try again.write("c.txt", text: "z")
         try again.commit()
-        #expect(try FileSystem.contentsOfDirectory(target) == ["c.txt"])
+        #expect(try FileSystem.contentsOfDirectory(target) == [StagedDirectory.manifestName, "c.txt"])
+        #expect(try FileSystem.contentsOfDirectory(parent) == ["out"])
+        // Something it did not write: never replaced, even when replacing.
+        try "mine".write(toFile: target + "/mine.txt", atomically: false, encoding: .utf8)
+        #expect(throws: RGBDError.self) { _ = try StagedDirectory(destination: target, replacing: true) }
+        // Nor an input, or a folder holding one, however the path is spelled.
+        #expect(throws: RGBDError.self) {
+            _ = try StagedDirectory(destination: target + "/..", replacing: true, inputs: [target + "/mine.txt"])
+        }
         #expect(try FileSystem.contentsOfDirectory(parent) == ["out"])
         // A file is never a destination.
         try "keep".write(toFile: parent + "/file", atomically: false, encoding: .utf8)

@@ -613,9 +613,18 @@ def test_non_empty_folder_refused_unless_overwrite(rgbd_bin, r3d, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and str(target) in lines[0] and "--overwrite" in lines[0], result.stderr
     assert [p.name for p in target.iterdir()] == ["mine.txt"]
+    # --overwrite replaces only what an earlier export wrote: a folder holding anything
+    # else is refused, naming it, and kept as it was.
     result = run_export(rgbd_bin, r3d.path, target, "colmap", "--overwrite")
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "mine.txt" in lines[0] and "not written by rgbd" in lines[0], result.stderr
+    assert [p.name for p in target.iterdir()] == ["mine.txt"]
+    earlier = tmp_path / "earlier"
+    assert run_export(rgbd_bin, r3d.path, earlier).returncode == 0
+    result = run_export(rgbd_bin, r3d.path, earlier, "colmap", "--overwrite")
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in target.iterdir()) == ["images", "sparse"]
+    assert sorted(p.name for p in earlier.iterdir()) == [".rgbd-written", "images", "sparse"]
     assert leftovers(tmp_path) == []
     # An empty folder is simply filled.
     empty = tmp_path / "empty"

@@ -160,6 +160,55 @@ package enum FileSystem {
         return Path.join(String(cString: resolved), Path.lastComponent(path))
     }
 
+    /// The absolute path `path` names, with symbolic links resolved as far as the path
+    /// exists and `.` and `..` resolved in the rest: `scan/..` is the folder holding
+    /// `scan`, and a path whose last folders do not exist yet is still made absolute.
+    package static func resolvedPath(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        var absolute = path
+        if !absolute.hasPrefix("/") {
+            guard let cwd = getcwd(nil, 0) else { return Path.normalized(path) }
+            absolute = Path.join(String(cString: cwd), absolute)
+            free(cwd)
+        }
+        // The longest existing prefix resolved by the system, the rest lexically.
+        var components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var rest: [String] = []
+        while !components.isEmpty {
+            let prefix = "/" + components.joined(separator: "/")
+            if let resolved = realpath(prefix, nil) {
+                let base = String(cString: resolved)
+                free(resolved)
+                return Path.normalized(Path.join(base, rest.joined(separator: "/")))
+            }
+            rest.insert(components.removeLast(), at: 0)
+        }
+        return Path.normalized("/" + rest.joined(separator: "/"))
+    }
+
+    /// Everything under the directory `path`, as paths relative to it (directories end
+    /// in `/`), found without following symbolic links; sorted.
+    package static func treeEntries(_ path: String) throws -> [String] {
+        var entries: [String] = []
+        func walk(_ relative: String) throws {
+            for name in try contentsOfDirectory(relative.isEmpty ? path : Path.join(path, relative)) {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                if lstat(Path.join(path, child), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+                    entries.append(child + "/")
+                    try walk(child)
+                } else {
+                    entries.append(child)
+                }
+            }
+        }
+        try walk("")
+        return entries.sorted()
+    }
+
     /// The names in a directory (not `.` and `..`), sorted.
     package static func contentsOfDirectory(_ path: String) throws -> [String] {
         guard let dir = opendir(path) else { throw systemError(path, "cannot list directory") }

@@ -32,4 +32,30 @@ package enum Path {
         if a.isEmpty { return b }
         return a.hasSuffix("/") ? a + b : a + "/" + b
     }
+
+    /// `path` with `.` components and repeated slashes removed and each `..` taking away
+    /// the component before it (lexically; an absolute path never climbs above `/`).
+    package static func normalized(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        var kept: [Substring] = []
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if component == "." { continue }
+            if component == "..", let last = kept.last, last != ".." {
+                kept.removeLast()
+            } else if component == ".." && absolute {
+                continue
+            } else {
+                kept.append(component)
+            }
+        }
+        let joined = kept.joined(separator: "/")
+        return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+
+    /// Whether `inner` is `outer` or lies inside it (both absolute and normalized, as
+    /// `FileSystem.resolvedPath` gives them).
+    package static func isSameOrInside(_ inner: String, _ outer: String) -> Bool {
+        if inner == outer || outer == "/" { return true }
+        return inner.hasPrefix(outer.hasSuffix("/") ? outer : outer + "/")
+    }
 }

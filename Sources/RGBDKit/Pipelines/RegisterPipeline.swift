@@ -10,12 +10,15 @@ package enum RegisterPipeline {
         package var originTag: Int?
         /// Rescale each capture's depth by its tags before registering.
         package var metricFromTags = false
+        /// Replace an output folder an earlier run wrote (`StagedDirectory`).
+        package var overwrite = false
 
         /// Options for `tags`.
-        package init(tags: TagOptions, originTag: Int? = nil, metricFromTags: Bool = false) {
+        package init(tags: TagOptions, originTag: Int? = nil, metricFromTags: Bool = false, overwrite: Bool = false) {
             self.tags = tags
             self.originTag = originTag
             self.metricFromTags = metricFromTags
+            self.overwrite = overwrite
         }
     }
 
@@ -54,12 +57,16 @@ package enum RegisterPipeline {
     }
 
     /// Reads, rectifies and finds the tags of each capture in `inputs` (a capture that
-    /// cannot be read is reported and left out), registers the rest and writes
-    /// `output/scene.json` and `output/report.json` (together, or neither).
+    /// cannot be read is reported and left out), registers the rest and writes the folder
+    /// `output` with `scene.json` and `report.json`, whole or not at all. `output` must be
+    /// new or empty, or with `overwrite` a folder an earlier run wrote (`StagedDirectory`),
+    /// and never an input or a folder holding one.
     ///
     /// - Throws: `RGBDError` when no two captures can be registered, or the output cannot be written.
     package static func run(_ inputs: [String], output: String, options: Options,
                             progress: ((Int, Int) -> Void)? = nil) throws -> Result {
+        // The output folder is checked (and its temporary made) before any capture is read.
+        let folder = try StagedDirectory(destination: output, replacing: options.overwrite, inputs: inputs)
         var outcomes: [CaptureOutcome] = []
         let detector = TagDetector(family: options.tags.family, minimumDecisionMargin: options.tags.minimumDecisionMargin)
         for (n, path) in inputs.enumerated() {
@@ -109,11 +116,9 @@ package enum RegisterPipeline {
         let scene = RegisteredSceneFile(family: options.tags.family, tagSize: options.tags.size,
                                         originTag: registration.originTag, frames: frames, tags: registration.tags)
         let sceneFile = Path.join(output, RegisteredSceneFile.name), reportFile = Path.join(output, "report.json")
-        let files = StagedFiles()
-        try files.createDirectory(output)
-        try files.stage(sceneFile, bytes: Array((scene.json.text() + "\n").utf8))
-        try files.stage(reportFile, bytes: Array((report(outcomes, originTag: registration.originTag).text() + "\n").utf8))
-        try files.commit()
+        try folder.write(RegisteredSceneFile.name, text: scene.json.text() + "\n")
+        try folder.write("report.json", text: report(outcomes, originTag: registration.originTag).text() + "\n")
+        try folder.commit()
         return Result(captures: outcomes, originTag: registration.originTag, tags: registration.tags,
                       written: [sceneFile, reportFile])
     }

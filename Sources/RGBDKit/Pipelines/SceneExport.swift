@@ -173,7 +173,8 @@ public enum SceneExport {
     /// and to do (a `sharpest` selection reads every frame first, counted in both).
     ///
     /// - Throws: `RGBDError` for bad options, a depth-only scene, a destination that is a
-    ///   file or a folder that is not empty (unless `overwrite`), intrinsics a
+    ///   file, the scan or a folder holding it, a folder that is not empty (unless
+    ///   `overwrite`, and then only a folder an earlier export wrote: `StagedDirectory`), intrinsics a
     ///   single-camera layout cannot hold, a frame that cannot be read (naming it), or a
     ///   failed write.
     @discardableResult
@@ -193,6 +194,8 @@ public enum SceneExport {
         }
         guard !scene.frames.isEmpty else { throw RGBDError(.invalidScene, file: scene.path, "no frame with a pose and depth") }
         let writer = options.format.writer
+        // Checked (and the temporary folder made) before any frame is read.
+        let folder = try StagedDirectory(destination: directory, replacing: options.overwrite, inputs: scene.inputs)
         let count = scene.frames.count
         let selecting = options.selection.sharpest ? count : 0
         let positions: [Int]
@@ -211,7 +214,6 @@ public enum SceneExport {
         }
         let cameras = try plan(scene, positions: positions, colorSize: colorSize, writer: writer, options: options)
 
-        let folder = try StagedDirectory(destination: directory, replacing: options.overwrite)
         try folder.createDirectory(writer.layout.colorFolder)
         if let depthFolder = writer.layout.depthFolder { try folder.createDirectory(depthFolder) }
 
@@ -256,7 +258,7 @@ public enum SceneExport {
         try writer.finish(exported, cloud: cloud, scene: scene, options: options, into: folder)
         try folder.commit()
         let size = cameras.first?.intrinsics
-        return SceneExportResult(directory: folder.destination, frames: positions.count, seedPoints: cloud?.count,
+        return SceneExportResult(directory: folder.given, frames: positions.count, seedPoints: cloud?.count,
                                  width: size?.width ?? 0, height: size?.height ?? 0)
     }
 

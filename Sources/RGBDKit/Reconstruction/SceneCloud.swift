@@ -5,7 +5,9 @@ public struct SceneCloudOptions: Equatable, Sendable {
     public var minConfidence: UInt8 = 2
     /// Per-frame filters: depth range, flying pixels, stride (as for captures). Its
     /// `frame` (from `WorldFrame.forScene`) is applied to the scene's world, after each
-    /// frame's pose.
+    /// frame's pose. With `normals`, each point's normal from its frame's depth grid
+    /// (toward that frame's camera) is turned into the world and averaged per cell. Its
+    /// `axes` must stay OpenCV's: a scene's points are in its world, not a camera frame.
     public var points = PointCloudOptions()
     /// Edge of the thinning grid, meters: one averaged point per occupied cell. 0 keeps
     /// every point.
@@ -19,6 +21,9 @@ public struct SceneCloudOptions: Equatable, Sendable {
     /// Checks the values (the point options', a finite non-negative voxel, `every >= 1`).
     public func validate() throws {
         try points.validate()
+        guard points.axes == .opencv else {
+            throw RGBDError(.invalidArgument, "a scene's points are in its world, not in a camera frame: camera axes do not apply")
+        }
         guard voxel >= 0, voxel.isFinite else {
             throw RGBDError(.invalidArgument, "the voxel size must be a finite number of meters, 0 or more (\(voxel))")
         }
@@ -40,6 +45,9 @@ public struct SceneCloud: Sendable {
     public var positions: [Float]
     /// RGB per point (3 bytes per point); white for a depth-only scene.
     public var colors: [UInt8]
+    /// Unit normals (3 floats per point, toward the cameras that saw the point) when the
+    /// options asked for them, else empty.
+    public var normals: [Float] = []
     /// Frames used.
     public var frames: Int
     /// Points before thinning.
@@ -69,7 +77,7 @@ public struct SceneCloud: Sendable {
         private var grid: VoxelAccumulator
         private(set) var frames = 0
         private var input = 0
-        private var buffer = [Float](), colorBuffer = [UInt8]()
+        private var buffer = [Float](), colorBuffer = [UInt8](), normalBuffer = [Float]()
         /// How a frame's colours are averaged down to its depth grid: over threads, or
         /// on the calling thread for a caller whose frames are its parallel work.
         private let rows: RowScheduler
@@ -78,7 +86,7 @@ public struct SceneCloud: Sendable {
         init(options: SceneCloudOptions, rows: RowScheduler = .parallel) {
             self.options = options
             self.rows = rows
-            grid = VoxelAccumulator(voxel: options.voxel)
+            grid = VoxelAccumulator(voxel: options.voxel, normals: options.points.normals)
         }
 
         /// Adds a frame's points.
@@ -92,7 +100,7 @@ public struct SceneCloud: Sendable {
             let colors = frame.color?.areaAverage(toWidth: depth.width, height: depth.height, scheduler: rows)
             var pointOptions = options.points
             pointOptions.axes = .opencv
-            pointOptions.normals = false
+            let normals = options.points.normals
             // A scene's frame (`WorldFrame.forScene`) places its world, after each pose.
             pointOptions.frame = .camera
             let cloud = PointCloud(depth: depth, intrinsics: frame.info.depthIntrinsics, colors: colors, options: pointOptions)
@@ -100,11 +108,14 @@ public struct SceneCloud: Sendable {
             if buffer.count < 3 * n {
                 buffer = [Float](repeating: 0, count: 3 * n)
                 colorBuffer = [UInt8](repeating: 0, count: 3 * n)
+                if normals { normalBuffer = [Float](repeating: 0, count: 3 * n) }
             }
             let written = buffer.withUnsafeMutableBufferPointer { points in
                 colorBuffer.withUnsafeMutableBufferPointer { rgb in
-                    guard let p = points.baseAddress, let c = rgb.baseAddress else { return 0 }
-                    return cloud.fill(rows: 0..<depth.height, points: p, colors: c, normals: nil)
+                    normalBuffer.withUnsafeMutableBufferPointer { nb in
+                        guard let p = points.baseAddress, let c = rgb.baseAddress else { return 0 }
+                        return cloud.fill(rows: 0..<depth.height, points: p, colors: c, normals: normals ? nb.baseAddress : nil)
+                    }
                 }
             }
             let world = options.points.frame
@@ -114,7 +125,12 @@ public struct SceneCloud: Sendable {
             for i in 0..<written {
                 let p = SIMD3(buffer[3 * i], buffer[3 * i + 1], buffer[3 * i + 2])
                 let world = SIMD3((r0 * p).sum(), (r1 * p).sum(), (r2 * p).sum()) + t
-                grid.add(world, SIMD3(colorBuffer[3 * i], colorBuffer[3 * i + 1], colorBuffer[3 * i + 2]))
+                var normal = SIMD3<Float>.zero
+                if normals {
+                    let m = SIMD3(normalBuffer[3 * i], normalBuffer[3 * i + 1], normalBuffer[3 * i + 2])
+                    normal = SIMD3((r0 * m).sum(), (r1 * m).sum(), (r2 * m).sum())
+                }
+                grid.add(world, SIMD3(colorBuffer[3 * i], colorBuffer[3 * i + 1], colorBuffer[3 * i + 2]), normal)
             }
             input += written
             frames += 1
@@ -122,24 +138,29 @@ public struct SceneCloud: Sendable {
 
         /// The merged, thinned cloud.
         func cloud() -> SceneCloud {
-            let (p, c) = grid.points()
-            return SceneCloud(positions: p, colors: c, frames: frames, inputPoints: input)
+            let (p, c, n) = grid.points()
+            return SceneCloud(positions: p, colors: c, normals: n, frames: frames, inputPoints: input)
         }
     }
 }
 
 /// Points summed per cell of a voxel grid (cells indexed by `SparseKeyIndex`), so memory
-/// follows the occupied cells. With a voxel of 0 every point is kept as it is.
+/// follows the occupied cells. With a voxel of 0 every point is kept as it is. With
+/// `normals`, each cell's normals are summed and the sum made unit length.
 struct VoxelAccumulator {
     let voxel: Double
+    let normals: Bool
     private var cells = SparseKeyIndex(capacity: 1 << 16)
     private var sums: [SIMD4<Float>] = []     // x, y, z, count
     private var colorSums: [SIMD3<UInt32>] = []
     private var raw: [Float] = []
     private var rawColors: [UInt8] = []
+    private var normalSums: [SIMD3<Float>] = []
+    private var rawNormals: [Float] = []
 
-    init(voxel: Double) {
+    init(voxel: Double, normals: Bool = false) {
         self.voxel = voxel
+        self.normals = normals
     }
 
     /// The cell key (`SparseKeyIndex.cellKey`: ±10 km at 1 cm); nil beyond.
@@ -151,10 +172,11 @@ struct VoxelAccumulator {
         return SparseKeyIndex.cellKey(Int(q.x), Int(q.y), Int(q.z))
     }
 
-    mutating func add(_ p: SIMD3<Float>, _ c: SIMD3<UInt8>) {
+    mutating func add(_ p: SIMD3<Float>, _ c: SIMD3<UInt8>, _ n: SIMD3<Float> = .zero) {
         guard voxel > 0 else {
             raw += [p.x, p.y, p.z]
             rawColors += [c.x, c.y, c.z]
+            if normals { rawNormals += [n.x, n.y, n.z] }
             return
         }
         guard let k = key(p) else { return }
@@ -162,16 +184,27 @@ struct VoxelAccumulator {
         if inserted {
             sums.append(SIMD4(p.x, p.y, p.z, 1))
             colorSums.append(SIMD3(UInt32(c.x), UInt32(c.y), UInt32(c.z)))
+            if normals { normalSums.append(n) }
         } else {
             sums[index] += SIMD4(p.x, p.y, p.z, 1)
             colorSums[index] &+= SIMD3(UInt32(c.x), UInt32(c.y), UInt32(c.z))
+            if normals { normalSums[index] += n }
         }
     }
 
-    /// One point per cell: the mean position and color.
-    func points() -> ([Float], [UInt8]) {
-        guard voxel > 0 else { return (raw, rawColors) }
-        var positions = [Float](), colors = [UInt8]()
+    /// One point per cell: the mean position and color, and the unit mean normal (empty
+    /// without `normals`).
+    func points() -> ([Float], [UInt8], [Float]) {
+        guard voxel > 0 else { return (raw, rawColors, rawNormals) }
+        var positions = [Float](), colors = [UInt8](), unitNormals = [Float]()
+        if normals {
+            unitNormals.reserveCapacity(3 * normalSums.count)
+            for n in normalSums {
+                let length = (n * n).sum().squareRoot()
+                let u = length > 0 ? n / length : .zero
+                unitNormals += [u.x, u.y, u.z]
+            }
+        }
         positions.reserveCapacity(3 * sums.count)
         colors.reserveCapacity(3 * sums.count)
         for (s, c) in zip(sums, colorSums) {
@@ -180,6 +213,6 @@ struct VoxelAccumulator {
             let mean = (SIMD3(Float(c.x), Float(c.y), Float(c.z)) / n).rounded(.toNearestOrEven)
             colors += [UInt8(min(255, mean.x)), UInt8(min(255, mean.y)), UInt8(min(255, mean.z))]
         }
-        return (positions, colors)
+        return (positions, colors, unitNormals)
     }
 }

@@ -74,6 +74,10 @@ public final class Scene: Sendable {
         }
     }
 
+    /// The files and folders the scene reads: the scan's path, and for registered
+    /// captures each capture and photo. Outputs never replace or hold one of them.
+    package var inputs: [String] { [path] + storage.inputFiles }
+
     /// Whether `path` looks like a scan (by its content, without reading it whole).
     public static func isScene(_ path: String) -> Bool { SceneKind.recognise(path) != nil }
 
@@ -228,12 +232,16 @@ protocol SceneStorage: Sendable {
     /// A reader that may give video pictures as decoded (`SceneFrame.picture`) when
     /// `videoPictures`; by default the same as `makeReader(color:)`.
     func makeReader(color: Bool, videoPictures: Bool) throws -> any SceneFrameReader
+    /// Files the frames are read from outside the scene's own path (none for a scan).
+    var inputFiles: [String] { get }
 }
 
 extension SceneStorage {
     func makeReader(color: Bool, videoPictures: Bool) throws -> any SceneFrameReader {
         try makeReader(color: color)
     }
+
+    var inputFiles: [String] { [] }
 }
 
 /// Reads frames' pixels; frames asked in increasing order are read without seeking.

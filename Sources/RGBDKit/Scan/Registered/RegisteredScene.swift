@@ -140,6 +140,8 @@ struct RegisteredStorage: SceneStorage {
 
     func makeReader(color: Bool) throws -> any SceneFrameReader { Reader(sources: sources, color: color) }
 
+    var inputFiles: [String] { sources.keys.sorted().compactMap { sources[$0] }.flatMap { [$0.capture, $0.image] } }
+
     struct Reader: SceneFrameReader {
         let sources: [Int: Source]
         let color: Bool
