@@ -145,3 +145,43 @@ def test_las_in_utm_agrees_with_pyproj(rgbd_bin, capture, tmp_path):
     bad = subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / "x.las"), "--crs", "EPSG:32630"],
                          capture_output=True, text=True)
     assert bad.returncode == 64 and "--frame enu" in bad.stderr
+
+
+def test_registered_scene_in_utm_agrees_with_pyproj(rgbd_bin, tmp_path):
+    """A scene of registered captures placed with --frame enu (by its first photo's GPS and
+    heading) is written in UTM with --crs, as a single capture is: each point of its ENU
+    cloud, taken to UTM by pyproj's own pipeline, lands within 1 mm of rgbd's LAS
+    coordinates, and the file's WKT names the system (--crs was once ignored for scenes)."""
+    import laspy
+    import pyproj
+    from plyfile import PlyData
+
+    synth = Path(rgbd_bin).with_name("rgbd-synth")
+    for name in ("a", "b"):
+        subprocess.run([str(synth), "capture", "-o", str(tmp_path), "--name", name, "--color", "1344x1008",
+                        "--depth", "336x252", "--tags", "2", "--geotag", f"{LAT},{LON},{ALT},{HEADING}"],
+                       check=True, capture_output=True)
+    reg = tmp_path / "reg"
+    run = subprocess.run([str(rgbd_bin), "register", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+                          "--tag-size", "0.16", "-o", str(reg), "-q"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    run = subprocess.run([str(rgbd_bin), "cloud", str(reg), "-o", str(tmp_path / "utm.las"), "--frame", "enu",
+                          "--crs", "EPSG:32630", "-q"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    subprocess.run([str(rgbd_bin), "cloud", str(reg), "-o", str(tmp_path / "enu.ply"), "--frame", "enu", "-q"],
+                   check=True, capture_output=True)
+    las = laspy.read(str(tmp_path / "utm.las"))
+    ply = PlyData.read(str(tmp_path / "enu.ply"))["vertex"]
+    enu = np.c_[ply["x"], ply["y"], ply["z"]].astype(np.float64)
+    assert len(enu) > 1000
+    pipeline = ("+proj=pipeline +step +inv +proj=topocentric +ellps=WGS84 "
+                f"+lat_0={LAT} +lon_0={LON} +h_0={ALT} +step +inv +proj=cart +ellps=WGS84 "
+                "+step +proj=utm +zone=30 +ellps=WGS84")
+    e, n, _ = pyproj.Transformer.from_pipeline(pipeline).transform(enu[:, 0], enu[:, 1], enu[:, 2])
+    got = np.c_[las.x, las.y, las.z]
+    assert got.shape == enu.shape
+    assert np.max(np.abs(got[:, 0] - e)) < 1e-3
+    assert np.max(np.abs(got[:, 1] - n)) < 1e-3
+    assert np.max(np.abs(got[:, 2] - (ALT + enu[:, 2]))) < 1e-3
+    crs = las.header.parse_crs()
+    assert crs is not None and crs.to_epsg() == 32630
