@@ -134,11 +134,11 @@ struct Fuse: ParsableCommand {
                 var options = options
                 options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
-                let fused: SceneFusion
-                do {
-                    defer { progress.finish() }
-                    fused = try SceneFusion.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
-                }
+                defer { progress.finish() }
+                let fused = try SceneFusion.build(scene, options: options,
+                                                  progress: { done, total in progress.update(done: done, total: total) },
+                                                  stage: { progress.stage($0.rawValue) })
+                progress.stage("writing \(target)")
                 let mesh = fused.mesh
                 let comments = comments(scene, fused, frame: options.points.frame)
                 if cloud {
@@ -153,6 +153,7 @@ struct Fuse: ParsableCommand {
                 } else {
                     try PLYWriter.write(path: target, mesh: mesh, encoding: encoding, comments: comments)
                 }
+                progress.finish()
                 if mesh.faceCount == 0 {
                     Report.warning("\(path): \(target) holds no surface: no depth passed the filters (confidence \(minConfidence) and up, depth range) or no cell was seen whole")
                 }

@@ -138,11 +138,17 @@ struct Preview: ParsableCommand {
         }
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             do {
+                let start = Host.monotonicSeconds()
                 let scene = try SceneInputs.open(path)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: reporting.quiet)
                 defer { progress.finish() }
                 try ScenePreviewSheet.write(scene, to: target, options: sceneOptions) { done, total in
                     progress.update(done: done, total: total)
+                }
+                progress.finish()
+                if !reporting.quiet {
+                    let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
+                    Terminal.printError("\(path): \(scene.frames.count) frames → \(target) (\(seconds) s)\n")
                 }
             } catch {
                 Report.error(error)

@@ -8,7 +8,7 @@ enum SceneInputs {
     static func split(_ inputs: [String]) -> (scenes: [String], captures: [String]) {
         var scenes: [String] = [], captures: [String] = []
         for input in inputs {
-            if Scene.isScene(input) { scenes.append(input) } else { captures.append(input) }
+            if Scene.looksLikeScene(input) { scenes.append(input) } else { captures.append(input) }
         }
         return (scenes, captures)
     }
@@ -37,6 +37,15 @@ final class FrameProgress {
     init(name: String, quiet: Bool) {
         self.name = name
         enabled = !quiet && Terminal.standardErrorIsTerminal
+    }
+
+    /// Shows that the work moved on to `stage` (meshing, writing) after the frames.
+    func stage(_ stage: String) {
+        guard enabled else { return }
+        let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 1)
+        let line = "\(name): \(stage)… (\(seconds) s)"
+        Terminal.printError("\r\u{1B}[K" + String(line.prefix(max(10, (Terminal.standardErrorColumns ?? 80) - 1))))
+        drawn = true
     }
 
     func update(done: Int, total: Int) {
@@ -85,8 +94,9 @@ struct SceneCloudCommand {
                 var options = options
                 options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
+                defer { progress.finish() }
                 let cloud = try SceneCloud.build(scene, options: options) { done, total in progress.update(done: done, total: total) }
-                progress.finish()
+                progress.stage("writing \(target)")
                 if las {
                     var positions = cloud.positions.map(Double.init)
                     var wkt: String? = nil
@@ -110,6 +120,7 @@ struct SceneCloudCommand {
                         }
                     }
                 }
+                progress.finish()
                 if cloud.count == 0 {
                     Report.warning("\(path): \(target) holds no point: no depth passed the filters (confidence \(options.minConfidence) and up, depth range)")
                 }

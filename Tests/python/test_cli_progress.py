@@ -134,3 +134,39 @@ def test_off_a_terminal_one_line_per_capture(rgbd_bin, batch, tmp_path):
     done = [line for line in lines if re.fullmatch(r"\[\d+/%d\] .*: done in [\d.]+ s" % CAPTURES, line)]
     assert len(done) == CAPTURES, lines
     assert lines[-1] == f"rgbd: {CAPTURES} of {CAPTURES} captures done, 0 failed"
+
+
+@pytest.mark.parametrize("command", ["fuse", "cloud"])
+def test_scene_commands_show_every_stage(rgbd_bin, tmp_path, command):
+    """A scan's fusion or merged cloud on a terminal shows each stage after the frames
+    (meshing, writing) on its status line, never wider than the window, and ends with the
+    summary alone on the screen: nothing is silent between the last frame and the end."""
+    synth = Path(rgbd_bin).with_name("rgbd-synth")
+    subprocess.run([str(synth), "scan", "-o", str(tmp_path), "--frames", "6", "--size", "320x240"],
+                   check=True, capture_output=True)
+    out = tmp_path / "out.ply"
+    status, output = run_in_terminal([str(rgbd_bin), command, str(tmp_path / "scan"), "-o", str(out)], 60)
+    assert status == 0, output
+    drawn = output.decode("utf-8")
+    stages = ["meshing", "writing"] if command == "fuse" else ["writing"]
+    for stage in stages:
+        assert f"scan: {stage}" in drawn, drawn
+    assert drawn.index("6/6") < drawn.index(f"scan: {stages[0]}")
+    # Every status line drawn in place fits the window (the summary is an ordinary line).
+    status_lines = [part for part in drawn.split("\r\x1b[K") if part and "\n" not in part]
+    assert status_lines and max(len(part) for part in status_lines) < 60, status_lines
+    lines, _ = screen(output)
+    assert [line for line in lines if line.strip()] == [lines[-1]] and "out.ply" in lines[-1], lines
+
+
+def test_scan_preview_says_what_it_wrote(rgbd_bin, tmp_path):
+    """rgbd preview of a scan ends with one line naming the sheet (it once printed nothing)."""
+    synth = Path(rgbd_bin).with_name("rgbd-synth")
+    subprocess.run([str(synth), "scan", "-o", str(tmp_path), "--frames", "6", "--size", "320x240"],
+                   check=True, capture_output=True)
+    run = subprocess.run([str(rgbd_bin), "preview", str(tmp_path / "scan"), "-o", str(tmp_path / "sheets")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout == ""
+    assert run.stderr.strip().splitlines() == [f"{tmp_path / 'scan'}: 6 frames → {tmp_path / 'sheets' / 'scan.preview.png'}"
+                                               + run.stderr.strip().split("scan.preview.png")[-1]]
+    assert (tmp_path / "sheets" / "scan.preview.png").is_file()

@@ -112,6 +112,20 @@ def test_malformed_scan_raises_invalid_scene(synth, tmp_path):
     assert str(odometry) in str(error.value) and "line 3" in str(error.value)
 
 
+def test_missing_paths_and_parts_are_named(synth, tmp_path):
+    """load_scene of a path that does not exist says so; of a Stray folder without
+    odometry.csv, which file is missing."""
+    with pytest.raises(rgbd.RGBDError) as error:
+        rgbd.load_scene(tmp_path / "nope")
+    assert str(error.value) == f"{tmp_path / 'nope'}: no such file or directory"
+    path = make_scan(synth, tmp_path, "stray-v9")
+    (path / "odometry.csv").unlink()
+    with pytest.raises(rgbd.RGBDError) as error:
+        rgbd.load_scene(path)
+    assert error.value.status == rgbd.Status.INVALID_SCENE
+    assert f"{path}: a Stray Scanner scan" in str(error.value) and "without odometry.csv" in str(error.value)
+
+
 def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     """Scene.fuse (the C ABI's rgbd_scene_fuse, count then fill) gives numpy arrays on the
     scan's true surfaces, bit for bit the mesh `rgbd fuse` writes."""

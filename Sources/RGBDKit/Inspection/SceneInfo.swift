@@ -136,7 +136,7 @@ public struct SceneInfo: Sendable {
         row("world", scene.world.rawValue)
         row("trajectory", "\(f(trajectoryLength, 3)) m; camera centres within \(vector(extent.min)) … \(vector(extent.max)) m")
         if let p = depth.percentiles {
-            row("depth range", "p5 \(f(p.p5, 3)) m, median \(f(p.p50, 3)) m, p95 \(f(p.p95, 3)) m; holes \(f(100 * depth.holes, 1)) % (\(sampledFrames) frames sampled)")
+            row("depth range", "p5 \(f(p.p5, 3)) m, median \(f(p.p50, 3)) m, p95 \(f(p.p95, 3)) m; holes \(f(100 * depth.holes, 1)) % (\(sampledFrames) frame\(sampledFrames == 1 ? "" : "s") sampled)")
         } else {
             row("depth range", "no valid depth in \(sampledFrames) sampled frames")
         }

@@ -81,12 +81,21 @@ public struct SceneFusion: Sendable {
     /// Triangles dropped as small fragments.
     public var droppedTriangles: Int
 
+    /// The steps of a fusion after the frames, for progress.
+    public enum Stage: String, Sendable {
+        /// Marching cubes over the volume.
+        case meshing
+        /// Small connected pieces dropped.
+        case droppingFragments = "dropping small pieces"
+    }
+
     /// Fuses `scene`; `progress` is called after each frame with the number done and the
-    /// number to do.
+    /// number to do, `stage` as each later step begins.
     /// - Throws: `RGBDError` for bad options, a frame that cannot be read, a frame whose
     ///   points lie beyond the volume's reach, or one that would exceed the memory budget.
     public static func build(_ scene: Scene, options: SceneFusionOptions,
-                             progress: ((Int, Int) -> Void)? = nil) throws -> SceneFusion {
+                             progress: ((Int, Int) -> Void)? = nil,
+                             stage: ((Stage) -> Void)? = nil) throws -> SceneFusion {
         try options.validate()
         var volume = TSDFVolume(voxel: Float(options.voxel), trunc: Float(options.truncation), memoryBudget: options.budget)
         volume.parallel = options.parallel
@@ -100,9 +109,13 @@ public struct SceneFusion: Sendable {
             done += 1
             progress?(done, positions.count)
         }
+        stage?(.meshing)
         var mesh = volume.extractMesh(parallel: options.parallel)
         let before = mesh.faceCount
-        if options.minFragmentTriangles > 0 { mesh = mesh.removingFragments(smallerThan: options.minFragmentTriangles) }
+        if options.minFragmentTriangles > 0 {
+            stage?(.droppingFragments)
+            mesh = mesh.removingFragments(smallerThan: options.minFragmentTriangles)
+        }
         return SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
                            droppedTriangles: before - mesh.faceCount)
     }

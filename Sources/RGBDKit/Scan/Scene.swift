@@ -62,7 +62,9 @@ public final class Scene: Sendable {
     /// - Throws: `RGBDError` naming the file (and frame) for anything malformed; `.invalidScene`
     ///   for a path that is no scan rgbd reads.
     public static func open(_ path: String) throws -> Scene {
+        guard FileSystem.exists(path) else { throw RGBDError(.io, file: path, "no such file or directory") }
         guard let kind = SceneKind.recognise(path) else {
+            if let damage = SceneKind.damage(path) { throw RGBDError(.invalidScene, file: path, damage) }
             throw RGBDError(.invalidScene, file: path,
                             "not a scan rgbd reads (a Stray Scanner folder with odometry.csv, a Record3D .r3d file or EXR + JPG folder, a folder rgbd register wrote)")
         }
@@ -80,6 +82,13 @@ public final class Scene: Sendable {
 
     /// Whether `path` looks like a scan (by its content, without reading it whole).
     public static func isScene(_ path: String) -> Bool { SceneKind.recognise(path) != nil }
+
+    /// Whether `path` is a scan or looks like a damaged one (a Stray Scanner folder
+    /// missing `odometry.csv`, a `.r3d` file that is no ZIP archive): such a path is
+    /// meant as a scan, and opening it says what is missing.
+    public static func looksLikeScene(_ path: String) -> Bool {
+        SceneKind.recognise(path) != nil || SceneKind.damage(path) != nil
+    }
 
     /// Frame `position` of `frames` with its pixels: depth, confidence, and color when
     /// `color` is true and the scene has color. Random access: a video is sought.
@@ -222,6 +231,30 @@ enum SceneKind {
         }
         guard let prefix = try? FileSystem.readPrefix(path, count: 4), prefix == [0x50, 0x4B, 0x03, 0x04] else { return nil }
         return .record3DArchive
+    }
+
+    /// What is missing from a path that looks like a scan but is none: a folder with two
+    /// or more of a Stray Scanner scan's parts but not the two it needs, a Record3D export
+    /// without its depth, a `.r3d` file that is not a ZIP archive. Nil for anything else.
+    static func damage(_ path: String) -> String? {
+        if FileSystem.isDirectory(path) {
+            func has(_ name: String) -> Bool { FileSystem.exists(Path.join(path, name)) }
+            let strayParts = ["odometry.csv", "camera_matrix.csv", "rgb.mp4", "confidence", "depth", "imu.csv"].filter(has)
+            if strayParts.count >= 2 && !has("metadata.json") {
+                let missing = ["odometry.csv", "depth"].filter { !strayParts.contains($0) }
+                    .map { $0 == "depth" ? "the depth/ folder" : "\($0) (the camera poses)" }
+                return "a Stray Scanner scan (it has \(strayParts.joined(separator: ", "))) without \(missing.joined(separator: " and ")): "
+                    + (missing.count > 1 ? "they are missing" : "it is missing")
+            }
+            if has("metadata.json") && (has("rgb") || has("rgbd")) && !FileSystem.isDirectory(Path.join(path, "depth")) {
+                return "a Record3D export (it has metadata.json) without its depth/ folder of EXR depth maps"
+            }
+            return nil
+        }
+        if Path.pathExtension(path) == "r3d" {
+            return "not a Record3D .r3d archive: the file is not a ZIP archive"
+        }
+        return nil
     }
 }
 

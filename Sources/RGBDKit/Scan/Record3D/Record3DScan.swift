@@ -98,7 +98,7 @@ enum Record3DScan {
         if !hasColor { warnings.append("\(path): no color frames: a depth-only scene") }
         var details: [(key: String, value: String)] = [("metadata", metadata.newKeys ? "newer key set (timestamps, per-frame intrinsics)" : "old key set (w, h, fps, K, poses)")]
         if let cameraType = metadata.cameraType { details.append(("camera type", "\(cameraType)")) }
-        details.append(("intrinsics", metadata.perFrameIntrinsics == nil ? "one K for all frames" : "per frame"))
+        details.append(("K stored", metadata.perFrameIntrinsics == nil ? "once, for all frames" : "per frame"))
         return Scene(path: path, format: SceneFormat(app: .record3D, variant: variant + (metadata.newKeys ? "" : ", old metadata")),
                      world: .firstFrame, frames: frames, colorSize: hasColor ? colorSize : nil, depthSize: depthSize,
                      framesPerSecond: metadata.fps, skipped: skipped, warnings: warnings, details: details,

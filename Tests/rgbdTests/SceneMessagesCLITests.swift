@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import RGBDKit
+import RGBDSynth
+
+/// What every scene command says about a path that is not quite a scan: one line naming
+/// the path and what is missing, the same for every command.
+@Suite(.serialized) struct SceneMessagesCLITests {
+    static let commands: [(name: String, extra: [String])] = [
+        ("info", []), ("cloud", ["-o", "OUT/x.ply"]), ("preview", ["-o", "OUT/p"]), ("fuse", ["-o", "OUT/x.ply"]),
+        ("export", ["--format", "colmap", "-o", "OUT/e"]),
+    ]
+
+    static func run(_ command: (name: String, extra: [String]), _ path: String, out: String) throws -> CLITests.Run {
+        try CLITests.run([command.name, path] + command.extra.map { $0.replacingOccurrences(of: "OUT", with: out) })
+    }
+
+    /// A Stray folder without odometry.csv: every command names the missing file.
+    @Test func aStrayScanWithoutPosesNamesTheMissingFile() throws {
+        let (dir, path) = try SceneCLITests.write(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.removeItem(atPath: path + "/odometry.csv")
+        for command in Self.commands {
+            let run = try Self.run(command, path, out: dir)
+            #expect(run.status == 1, "\(command.name): exit \(run.status)")
+            let errors = run.stderr.split(separator: "\n").filter { $0.hasPrefix("rgbd: error:") }
+            #expect(errors.count == 1, "\(command.name): \(run.stderr)")
+            #expect(errors.first?.contains("\(path): a Stray Scanner scan") == true
+                    && errors.first?.contains("without odometry.csv") == true, "\(command.name): \(run.stderr)")
+            #expect(!run.stderr.contains("NAME.json"), "\(command.name) speaks of captures: \(run.stderr)")
+        }
+        #expect(CLITests.files(in: dir) == ["scan", "scan.truth.json"])
+    }
+
+    /// A path that does not exist is "no such file or directory" for every command; a
+    /// `.r3d` that is no ZIP archive says so (not "no image beside it").
+    @Test func missingPathsAndDamagedArchivesAreNamed() throws {
+        let dir = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data("not a zip".utf8).write(to: URL(fileURLWithPath: dir + "/notzip.r3d"))
+        for command in Self.commands {
+            let missing = try Self.run(command, dir + "/nope", out: dir)
+            #expect(missing.status == 1 && missing.stderr.contains("\(dir)/nope: no such file or directory"),
+                    "\(command.name): \(missing.stderr)")
+            let archive = try Self.run(command, dir + "/notzip.r3d", out: dir)
+            #expect(archive.status == 1 && archive.stderr.contains("notzip.r3d: not a Record3D .r3d archive"),
+                    "\(command.name): \(archive.stderr)")
+            #expect(!archive.stderr.contains("image beside"), "\(command.name): \(archive.stderr)")
+        }
+    }
+
+    /// `info` of a one-frame `.r3d`: each row named once, "1 frame", not "1 frames".
+    @Test func infoOfARecord3DArchiveNamesEachRowOnce() throws {
+        let scan = SyntheticScan(frameCount: 1, colorWidth: 320, colorHeight: 240)
+        let (dir, path) = try SceneCLITests.write(.record3D(.r3d, keys: .new, portrait: false), scan: scan)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = try CLITests.run(["info", path])
+        #expect(run.status == 0, "\(run.stderr)")
+        // Rows are "  key   value", the key column padded: a key ends at two spaces.
+        let keys = run.stdout.split(separator: "\n").dropFirst().map {
+            String($0.dropFirst(2)).components(separatedBy: "  ").first ?? ""
+        }
+        #expect(Set(keys).count == keys.count, "a row named twice: \(run.stdout)")
+        #expect(!run.stdout.contains("1 frames"), "\(run.stdout)")
+        #expect(run.stdout.contains("1 frame sampled"), "\(run.stdout)")
+    }
+}
