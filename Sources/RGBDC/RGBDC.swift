@@ -21,6 +21,8 @@ private func fail(_ error: any Error) -> Int32 {
         case .stride: "stride"
         case .edgeThreshold: "edge_threshold"
         case .overwrite: "pass overwrite to replace it"
+        case .frame: "frame"
+        case .crs: "crs"
         }
     })
     switch error.kind {
@@ -844,7 +846,11 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
 /// What a `rgbd_mesh *` points to.
 private final class MeshHandle: @unchecked Sendable {
     let mesh: TriangleMesh
-    init(_ mesh: TriangleMesh) { self.mesh = mesh }
+    let comments: [String]
+    init(_ mesh: TriangleMesh, comments: [String]) {
+        self.mesh = mesh
+        self.comments = comments
+    }
 }
 
 private func meshHandle(_ pointer: OpaquePointer?) throws -> MeshHandle {
@@ -890,7 +896,7 @@ public func rgbd_scene_fuse(_ scene: OpaquePointer!, _ options: UnsafePointer<rg
         guard let out else { throw argument("out is NULL") }
         let s = try sceneHandle(scene).scene
         let fused = try SceneFusion.build(s, options: try fusionOptions(options, for: s))
-        out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused.mesh)).toOpaque())
+        out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused.mesh, comments: fused.comments)).toOpaque())
     }
 }
 
@@ -927,6 +933,44 @@ public func rgbd_mesh_copy(_ mesh: OpaquePointer!, _ positions: UnsafeMutablePoi
         if let colors { _ = UnsafeMutableBufferPointer(start: colors, count: m.colors.count).update(fromContentsOf: m.colors) }
         if let normals { _ = UnsafeMutableBufferPointer(start: normals, count: m.normals.count).update(fromContentsOf: m.normals) }
         if let faces { _ = UnsafeMutableBufferPointer(start: faces, count: m.faces.count).update(fromContentsOf: m.faces) }
+    }
+}
+
+@c @implementation
+public func rgbd_mesh_comments(_ mesh: OpaquePointer!, _ buffer: UnsafeMutablePointer<CChar>!, _ capacity: Int,
+                               _ length: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        let text = Array(try meshHandle(mesh).comments.joined(separator: "\n").utf8)
+        length?.pointee = text.count
+        guard let buffer else { return }
+        guard capacity > text.count else {
+            throw argument("capacity is \(capacity) bytes, the comments take \(text.count + 1) with their NUL")
+        }
+        for (i, byte) in text.enumerated() { buffer[i] = CChar(bitPattern: byte) }
+        buffer[text.count] = 0
+    }
+}
+
+@c @implementation
+public func rgbd_write_mesh_ply(_ path: UnsafePointer<CChar>!, _ positions: UnsafePointer<Float>!,
+                                _ colors: UnsafePointer<UInt8>!, _ normals: UnsafePointer<Float>!, _ vertexCount: Int,
+                                _ faces: UnsafePointer<UInt32>!, _ faceCount: Int, _ comments: UnsafePointer<CChar>!,
+                                _ ascii: Int32) -> Int32 {
+    guarded {
+        let destination = try string(path, "path")
+        guard let positions, let colors, let normals else { throw argument("positions, colors and normals must not be NULL") }
+        guard let faces else { throw argument("faces is NULL") }
+        guard vertexCount >= 0, vertexCount <= Int.max / 16, faceCount >= 0, faceCount <= Int.max / 16 else {
+            throw argument("vertex_count \(vertexCount) or face_count \(faceCount) is out of range")
+        }
+        var mesh = TriangleMesh()
+        mesh.positions = Array(UnsafeBufferPointer(start: positions, count: 3 * vertexCount))
+        mesh.colors = Array(UnsafeBufferPointer(start: colors, count: 3 * vertexCount))
+        mesh.normals = Array(UnsafeBufferPointer(start: normals, count: 3 * vertexCount))
+        mesh.faces = Array(UnsafeBufferPointer(start: faces, count: 3 * faceCount))
+        let lines = comments.map { String(cString: $0).split(separator: "\n", omittingEmptySubsequences: false).map(String.init) } ?? []
+        try PLYWriter.write(path: destination, mesh: mesh, encoding: ascii != 0 ? .ascii : .binaryLittleEndian,
+                            comments: lines)
     }
 }
 

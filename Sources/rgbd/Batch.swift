@@ -143,6 +143,8 @@ enum Report {
             case .stride: "--stride"
             case .edgeThreshold: "--flying-pixel-step"
             case .overwrite: "give --overwrite to replace it"
+            case .frame: "--frame"
+            case .crs: "--crs"
             }
         }
     }

@@ -29,8 +29,12 @@ struct Fuse: ParsableCommand {
         distance (default 4 voxels). --every N integrates every N-th frame. \
         --min-fragment N drops connected pieces of fewer than N triangles. --cloud writes \
         the mesh's vertices as a point cloud (positions, colors, normals) instead. The \
-        volume may take at most --max-memory MB (default half the machine's memory): a \
-        frame that would need more is refused, naming it, before memory is allocated. \
+        volume (the TSDF blocks, 4 KiB per 8x8x8 block) may take at most --max-memory MB \
+        (default half the machine's memory): a frame that would need more is refused, \
+        naming it, before memory is allocated. That bounds the volume only: the process \
+        also holds the frames being read (about 100 MB for 1920x1440 video) and, at the \
+        end, the mesh and marching cubes' lists (about 200 bytes per vertex); the summary \
+        gives the volume's size and the process's peak. \
         --frame level turns a gravity-aligned scan world (Stray Scanner's ARKit world, +y up) \
         so that up is +z before fusing (the transform is in the header); a scene of \
         registered captures (rgbd register) is placed by the first photo whose EXIF has \
@@ -78,7 +82,7 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Drop connected pieces of fewer than N triangles (0 keeps all).", valueName: "N"))
     var minFragment: Int = 0
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the volume may take, MB (default half the machine's).", valueName: "MB"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the TSDF volume may take, MB (default half the machine's); frames and the mesh take more (see above).", valueName: "MB"))
     var maxMemory: Int?
 
     @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
@@ -140,7 +144,7 @@ struct Fuse: ParsableCommand {
                                                   stage: { progress.stage($0.rawValue) })
                 progress.stage("writing \(target)")
                 let mesh = fused.mesh
-                let comments = comments(scene, fused, frame: options.points.frame)
+                let comments = fused.comments
                 if cloud {
                     try mesh.positions.withUnsafeBufferPointer { points in
                         try mesh.colors.withUnsafeBufferPointer { colors in
@@ -160,7 +164,8 @@ struct Fuse: ParsableCommand {
                 if !quiet {
                     let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
                     let what = cloud ? "\(mesh.vertexCount) points" : "\(mesh.vertexCount) vertices, \(mesh.faceCount) triangles"
-                    Terminal.printError("\(path): \(fused.frames) frames, \(fused.blocks) blocks (\(fused.volumeBytes >> 20) MB) → \(what) in \(target) (\(seconds) s)\n")
+                    let peak = Host.peakResidentBytes.map { ", process peak \($0 >> 20) MB" } ?? ""
+                    Terminal.printError("\(path): \(fused.frames) frames, \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what) in \(target) (\(seconds) s)\n")
                 }
             } catch {
                 Report.error(error)
@@ -168,25 +173,5 @@ struct Fuse: ParsableCommand {
             }
         }
         if failures > 0 { throw ExitCode(1) }
-    }
-
-    private func comments(_ scene: Scene, _ fused: SceneFusion, frame placed: WorldFrame) -> [String] {
-        let t = trunc ?? 4 * voxel
-        var lines = [
-            "rgbd \(RGBDVersion.string): fused surface of a scan (TSDF on 8x8x8 voxel blocks, marching cubes), meters",
-            "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
-            "world \(scene.world.rawValue)",
-            placed.kind == .camera
-                ? "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose"
-                : "axes: \(placed.axesDescription); each frame's OpenCV camera frame placed by its pose, then the frame's transform",
-            "voxel \(voxel) m, truncation \(t) m",
-            "frames \(fused.frames) (every \(every)), min confidence \(minConfidence), depth \(minDepth) to \(maxDepth) m"
-                + (keepEdges ? ", flying pixels kept" : ", flying-pixel step \(flyingPixelStep)"),
-            "normals: the distance field's gradient, toward the observed side",
-        ]
-        lines += placed.comments
-        if minFragment > 0 { lines.append("pieces under \(minFragment) triangles dropped (\(fused.droppedTriangles) triangles)") }
-        if scene.colorSize == nil { lines.append("no color in the scan: vertices are white") }
-        return lines
     }
 }

@@ -86,8 +86,10 @@ def test_frame_errors(capture, tmp_path):
     sample = REPO / "Examples" / "sample" / "shot.json"
     with rgbd.load_capture(str(sample)) as plain:
         assert plain.location is None and plain.gravity is None and plain.heading is None
-        with pytest.raises(rgbd.RGBDError, match="needs gravity"):
+        with pytest.raises(rgbd.RGBDError, match="needs gravity") as error:
             plain.point_cloud(frame="level")
+        # Python's spelling of the setting, never the command line's.
+        assert str(error.value).endswith("(frame)") and "--" not in str(error.value), str(error.value)
 
 
 def test_las_output_reads_back_with_laspy(rgbd_bin, capture, tmp_path):

@@ -154,6 +154,26 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     assert np.array_equal(np.stack([v["x"], v["y"], v["z"]], axis=1), mesh.vertices)
     assert np.array_equal(np.stack([v["red"], v["green"], v["blue"]], axis=1), mesh.colors)
     assert np.array_equal(np.stack(written["face"]["vertex_indices"]).astype(np.uint32), mesh.faces)
+    # The mesh writes itself as rgbd fuse writes it: the same file, header comments and all.
+    mine = tmp_path / "mine.ply"
+    mesh.write(mine)
+    assert mine.read_bytes() == ply.read_bytes()
+    assert mesh.comments[0].startswith("rgbd ") and f"source {path}" in mesh.comments[1]
+    mesh.write(tmp_path / "mine-ascii.ply", ascii=True)
+    ascii_ply = PlyData.read(str(tmp_path / "mine-ascii.ply"))
+    assert np.array_equal(np.stack(ascii_ply["face"]["vertex_indices"]).astype(np.uint32), mesh.faces)
+    with pytest.raises(ValueError, match=r"\.ply"):
+        mesh.write(tmp_path / "mesh.obj")
+    assert not (tmp_path / "mesh.obj").exists()
+    # The option names are rgbd fuse's; the earlier ones are still taken.
+    with rgbd.load_scene(path) as scene:
+        renamed = scene.fuse(voxel=0.02, flying_pixel_step=0.05, max_memory=512)
+        older = scene.fuse(voxel=0.02, edge_threshold=0.05, max_memory_mb=512)
+        first = scene[0]
+    assert np.array_equal(renamed.vertices, mesh.vertices) and np.array_equal(older.faces, mesh.faces)
+    # A frame's repr is one short line (it once printed whole arrays).
+    text = repr(first)
+    assert "\n" not in text and len(text) < 200 and "depth 192×256" in text, text
     # Bad options raise RGBDError with the library's message.
     with rgbd.load_scene(path) as scene, pytest.raises(rgbd.RGBDError, match="voxel must be between"):
         scene.fuse(voxel=1e-9)

@@ -60,7 +60,7 @@ import RGBDSynth
         #expect(cloud.stderr.contains("beyond 90°"))
         let enu = try CLITests.run(["cloud", json, "-o", directory + "/enu.ply", "--frame", "enu"])
         #expect(enu.status == 1)
-        #expect(enu.stderr.contains("bad.jpg") && enu.stderr.contains("--frame enu needs a position"), "\(enu.stderr)")
+        #expect(enu.stderr.contains("bad.jpg") && enu.stderr.contains("the enu frame needs a position") && enu.stderr.contains("(--frame)"), "\(enu.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/enu.ply"))
     }
 

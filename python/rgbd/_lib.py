@@ -395,6 +395,12 @@ _SIGNATURES = {
         _c.c_int,
         [RgbdMeshP, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t],
     ),
+    "rgbd_mesh_comments": (_c.c_int, [RgbdMeshP, _c.c_char_p, _c.c_size_t, c_size_t_p]),
+    "rgbd_write_mesh_ply": (
+        _c.c_int,
+        [_c.c_char_p, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t,
+         _c.c_char_p, _c.c_int32],
+    ),
     "rgbd_capture_tags": (
         _c.c_int,
         [RgbdCaptureP, _c.c_int32, _c.c_double, _c.POINTER(RgbdTag), _c.c_size_t, c_size_t_p],

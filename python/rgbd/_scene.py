@@ -43,6 +43,13 @@ class Frame:
     #: (H, W, 3) uint8 RGB; None for a depth-only scene or when read without color.
     color: Optional[np.ndarray]
 
+    def __repr__(self) -> str:
+        def shape(a: Optional[np.ndarray]) -> str:
+            return "None" if a is None else "×".join(str(n) for n in a.shape)
+        time = "None" if self.time is None else f"{self.time:.3f} s"
+        return (f"Frame(index={self.index}, time={time}, position={np.round(self.pose[:3, 3], 3).tolist()}, "
+                f"depth {shape(self.depth)}, confidence {shape(self.confidence)}, color {shape(self.color)})")
+
 
 @dataclass(frozen=True)
 class Mesh:
@@ -56,6 +63,37 @@ class Mesh:
     colors: np.ndarray
     #: (N, 3) float32 unit normals per vertex, toward the observed side.
     normals: np.ndarray
+    #: Where the surface comes from and how it was made (the PLY header's comments).
+    comments: Tuple[str, ...] = ()
+
+    def write(self, path: PathLike, ascii: bool = False) -> None:
+        """Writes the mesh to ``path`` as ``rgbd fuse`` writes it: PLY (binary, or ASCII
+        with ``ascii``) with its comments, atomically; the format comes from the extension
+        (``.ply``; other formats are not written yet).
+
+        Raises:
+            ValueError: an extension that is not ``.ply``, or arrays of the wrong shape.
+            RGBDError: the file cannot be written, or a face names a missing vertex.
+        """
+        raw = encode_path(path, "path")
+        if not os.fsdecode(raw).lower().endswith(".ply"):
+            raise ValueError(f"{os.fsdecode(raw)}: a mesh is written as .ply (other formats are not written yet)")
+        vertices = np.ascontiguousarray(self.vertices, np.float32)
+        colors = np.ascontiguousarray(self.colors, np.uint8)
+        normals = np.ascontiguousarray(self.normals, np.float32)
+        faces = np.ascontiguousarray(self.faces, np.uint32)
+        n = len(vertices)
+        if vertices.shape != (n, 3) or colors.shape != (n, 3) or normals.shape != (n, 3) or faces.ndim != 2 \
+                or faces.shape[1] != 3:
+            raise ValueError("vertices, colors and normals are (N, 3) arrays and faces an (M, 3) array")
+        f32, u8 = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_uint8)
+        check(_lib.lib().rgbd_write_mesh_ply(raw, vertices.ctypes.data_as(f32), colors.ctypes.data_as(u8),
+                                             normals.ctypes.data_as(f32), n,
+                                             faces.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), len(faces),
+                                             "\n".join(self.comments).encode(), int(bool(ascii))))
+
+    def __repr__(self) -> str:
+        return f"Mesh({len(self.vertices)} vertices, {len(self.faces)} triangles)"
 
 
 def _destroy(handle: Any) -> None:
@@ -215,8 +253,9 @@ class Scene:
 
     def fuse(self, voxel: float = 0.01, trunc: Optional[float] = None, min_depth: float = 0.0,
              max_depth: float = math.inf, min_confidence: int = 1, keep_edges: bool = False,
-             edge_threshold: float = 0.05, every: int = 1, min_fragment: int = 0,
-             max_memory_mb: Optional[int] = None, frame: str = "camera") -> Mesh:
+             flying_pixel_step: float = 0.05, every: int = 1, min_fragment: int = 0,
+             max_memory: Optional[int] = None, frame: str = "camera", *,
+             edge_threshold: Optional[float] = None, max_memory_mb: Optional[int] = None) -> Mesh:
         """Fuses the scene's frames into one surface, as ``rgbd fuse`` does (docs/fuse.md):
         a TSDF volume on a sparse block hash (``voxel`` meters, truncation ``trunc``,
         default 4 voxels), then marching cubes.
@@ -224,9 +263,12 @@ class Scene:
         Returns a :class:`Mesh` of numpy arrays in the scene's world. Depth is used when its
         confidence is at least ``min_confidence`` (0..2), it lies within
         ``min_depth``..``max_depth`` and it passes the flying-pixel filter
-        (``edge_threshold``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
-        ``min_fragment`` drops pieces of fewer triangles, ``max_memory_mb`` bounds the
-        volume (default half the machine's memory). ``frame="level"`` fuses a gravity-aligned
+        (``flying_pixel_step``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
+        ``min_fragment`` drops pieces of fewer triangles, ``max_memory`` (MB) bounds the
+        TSDF volume (default half the machine's memory; frames and the mesh take more).
+        The names are ``rgbd fuse``'s options; ``edge_threshold`` and ``max_memory_mb``, their
+        earlier names, are still taken. The mesh writes itself (:meth:`Mesh.write`) as
+        ``rgbd fuse`` writes it, header comments included. ``frame="level"`` fuses a gravity-aligned
         scene (Stray Scanner's) with z up, the volume's axes level; a scene of registered
         captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF (docs/geo.md).
 
@@ -243,10 +285,14 @@ class Scene:
         options.max_depth = max_depth
         options.min_confidence = min_confidence
         options.keep_edges = 1 if keep_edges else 0
-        options.edge_threshold = edge_threshold
+        if edge_threshold is not None:
+            flying_pixel_step = edge_threshold
+        if max_memory_mb is not None:
+            max_memory = max_memory_mb
+        options.edge_threshold = flying_pixel_step
         options.every = every
         options.min_fragment = min_fragment
-        options.max_memory_mb = 0 if max_memory_mb is None else max_memory_mb
+        options.max_memory_mb = 0 if max_memory is None else max_memory
         options.frame = frame_constant(frame)
         mesh = _lib.RgbdMeshP()
         with self._lock:
@@ -263,9 +309,14 @@ class Scene:
             check(lib.rgbd_mesh_copy(mesh, positions.ctypes.data_as(f32), colors.ctypes.data_as(u8),
                                      normals.ctypes.data_as(f32), nv,
                                      triangles.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), nf))
+            length = ctypes.c_size_t()
+            check(lib.rgbd_mesh_comments(mesh, None, 0, ctypes.byref(length)))
+            text = ctypes.create_string_buffer(length.value + 1)
+            check(lib.rgbd_mesh_comments(mesh, text, length.value + 1, ctypes.byref(length)))
         finally:
             lib.rgbd_mesh_destroy(mesh)
-        return Mesh(positions, triangles, colors, normals)
+        comments = tuple(text.value.decode("utf-8", errors="replace").split("\n")) if length.value else ()
+        return Mesh(positions, triangles, colors, normals, comments)
 
     def __repr__(self) -> str:
         return f"Scene({self.path!r}, {self._count} frames, color {self.color_size}, depth {self.depth_size})"

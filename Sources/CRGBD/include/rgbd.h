@@ -483,6 +483,21 @@ int rgbd_mesh_counts(const rgbd_mesh *mesh, size_t *vertex_count, size_t *face_c
 int rgbd_mesh_copy(const rgbd_mesh *mesh, float *positions, uint8_t *colors, float *normals, size_t vertex_capacity,
                    uint32_t *faces, size_t face_capacity);
 
+/* Where the mesh comes from and how it was made, as rgbd fuse writes it into its PLY
+ * header: lines separated by '\n'. *length receives the text's length in bytes (without
+ * the terminating NUL); buffer (NULL: only the length) receives the text and a NUL and
+ * must hold length + 1 bytes (capacity). */
+int rgbd_mesh_comments(const rgbd_mesh *mesh, char *buffer, size_t capacity, size_t *length);
+
+/* Writes a triangle mesh as PLY, as rgbd fuse does: positions and normals vertex_count*3
+ * floats, colors vertex_count*3 bytes, faces face_count*3 uint32 vertex indices (each
+ * below vertex_count, counter-clockwise seen from the outside), comments the header's
+ * comment lines separated by '\n' (NULL: none); binary little-endian, or ASCII when ascii
+ * is nonzero. Atomic, and creates missing parent directories, like rgbd_write_ply. */
+int rgbd_write_mesh_ply(const char *path, const float *positions, const uint8_t *colors, const float *normals,
+                        size_t vertex_count, const uint32_t *faces, size_t face_count, const char *comments,
+                        int32_t ascii);
+
 /* ---- AprilTags (docs/markers.md) ----------------------------------------------------- */
 
 /* Tag families. */

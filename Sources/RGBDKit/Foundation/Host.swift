@@ -8,6 +8,23 @@ import Darwin
 /// Facts about the machine and the clock.
 package enum Host {
 
+    /// The most resident memory the process has held so far, bytes (`getrusage`'s
+    /// `ru_maxrss`: kilobytes on Linux, bytes on macOS); nil if it cannot be read.
+    package static var peakResidentBytes: Int? {
+        var usage = rusage()
+        #if canImport(Glibc)
+        let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+        let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return nil }
+        #if canImport(Darwin)
+        return Int(usage.ru_maxrss)
+        #else
+        return Int(usage.ru_maxrss) * 1024
+        #endif
+    }
+
     /// The current value of a monotonic clock, in seconds.
     package static func monotonicSeconds() -> Double {
         var ts = timespec()

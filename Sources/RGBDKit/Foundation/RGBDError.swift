@@ -45,6 +45,10 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         case edgeThreshold
         /// Permission to replace an output folder that is not empty (`SceneExportOptions.overwrite`).
         case overwrite
+        /// The frame points and poses are placed in (`WorldFrame.Kind`).
+        case frame
+        /// The coordinate system of written coordinates (`Projection`).
+        case crs
     }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.

@@ -8,7 +8,7 @@ enum ProjLibrary {
     static func load(for crs: String) throws -> rgbd_proj {
         guard let table = rgbd_proj_load() else {
             let why = RGBDError.shown(String(cString: rgbd_proj_failure()), limit: 200)
-            throw RGBDError(.io, "--crs \(RGBDError.shown(crs)) needs PROJ's library (\(why)): install it with "
+            throw RGBDError(.io, "the coordinate system \(RGBDError.shown(crs)) needs PROJ's library (\(why)): install it with "
                                 + "Scripts/bootstrap.sh (its packages: docs/install.md)")
         }
         return table.pointee
@@ -42,7 +42,7 @@ package final class Projection {
         _ = pj.proj_log_level(context, PJ_LOG_NONE)
         func fail(_ what: String) -> RGBDError {
             let reason = pj.proj_context_errno_string(context, pj.proj_context_errno(context)).map { String(cString: $0) } ?? "unknown"
-            return RGBDError(.invalidArgument, "--crs \(RGBDError.shown(crs)): \(what) (PROJ: \(reason))")
+            return RGBDError(.invalidArgument, "the coordinate system \(RGBDError.shown(crs)): \(what) (PROJ: \(reason))", argument: .crs)
         }
         guard let target = pj.proj_create(context, crs) else {
             _ = pj.proj_context_destroy(context)
@@ -52,7 +52,7 @@ package final class Projection {
         let type = pj.proj_get_type(target)
         guard type == PJ_TYPE_PROJECTED_CRS || type == PJ_TYPE_GEOGRAPHIC_3D_CRS || type == PJ_TYPE_GEOGRAPHIC_2D_CRS else {
             _ = pj.proj_context_destroy(context)
-            throw RGBDError(.invalidArgument, "--crs \(RGBDError.shown(crs)): not a projected or geographic coordinate system")
+            throw RGBDError(.invalidArgument, "the coordinate system \(RGBDError.shown(crs)): not a projected or geographic coordinate system", argument: .crs)
         }
         guard let text = pj.proj_as_wkt(context, target, PJ_WKT1_GDAL, nil) else {
             _ = pj.proj_context_destroy(context)
@@ -114,7 +114,7 @@ extension Projection {
     /// - Throws: `RGBDError` when the frame has no geodetic origin or PROJ cannot place a point.
     package func project(enu positions: [Double], frame: WorldFrame) throws -> (positions: [Double], notes: [String]) {
         guard frame.kind == .enu, let origin = frame.origin else {
-            throw RGBDError(.invalidArgument, "--crs needs --frame enu: the points must be placed on the Earth")
+            throw RGBDError(.invalidArgument, "a coordinate system needs the enu frame: the points must be placed on the Earth", argument: .frame)
         }
         var notes: [String] = []
         let undulation = egm96Undulation(latitude: origin.latitude, longitude: origin.longitude)
@@ -131,7 +131,7 @@ extension Projection {
         for i in 0..<(positions.count / 3) {
             let local = SIMD3(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2])
             guard let p = project(ecef: enu.ecef(enu: local)) else {
-                throw RGBDError(.invalidArgument, "--crs \(RGBDError.shown(crs)): PROJ cannot place point \(i) (outside the system's area?)")
+                throw RGBDError(.invalidArgument, "the coordinate system \(RGBDError.shown(crs)): PROJ cannot place point \(i) (outside the system's area?)", argument: .crs)
             }
             out[3 * i] = p.x
             out[3 * i + 1] = p.y

@@ -60,16 +60,19 @@ public struct WorldFrame: Equatable, Sendable {
         case .level, .enu:
             guard let gravity = geo?.gravity else {
                 throw RGBDError(.invalidArgument, file: file,
-                                "--frame \(kind.rawValue) needs gravity, but the photo's EXIF has no usable Apple MakerNote acceleration vector\(reason(geo))")
+                                "the \(kind.rawValue) frame needs gravity, but the photo's EXIF has no usable Apple MakerNote acceleration vector\(reason(geo))",
+                                argument: .frame)
             }
             var frame = WorldFrame(kind: .level, transform: level(down: gravity.down))
             frame.basis.append("gravity: \(gravity.source), |a| = \(DecimalText.fixed(gravity.magnitude, 3)) g, pitch \(DecimalText.fixed(gravity.pitch, 2)) deg, roll \(DecimalText.fixed(gravity.roll, 2)) deg")
             guard kind == .enu else { return frame }
             guard let location = geo?.location else {
-                throw RGBDError(.invalidArgument, file: file, "--frame enu needs a position, but the photo's EXIF has no usable GPS latitude and longitude\(reason(geo))")
+                throw RGBDError(.invalidArgument, file: file, "the enu frame needs a position, but the photo's EXIF has no usable GPS latitude and longitude\(reason(geo))",
+                                argument: .frame)
             }
             guard let heading = geo?.heading else {
-                throw RGBDError(.invalidArgument, file: file, "--frame enu needs the camera's heading, but the photo's EXIF has no GPSImgDirection\(reason(geo))")
+                throw RGBDError(.invalidArgument, file: file, "the enu frame needs the camera's heading, but the photo's EXIF has no GPSImgDirection\(reason(geo))",
+                                argument: .frame)
             }
             frame.kind = .enu
             frame.transform = turn(by: heading.degrees).composed(with: frame.transform)
@@ -114,7 +117,8 @@ public struct WorldFrame: Equatable, Sendable {
             }
         }
         throw RGBDError(.invalidArgument, file: scene.path,
-                        "--frame \(kind.rawValue): no registered capture's photo has what it needs (the first: \(lacking ?? "no photo"))")
+                        "the \(kind.rawValue) frame: no registered capture's photo has what it needs (the first: \(lacking ?? "no photo"))",
+                        argument: .frame)
     }
 
     /// The frame `kind` for a scene whose world is `world`.
@@ -127,7 +131,8 @@ public struct WorldFrame: Equatable, Sendable {
             return .camera
         case .level:
             guard world == .gravityAligned else {
-                throw RGBDError(.invalidArgument, file: file, "--frame level needs a gravity-aligned world, but this scan's world is \(world.rawValue)")
+                throw RGBDError(.invalidArgument, file: file, "the level frame needs a gravity-aligned world, but this scan's world is \(world.rawValue)",
+                                argument: .frame)
             }
             // ARKit's world: x right, y up, z toward the viewer at the start → x, −z, y.
             var frame = WorldFrame(kind: .level, transform: Pose(row0: SIMD3(1, 0, 0), row1: SIMD3(0, 0, -1), row2: SIMD3(0, 1, 0),
@@ -135,7 +140,8 @@ public struct WorldFrame: Equatable, Sendable {
             frame.basis.append("gravity: the scan's gravity-aligned world (+y up), turned so that up is +z")
             return frame
         case .enu:
-            throw RGBDError(.invalidArgument, file: file, "--frame enu needs a geodetic position and heading, which scans do not record")
+            throw RGBDError(.invalidArgument, file: file, "the enu frame needs a geodetic position and heading, which scans do not record",
+                            argument: .frame)
         }
     }
 

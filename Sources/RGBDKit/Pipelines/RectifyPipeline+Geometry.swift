@@ -76,7 +76,7 @@ extension RectifyPipeline {
         if geometry.upright {
             let orientation = PhotoOrientation.of(photo: opening.photo)
             if orientation.mirrored {
-                warnings.append("\(opening.imagePath): its orientation (EXIF \(orientation.exifValue)) mirrors the image; --upright turns images only, so the outputs are as stored")
+                warnings.append("\(opening.imagePath): its orientation (EXIF \(orientation.exifValue)) mirrors the image; turning upright turns images only, so the outputs are as stored")
             } else if orientation.clockwiseQuarterTurns != 0 {
                 let turns = orientation.clockwiseQuarterTurns
                 timings.measure("turn upright") {
@@ -116,7 +116,7 @@ extension RectifyPipeline {
                         warnings: inout [String]) -> (DepthMap, ColorImage, Intrinsics) {
         let orientation = PhotoOrientation.of(photo: photo)
         if orientation.mirrored {
-            warnings.append("\(imagePath): its orientation (EXIF \(orientation.exifValue)) mirrors the image; --upright turns images only, so the cloud is as stored")
+            warnings.append("\(imagePath): its orientation (EXIF \(orientation.exifValue)) mirrors the image; turning upright turns images only, so the cloud is as stored")
             return (depth, colors, intrinsics)
         }
         let turns = orientation.clockwiseQuarterTurns

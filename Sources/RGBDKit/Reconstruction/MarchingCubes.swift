@@ -163,9 +163,20 @@ extension TSDFVolume {
                 for n in 0..<count { work(n) }
             }
         }
+        // Room for every vertex and triangle at once (the arrays never grow by doubling),
+        // and each block's lists released as soon as they are merged: the peak is the
+        // volume, the per-block lists and the mesh, never twice the mesh.
         var mesh = TriangleMesh()
+        let vertexBound = perBlock.reduce(0) { $0 + $1.vertices.count }
+        let triangleCount = perBlock.reduce(0) { $0 + $1.triangles.count }
+        mesh.positions.reserveCapacity(3 * vertexBound)
+        mesh.normals.reserveCapacity(3 * vertexBound)
+        mesh.colors.reserveCapacity(3 * vertexBound)
+        mesh.faces.reserveCapacity(triangleCount)
         var shared = SparseKeyIndex(capacity: 1 << 16)
-        for block in perBlock {
+        for n in perBlock.indices {
+            let block = perBlock[n]
+            perBlock[n] = ([], [])
             for vertex in block.vertices where shared.insert(vertex.key).inserted {
                 mesh.positions += [vertex.position.x, vertex.position.y, vertex.position.z]
                 mesh.normals += [vertex.normal.x, vertex.normal.y, vertex.normal.z]

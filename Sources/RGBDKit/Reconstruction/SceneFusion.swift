@@ -80,6 +80,9 @@ public struct SceneFusion: Sendable {
     public var volumeBytes: Int
     /// Triangles dropped as small fragments.
     public var droppedTriangles: Int
+    /// Where the surface comes from and how it was made, one line each: the comments of
+    /// the PLY header every front writes (`PLYWriter.write(path:mesh:encoding:comments:)`).
+    public var comments: [String] = []
 
     /// The steps of a fusion after the frames, for progress.
     public enum Stage: String, Sendable {
@@ -116,8 +119,34 @@ public struct SceneFusion: Sendable {
             stage?(.droppingFragments)
             mesh = mesh.removingFragments(smallerThan: options.minFragmentTriangles)
         }
-        return SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
-                           droppedTriangles: before - mesh.faceCount)
+        var fusion = SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
+                                 droppedTriangles: before - mesh.faceCount)
+        fusion.comments = provenance(scene, fusion, options: options)
+        return fusion
+    }
+
+    /// The header comments of a fusion of `scene` with `options`.
+    static func provenance(_ scene: Scene, _ fused: SceneFusion, options: SceneFusionOptions) -> [String] {
+        let placed = options.points.frame
+        let points = options.points
+        var lines = [
+            "rgbd \(RGBDVersion.string): fused surface of a scan (TSDF on 8x8x8 voxel blocks, marching cubes), meters",
+            "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
+            "world \(scene.world.rawValue)",
+            placed.kind == .camera
+                ? "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose"
+                : "axes: \(placed.axesDescription); each frame's OpenCV camera frame placed by its pose, then the frame's transform",
+            "voxel \(options.voxel) m, truncation \(options.truncation) m",
+            "frames \(fused.frames) (every \(options.every)), min confidence \(options.minConfidence), depth \(points.minDepth) to \(points.maxDepth) m"
+                + (points.dropEdges ? ", flying-pixel step \(points.edgeThreshold)" : ", flying pixels kept"),
+            "normals: the distance field's gradient, toward the observed side",
+        ]
+        lines += placed.comments
+        if options.minFragmentTriangles > 0 {
+            lines.append("pieces under \(options.minFragmentTriangles) triangles dropped (\(fused.droppedTriangles) triangles)")
+        }
+        if scene.colorSize == nil { lines.append("no color in the scan: vertices are white") }
+        return lines
     }
 
     /// One frame's depth, per-pixel weights and colors, ready for the volume.

@@ -161,7 +161,7 @@ struct TSDFVolume {
             throw RGBDError(.invalidArgument, file: describe(),
                             "the volume would need \(needed / 1_048_576) MB for \(index.count + new.count) blocks of "
                             + "\(Self.blockSide)³ voxels, more than the memory budget of \(memoryBudget / 1_048_576) MB "
-                            + "(a larger voxel, a shorter --max-depth or a larger budget)")
+                            + "(a larger voxel, a shorter depth range or a larger budget)")
         }
         storage.reserve(blocks: index.count + new.count)
         for key in new { blocks.append(index.insert(key).index) }

@@ -62,7 +62,7 @@ struct NerfstudioWriter: SceneLayoutWriter {
         top.append(.init("rgbd", .object([
             .init("source", .string(scene.path)),
             .init("world", .string(placed
-                ? "--frame \(options.frame.kind.rawValue): \(options.frame.axesDescription), from the scene's world (\(scene.world.rawValue)) by applied_transform; orientation_override none"
+                ? "frame \(options.frame.kind.rawValue): \(options.frame.axesDescription), from the scene's world (\(scene.world.rawValue)) by applied_transform; orientation_override none"
                 : gravity
                 ? "gravity-aligned: the scan's ARKit world (+y up) turned to +z up by applied_transform; orientation_override none"
                 : "\(scene.world.rawValue): left to nerfstudio's orientation")),

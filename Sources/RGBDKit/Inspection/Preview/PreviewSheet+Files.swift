@@ -17,7 +17,7 @@ extension PreviewSheet {
         try files.commit()
         var warnings = capture.warnings
         if options.upright && capture.metadata.orientation.mirrored {
-            warnings.append("\(capture.imagePath): its orientation (EXIF \(capture.metadata.orientation.exifValue)) mirrors the image; --upright turns images only, so the sheet is as stored")
+            warnings.append("\(capture.imagePath): its orientation (EXIF \(capture.metadata.orientation.exifValue)) mirrors the image; turning upright turns images only, so the sheet is as stored")
         }
         return warnings
     }
