@@ -107,7 +107,8 @@ import RGBDSynth
     }
 
     /// Depth off by 1.1 (all captures): `--metric-from-tags` records a factor of 1/1.1
-    /// within 0.5 % for each capture, and the registered poses are within 1 cm of the truth.
+    /// within 0.5 % for each capture, and the registered poses are near the truth (the
+    /// factor's 0.5 % along each camera's distance, 0.5°).
     @Test func metricFromTags() throws {
         let directory = try CLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -121,13 +122,21 @@ import RGBDSynth
             let factor = try #require(frame["depth_factor"] as? Double)
             #expect(abs(factor * 1.1 - 1) < 0.005, "factor \(factor)")
         }
-        // The poses are right too: each pair's relative pose against the truth.
+        // The poses are right too: each pair's relative pose against the truth, within
+        // 5 mm plus what the factor's own 0.5 % allows along each camera's distance
+        // (a depth scaled about the camera moves it along its view).
         let poses = try frames.map { try Self.matrix($0["camera_to_world"]) }
         for a in poses.indices { for b in poses.indices where b > a {
             let relative = poses[a].inverse.composed(with: poses[b])
             let truth = Self.pose(cameras[a]).inverse.composed(with: Self.pose(cameras[b]))
             let d = relative.translation - truth.translation
-            #expect((d * d).sum().squareRoot() < 0.01, "captures \(a), \(b): \(d)")
+            let reach = 0.005 * ((poses[a].translation * poses[a].translation).sum().squareRoot()
+                                 + (poses[b].translation * poses[b].translation).sum().squareRoot())
+            #expect((d * d).sum().squareRoot() < 0.005 + reach, "captures \(a), \(b): \(d)")
+            let r = relative.inverse.composed(with: truth)
+            // 0.5°: at 1344×1008 the room's tags stand nearly in a row, and the turn about
+            // the row rests on the tags' own tilts (the goal is measured on wall sets).
+            #expect(acos(max(-1, min(1, (r.row0.x + r.row1.y + r.row2.z - 1) / 2))) * 180 / .pi < 0.5)
         } }
         let refused = try CLITests.run(["register"] + paths + ["--metric-from-tags", "-o", out])
         #expect(refused.status == 64 && refused.stderr.contains("--tag-size"))
