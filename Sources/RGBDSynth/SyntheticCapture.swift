@@ -28,6 +28,13 @@ public struct SyntheticCapture: Sendable {
     /// Amplitude of deterministic noise added to depth, in meters (0 = none). Makes the
     /// JSON look like a real export (17 significant digits per value).
     public var depthNoise: Double = 0
+    /// Standard deviation of Gaussian depth noise one meter away, meters; it grows with the
+    /// square of the depth (σ(z) = this × z², as LiDAR's and TrueDepth's does), added to
+    /// `depthNoise` (0 = none).
+    public var depthNoiseAtOneMeter: Double = 0
+    /// Mixed into the color and depth noise so that captures with different seeds have
+    /// different noise (0: the noise of earlier versions, the same for every capture).
+    public var noiseSeed: UInt64 = 0
     /// EXIF written into the JPEG (`write`), nil for none. `geotagged` fills it from the
     /// scene's tilt.
     public var exif: SyntheticEXIF? = nil
@@ -157,7 +164,7 @@ public struct SyntheticCapture: Sendable {
                         let mean = sum / Double(n * n)
                         let o = (y * width + x) * 3
                         for c in 0..<3 {
-                            let noise = colorNoise * SyntheticCapture.noise(x, y, c)
+                            let noise = colorNoise * SyntheticCapture.noise(x, y, c, seed: noiseSeed)
                             out[o + c] = UInt8(max(0, min(255, (mean[c] + noise).rounded())))
                         }
                     }
@@ -167,15 +174,23 @@ public struct SyntheticCapture: Sendable {
         return ColorImage(width: colorWidth, height: colorHeight, channels: 3, samples: samples)
     }
 
-    /// Deterministic noise in [−1, 1) from a hash of pixel and channel.
-    static func noise(_ x: Int, _ y: Int, _ c: Int) -> Double {
+    /// Deterministic noise in [−1, 1) from a hash of pixel, channel and seed (seed 0: the
+    /// hash of earlier versions).
+    static func noise(_ x: Int, _ y: Int, _ c: Int, seed: UInt64 = 0) -> Double {
         var h = UInt64(truncatingIfNeeded: x) &* 0x9E37_79B9_7F4A_7C15
         h ^= UInt64(truncatingIfNeeded: y) &* 0xC2B2_AE3D_27D4_EB4F
         h ^= UInt64(truncatingIfNeeded: c) &* 0x1656_67B1_9E37_79F9
+        h ^= seed &* 0xD6E8_FEB8_6659_FD93
         h ^= h >> 31
         h &*= 0xBF58_476D_1CE4_E5B9
         h ^= h >> 29
         return Double(h >> 11) / Double(1 << 52) - 1
+    }
+
+    /// Deterministic standard normal noise (Box–Muller over two hashed uniforms).
+    static func gaussian(_ x: Int, _ y: Int, seed: UInt64) -> Double {
+        let u1 = max((noise(x, y, 11, seed: seed) + 1) / 2, 1e-300), u2 = (noise(x, y, 12, seed: seed) + 1) / 2
+        return (-2 * logarithm(u1)).squareRoot() * cosine(2 * Double.pi * u2)
     }
 
     /// The distorted depth map (meters), sampled at pixel centers.
@@ -192,7 +207,11 @@ public struct SyntheticCapture: Sendable {
                         let p = distortion.invert(SIMD2(Double(x), Double(y)))
                         let h = scene.hit((p.x - k.cx) / k.fx, (p.y - k.cy) / k.fy)
                         let hole = h.surface == .tag && scene.tags[h.face].depthMissing
-                        out[y * width + x] = hole ? .nan : Float((h.z + depthNoise * SyntheticCapture.noise(x, y, 7)) * depthScale)
+                        var z = h.z + depthNoise * SyntheticCapture.noise(x, y, 7, seed: noiseSeed)
+                        if depthNoiseAtOneMeter > 0, h.z.isFinite {
+                            z += depthNoiseAtOneMeter * h.z * h.z * SyntheticCapture.gaussian(x, y, seed: noiseSeed)
+                        }
+                        out[y * width + x] = hole ? .nan : Float(z * depthScale)
                     }
                 }
             }

@@ -11,9 +11,10 @@ struct Synth: ParsableCommand {
         discussion: """
         `rgbd-synth capture` (the default) writes one capture (JPEG + JSON); `rgbd-synth \
         scan` writes a LiDAR scan (many frames with poses) as Stray Scanner or Record3D \
-        store them. The output is the same on every run.
+        store them; `rgbd-synth tag-set` writes captures of tags fixed on a wall from \
+        several cameras (the input of rgbd register). The output is the same on every run.
         """,
-        subcommands: [Capture.self, Scan.self],
+        subcommands: [Capture.self, Scan.self, TagSet.self],
         defaultSubcommand: Capture.self)
 }
 

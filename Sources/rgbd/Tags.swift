@@ -27,15 +27,16 @@ struct Register: ParsableCommand {
         Each capture is rectified and its AprilTags found (clean decodes only: no corrected \
         bit, a clear decision margin, the whole pattern inside the photo, depth under the \
         tag). Each tag's pose comes from its corners and the depth under it; the captures' \
-        poses are then solved together from all tags seen by two or more captures (a \
-        least-squares pose graph). The world is the frame of --origin-tag (default: the \
-        lowest ID seen by two captures): x right along the tag, y down it, z into it, \
+        poses are then solved together from the 3-D corners of all tags seen by two or \
+        more captures (one least-squares adjustment over every capture and tag). The \
+        world is the frame of --origin-tag (default: the lowest ID seen by two captures): x right along the tag, y down it, z into it, \
         meters, origin at its centre.
 
         Writes DIR/scene.json, a scene rgbd cloud, info and preview read like a scan (it \
         names the captures by absolute path: keep them where they are), and \
         DIR/report.json: per capture the tags used and the residuals in millimeters and \
-        degrees, or why it was left out. A capture that shares no tag with the others, or \
+        degrees (each tag left out in turn and predicted by the others: docs/markers.md), \
+        or why it was left out. A capture that shares no tag with the others, or \
         cannot be read, is reported and left out; the rest is registered. The summary \
         goes to stderr, as every command's.
 
@@ -102,7 +103,11 @@ struct Register: ParsableCommand {
             }
             guard !quiet, let r = capture.residual else { continue }
             var line = "\(capture.path): tags \(r.tags.map(String.init).joined(separator: ", ")), residual "
-                + "\(DecimalText.fixed(r.translationRMS * 1000, 2)) mm \(DecimalText.fixed(r.rotationRMS * 180 / .pi, 3))°"
+            if let t = r.translationRMS, let a = r.rotationRMS {
+                line += "\(DecimalText.fixed(t * 1000, 2)) mm \(DecimalText.fixed(a * 180 / .pi, 3))° (tags left out in turn)"
+            } else {
+                line += "not checked (one tag places it)"
+            }
             if let c = capture.correction {
                 line += ", depth × \(DecimalText.fixed(c.factor, 4))" + (c.offset != 0 ? " (disparity offset \(DecimalText.fixed(c.offset, 5)) 1/m)" : "")
                 if capture.relativeDepth { line += ": relative depth made metric by the tags" }

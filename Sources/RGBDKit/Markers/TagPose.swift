@@ -52,6 +52,16 @@ public struct TagPose: Equatable, Sendable {
     /// Angle between the corners-alone and combined rotations, radians (large for a
     /// near-frontal tag whose corners alone chose the wrong tilt).
     public var cornerAngle: Double
+    /// The expected error of each of the combined pose's four corners in camera
+    /// coordinates (`cornersInCamera`), meters, in the detector's corner order: `x` across
+    /// the line of sight (`cornerSigma` pixels at the corner's distance), `y` along it (the
+    /// depth plane's uncertainty at the corner: the depth samples' scatter over their
+    /// number, and the plane's tilt uncertainty times the corner's distance from the
+    /// samples' centroid). `TagRegistration` weighs the corners with it.
+    public var cornerSigmas: [SIMD2<Double>]
+
+    /// The combined pose's corners in camera coordinates, meters, in the detector's order.
+    public var cornersInCamera: [SIMD3<Double>] { TagDetection.modelCorners(size: size).map(pose.apply) }
 }
 
 /// Estimates tag poses from corners and depth (`TagPose`).
@@ -111,10 +121,25 @@ public enum TagPoseEstimator {
         let n = SIMD3(combined.row0.z, combined.row1.z, combined.row2.z)
         var planeSum = 0.0
         for p in points { let d = (n * (p - combined.translation)).sum(); planeSum += d * d }
+        // Each corner's expected error: across the line of sight from the corner's pixel
+        // error; along it from the plane's: offset σ²/N, tilts σ²/λ (λ the samples'
+        // second moments along the plane's two in-plane axes), seen along the ray.
+        let focal = (k.fx + k.fy) / 2
+        let sigmas = model.map { m -> SIMD2<Double> in
+            let p = combined.apply(m), ray = p / (p * p).sum().squareRoot()
+            let o = p - c
+            var variance = depthSigma * depthSigma / count
+            for (value, v) in zip(eigen.values.dropFirst(), eigen.vectors.dropFirst()) {
+                let a = (o * SIMD3(v[0], v[1], v[2])).sum()
+                variance += depthSigma * depthSigma * a * a / max(value, 1e-12)
+            }
+            let along = variance.squareRoot() / max(abs((ray * n).sum()), 0.2)
+            return SIMD2(options.cornerSigma * p.z / focal, along)
+        }
         return .success(TagPose(detection: detection, size: options.size, pose: combined, cornerPose: corner,
                                 depthPose: fromDepth, cornerRMS: rms(combined), depthRMS: (planeSum / count).squareRoot(),
                                 depthSamples: points.count, depthScale: scale,
-                                cornerAngle: TagMath.angleBetween(corner, combined)))
+                                cornerAngle: TagMath.angleBetween(corner, combined), cornerSigmas: sigmas))
     }
 
     /// Pixel differences (x, y per corner) between the projections of `model` under `pose`

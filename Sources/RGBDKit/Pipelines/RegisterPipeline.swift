@@ -123,8 +123,13 @@ package enum RegisterPipeline {
                       written: [sceneFile, reportFile])
     }
 
-    /// The report's JSON: per capture its tags, residuals in millimeters and degrees, the
-    /// depth correction, or why it was left out.
+    /// Why a capture's residual is null.
+    package static let uncheckedReason = "not checked: no tag of this capture can be left out "
+        + "(it is placed by one tag, or its other tags are tied to the world through this one only)"
+
+    /// The report's JSON: per capture its tags, residuals in millimeters and degrees
+    /// (leave-one-tag-out, `TagRegistration.CaptureResidual`), the fit's RMS, the depth
+    /// correction, or why it was left out.
     static func report(_ outcomes: [CaptureOutcome], originTag: Int) -> JSONValue {
         typealias M = JSONValue.Member
         return .object([
@@ -134,8 +139,13 @@ package enum RegisterPipeline {
                 if let reason = o.leftOut { members.append(M("left_out", .string(reason))) }
                 if let r = o.residual {
                     members.append(M("tags_used", .array(r.tags.map { .int($0) })))
-                    members.append(M("residual_mm", .number(r.translationRMS * 1000)))
-                    members.append(M("residual_deg", .number(r.rotationRMS * 180 / .pi)))
+                    // Leave-one-tag-out (TagRegistration.CaptureResidual): null when no tag
+                    // could be left out, with the reason.
+                    members.append(M("residual_mm", r.translationRMS.map { .number($0 * 1000) } ?? .null))
+                    members.append(M("residual_deg", r.rotationRMS.map { .number($0 * 180 / .pi) } ?? .null))
+                    members.append(M("residual_tags_left_out", .int(r.checkedTags)))
+                    if r.translationRMS == nil { members.append(M("residual_note", .string(uncheckedReason))) }
+                    members.append(M("fit_mm", .number(r.fitRMS * 1000)))
                 }
                 if let tags = o.tags {
                     members.append(M("tags_found", .array(tags.tags.map { .int($0.detection.id) })))
