@@ -4,7 +4,7 @@ import RGBDKit
 /// The captures a command works on: files and directories, and an explicit photo for a
 /// single capture.
 struct CaptureInputs: ParsableArguments {
-    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures.",
+    @Argument(help: "Capture JSON files, Portrait photos (HEIC or JPEG with a depth image), or directories of captures; info, cloud and preview also take scans (Stray Scanner folders, Record3D .r3d files or EXR + JPG folders) and folders rgbd register wrote.",
               completion: .file())
     var inputs: [String]
 

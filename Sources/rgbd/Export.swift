@@ -10,7 +10,8 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export a scan into the layout of nerfstudio, COLMAP, Gaussian splatting, Open3D or TUM RGB-D.",
         discussion: """
-        SCAN is a Stray Scanner folder or a Record3D .r3d file or EXR + JPG folder \
+        SCAN is a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, or a \
+        folder of captures rgbd register placed \
         (docs/scans.md). DIR receives one dataset that the tool loads as it is, with the \
         poses, pixel convention, depth scale and camera model it expects (docs/export.md):
 
@@ -50,13 +51,15 @@ struct Export: ParsableCommand {
         scan's world (nerfstudio's layout turns a gravity-aligned world to z up either way).
 
         DIR is written as a whole: everything goes into a temporary folder beside it, \
-        renamed to DIR at the end, so a failed run leaves nothing. DIR must not be a file; \
-        a folder that is not empty is refused unless --overwrite (then replaced). Frames \
+        renamed to DIR at the end, so a failed run leaves nothing. DIR must not be a file, \
+        the scan or a folder holding it. A folder that is not empty is refused; \
+        --overwrite replaces a folder an earlier rgbd export wrote (listed in its \
+        .rgbd-written) and refuses one holding anything else, naming it. Frames \
         are streamed and encoded on all processors; memory does not grow with the number \
         of frames. On a terminal a status line shows frames done, rate and time left.
         """)
 
-    @Argument(help: "The scan: a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder.", completion: .file())
+    @Argument(help: "The scan: a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, or a folder rgbd register wrote.", completion: .file())
     var scan: String
 
     @Option(help: "nerfstudio, colmap, 3dgs, open3d or tum.")
@@ -95,7 +98,7 @@ struct Export: ParsableCommand {
     @Flag(help: "colmap, 3dgs: write the model as text (.txt) instead of binary (.bin).")
     var text = false
 
-    @Flag(help: "Replace DIR if it is a folder that is not empty.")
+    @Flag(help: "Replace DIR if an earlier rgbd export wrote it (a folder holding anything else is refused).")
     var overwrite = false
 
     @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")

@@ -7,7 +7,8 @@ struct Fuse: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fuse scans into one colored triangle mesh (TSDF volume and marching cubes).",
         discussion: """
-        Each SCAN (a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, \
+        Each SCAN (a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder, a \
+        folder of captures rgbd register placed, \
         recognised by content; docs/scans.md) becomes one surface: its frames' depth is \
         integrated, frame by frame with each frame's pose and intrinsics, into a truncated \
         signed distance volume on a sparse hash of 8x8x8-voxel blocks (memory follows the \
@@ -49,7 +50,7 @@ struct Fuse: ParsableCommand {
         rate and time left.
         """)
 
-    @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders.", completion: .file())
+    @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
     var scans: [String]
 
     @Option(name: [.short, .customLong("output")], help: "Output .ply path (one scan) or directory.", completion: .file())
