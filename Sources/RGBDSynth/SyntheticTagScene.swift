@@ -61,14 +61,8 @@ public struct SyntheticTagScene: Sendable {
     /// the first wall).
     public static func room(seed: UInt64, tags count: Int = 4, size: Double = 0.16, cameras: Int = 3)
         -> (scene: SyntheticTagScene, cameras: [SynthPose]) {
-        var state = seed
-        func random() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
+        var numbers = SplitMix(state: seed)
+        func random() -> Double { numbers.next() }
         // Tags on a wall z = 0 (facing −z), spread over 1.2 m, each turned a little.
         var placements: [Placement] = []
         for i in 0..<count {

@@ -42,14 +42,8 @@ public struct SyntheticTagSet: Sendable {
     /// the wall, origin at the middle of the tags' row (the tags face −z).
     public static func wall(seed: UInt64, tags count: Int = 3, size: Double = 0.16, cameras: Int = 5,
                             distances: ClosedRange<Double> = 1...4) -> SyntheticTagSet {
-        var state = seed &* 0x2545_F491_4F6C_DD1D &+ 0x1234_5678
-        func random() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
+        var numbers = SplitMix(state: seed &* 0x2545_F491_4F6C_DD1D &+ 0x1234_5678)
+        func random() -> Double { numbers.next() }
         var placements: [SyntheticTagScene.Placement] = []
         for i in 0..<count {
             let x = -1 + 2 * Double(i) / Double(max(1, count - 1)) + 0.1 * (random() - 0.5)
