@@ -144,7 +144,10 @@ struct Cloud: ParsableCommand {
                 throw ValidationError("--crs needs --frame enu and LAS output (a .las path or --format las)")
             }
             // A system PROJ does not know is a usage error; PROJ missing is not (exit 1).
-            do { _ = try Projection(crs: crs) } catch let error as RGBDError where error.kind == .io { throw error } catch {
+            do { _ = try Projection(crs: crs) } catch let error as RGBDError where error.kind == .io {
+                Report.error(error)
+                throw ExitCode(1)
+            } catch {
                 throw ValidationError("\(error)")
             }
         }

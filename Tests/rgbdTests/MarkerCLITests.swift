@@ -191,7 +191,7 @@ import RGBDSynth
             }
         }
         #expect(unchecked == 1)   // seed 21: the camera 1.5 m away sees tag 1 alone
-        #expect(run.stdout.contains("not checked (one tag places it)"), "\(run.stdout)")
+        #expect(run.stderr.contains("not checked (one tag places it)"), "\(run.stderr)")
     }
 
     /// The preview of a capture without tags is the same with and without tag search; with a

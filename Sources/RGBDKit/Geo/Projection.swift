@@ -9,7 +9,7 @@ enum ProjLibrary {
         guard let table = rgbd_proj_load() else {
             let why = RGBDError.shown(String(cString: rgbd_proj_failure()), limit: 200)
             throw RGBDError(.io, "the coordinate system \(RGBDError.shown(crs)) needs PROJ's library (\(why)): install it with "
-                                + "Scripts/bootstrap.sh (its packages: docs/install.md)")
+                                + "Scripts/bootstrap.sh (its packages: docs/install.md)", argument: .crs)
         }
         return table.pointee
     }
