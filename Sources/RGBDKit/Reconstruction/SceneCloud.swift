@@ -44,6 +44,8 @@ public struct SceneCloud: Sendable {
     public var frames: Int
     /// Points before thinning.
     public var inputPoints: Int
+    /// Frames used that had a confidence map (the others kept every depth).
+    public var framesWithConfidence: Int = 0
 
     /// Number of points.
     public var count: Int { positions.count / 3 }
@@ -68,6 +70,7 @@ public struct SceneCloud: Sendable {
         let options: SceneCloudOptions
         private var grid: VoxelAccumulator
         private(set) var frames = 0
+        private var framesWithConfidence = 0
         private var input = 0
         private var buffer = [Float](), colorBuffer = [UInt8]()
         /// How a frame's colours are averaged down to its depth grid: over threads, or
@@ -84,6 +87,7 @@ public struct SceneCloud: Sendable {
         /// Adds a frame's points.
         mutating func add(_ frame: SceneFrame) {
             var depth = frame.depth
+            if frame.confidence != nil { framesWithConfidence += 1 }
             if let confidence = frame.confidence, options.minConfidence > 0 {
                 for i in depth.samples.indices where confidence.samples[i] < options.minConfidence {
                     depth.samples[i] = .nan
@@ -123,7 +127,8 @@ public struct SceneCloud: Sendable {
         /// The merged, thinned cloud.
         func cloud() -> SceneCloud {
             let (p, c) = grid.points()
-            return SceneCloud(positions: p, colors: c, frames: frames, inputPoints: input)
+            return SceneCloud(positions: p, colors: c, frames: frames, inputPoints: input,
+                              framesWithConfidence: framesWithConfidence)
         }
     }
 }
