@@ -232,6 +232,31 @@ def main():
     archive_seeds()
     exr_seeds()
     video_seeds()
+    csv_seeds()
+
+
+def csv_seeds():
+    """The comma-separated files of FuzzScanTables (selector byte, then the file) as a
+    spreadsheet or Python's csv module saves them: a UTF-8 byte order mark and \\r\\n line
+    ends, for every CSV reader: odometry.csv (9 columns with a header, 7 without),
+    camera_matrix.csv, imu.csv (headerless: the mark must not make the first sample a
+    header) and --placemarks (selector 6, plain and so saved). The other seeds of the
+    target are older and hand-written. Runs alone too:
+    python3 -c 'import runpy; runpy.run_path("Fuzz/make-seeds.py")["csv_seeds"]()'."""
+    def windows(selector, text):
+        return bytes([selector]) + b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
+
+    t = CORPUS / "FuzzScanTables"
+    write(t, "odometry-9-crlf-bom", windows(0, "timestamp, frame, x, y, z, qx, qy, qz, qw\n"
+                                                "1000.0, 000000, 0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0\n"
+                                                "1000.016, 000001, 0.1, 0.2, 0.31, 0.0, 0.0, 0.0087, 0.99996\n"))
+    write(t, "odometry-7-crlf-bom", windows(0, "0.1,0.2,0.3,0.0,0.0,0.0,1.0\n0.1,0.2,0.35,0.0,0.7071068,0.0,0.7071068\n"))
+    write(t, "camera-matrix-crlf-bom", windows(1, "1400.5,0.0,959.5\n0.0,1400.5,719.5\n0.0,0.0,1.0\n"))
+    write(t, "imu-crlf-bom", windows(2, "1000.0, 0.1, -9.8, 0.2, 0.01, 0.02, 0.03\n"
+                                        "1000.01, 0.1, -9.79, 0.2, 0.01, 0.02, 0.03\n"))
+    places = "name,latitude,longitude,altitude\nOpera House,-33.8568,151.2153,10\n# a comment\n\nUluru,-25.3444,131.0369\n"
+    write(t, "placemarks", bytes([6]) + places.encode())
+    write(t, "placemarks-crlf-bom", windows(6, places))
 
 
 def video_seeds():

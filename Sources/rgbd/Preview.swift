@@ -47,9 +47,9 @@ struct Preview: ParsableCommand {
 
     /// The scan sheet's panels, for the help table.
     static let scanPanelTable: [(name: String, text: String)] = [
-        ("trajectory", "from above (down the world's up axis: +y for a gravity-aligned world, the x-z plane; for a world that is not, such as Record3D's, the first camera's -y, as the caption says) and from the side: the camera centres as a path, a frustum (the image corners at a fixed depth) every k-th camera, start green and end red, the world's axes and a scale bar in meters;"),
-        ("merged cloud", "from above over the same extent, the camera path drawn on it: rgbd cloud's merge (high confidence, flying pixels dropped) on 2 cm cells, over at most 300 frames;"),
-        ("frames", "--frames frames spread over the scan, each labelled with its number and time: color (when the scan has it), depth in Turbo on one scale for the strip (--min-depth to --max-depth, default the 99th percentile; holes gray) and confidence (0 low, 1 medium, 2 high in three colors)."),
+        ("trajectory", "from above (down the world's up axis: +y for a gravity-aligned world, the x-z plane; for a world that is not, such as Record3D's, the first camera's -y, as the caption says) and from the side, framed on the path: the camera centres as a path, a frustum (the image corners at a fixed depth) every k-th camera, start green and end red, the world's axes and a scale bar of 1, 2 or 5 times a power of ten meters (10 cm for a close-up, 1 m for a room);"),
+        ("merged cloud", "from above, framed on the cloud and the path, the camera path drawn on it: rgbd cloud's merge (high confidence where the frames have confidence maps, flying pixels dropped) on 2 cm cells, over at most 300 frames;"),
+        ("frames", "--frames frames spread over the scan, each labelled with its number and time: color (when the scan has it), depth in Turbo on one scale for the strip (--min-depth to --max-depth, default the 99th percentile; holes gray) and confidence (0 low, 1 medium, 2 high in three colors; no such row when the frames have no confidence maps, as Record3D's EXR exports and registered scenes)."),
     ]
 
     @OptionGroup var captures: CaptureInputs

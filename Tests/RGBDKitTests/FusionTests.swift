@@ -461,3 +461,43 @@ import RGBDSynth
         #expect(Self.directedEdges(kept).values.allSatisfy { $0 == 1 })
     }
 }
+
+extension FusionTests {
+    /// The plane x + y + z = 0 on a 2 cm grid passes through voxels: every voxel with
+    /// i + j + k = 0 holds exactly 0 (the 16-bit distance makes such zeros common in
+    /// fused scans). The cell edges that meet at such a voxel have their vertex there, so
+    /// they must share one vertex, and the triangles between them (of no area) must go:
+    /// no face with a repeated vertex or zero area, no two vertices at one place, every
+    /// vertex used, every edge in at most two faces with opposite directions, and the
+    /// mesh still on the plane.
+    @Test func zerosOnVoxelsMakeNoDegenerateTriangles() {
+        let n = SIMD3(1.0, 1, 1) / 3.0.squareRoot()
+        let sdf = { (p: SIMD3<Double>) in (n * p).sum() }
+        let volume = Self.volume(voxel: 0.02, trunc: 0.06, lo: SIMD3(-0.3, -0.3, -0.3), hi: SIMD3(0.3, 0.3, 0.3), sdf)
+        let mesh = volume.extractMesh()
+        #expect(mesh.faceCount > 1000)
+        var degenerate = 0
+        for t in 0..<mesh.faceCount {
+            let f = (0..<3).map { Int(mesh.faces[3 * t + $0]) }
+            let a = Self.vertex(mesh, f[0]), b = Self.vertex(mesh, f[1]), c = Self.vertex(mesh, f[2])
+            if f[0] == f[1] || f[1] == f[2] || f[0] == f[2] || Self.cross(b - a, c - a) == .zero { degenerate += 1 }
+        }
+        #expect(degenerate == 0, "\(degenerate) of \(mesh.faceCount) faces have no area")
+        let places = Set((0..<mesh.vertexCount).map { i in
+            SIMD3(mesh.positions[3 * i], mesh.positions[3 * i + 1], mesh.positions[3 * i + 2])
+        })
+        #expect(places.count == mesh.vertexCount, "\(mesh.vertexCount - places.count) vertices share a place with another")
+        // Vertices on voxels are there: the plane meets the grid at many of them.
+        let onVoxels = (0..<mesh.vertexCount).filter { i in
+            (0..<3).allSatisfy { k in
+                let q = Double(mesh.positions[3 * i + k]) / 0.02
+                return abs(q - q.rounded()) < 1e-4
+            }
+        }.count
+        #expect(onVoxels > 100)
+        #expect(Set(mesh.faces).count == mesh.vertexCount)
+        let edges = Self.directedEdges(mesh)
+        #expect(edges.values.allSatisfy { $0 == 1 }, "a directed edge used twice: an edge in more than two faces or faces turned differently")
+        for i in 0..<mesh.vertexCount { #expect(abs(sdf(Self.vertex(mesh, i))) < 1e-5) }
+    }
+}

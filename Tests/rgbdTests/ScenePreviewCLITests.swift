@@ -47,20 +47,20 @@ import RGBDKit
     }
 
     /// A Stray Scanner scan `name` in `directory`: `frames` frames 0.1 s apart, the camera
-    /// moving from x = 0 to x = 1 m, upright (OpenCV camera: 180° about x), looking down
+    /// moving from x = 0 to x = `path` (1 m), upright (OpenCV camera: 180° about x), looking down
     /// world −z at a wall at z = −2 m (depth 2 m everywhere); K at 1920×1440 with
     /// fx = fy = 1500, so the depth map (256×192) sees ±1.28 m of wall across. Confidence
     /// is 0 on the top 20 rows, 1 on the next 20 and 2 below. With `color`, an `rgb.mp4`
     /// of red frames made by the ffmpeg tool.
     static func writeWallScan(in directory: String, name: String = "wall", frames: Int = 8,
-                              color: Bool = false) throws -> String {
+                              color: Bool = false, path: Double = 1) throws -> String {
         let folder = directory + "/" + name
         for sub in ["depth", "confidence"] {
             try FileManager.default.createDirectory(atPath: folder + "/" + sub, withIntermediateDirectories: true)
         }
         var odometry = "timestamp, frame, x, y, z, qx, qy, qz, qw\n"
         for i in 0..<frames {
-            let x = Double(i) / Double(frames - 1)
+            let x = path * Double(i) / Double(frames - 1)
             odometry += "\(100 + Double(i) * 0.1), \(String(format: "%06d", i)), \(x), 0.0, 0.0, 1.0, 0.0, 0.0, 0.0\n"
         }
         try odometry.write(toFile: folder + "/odometry.csv", atomically: true, encoding: .utf8)
@@ -242,5 +242,112 @@ import RGBDKit
         for phrase in ["SCAN", "trajectory", "frustum", "--frames", "confidence", "gravity-aligned"] {
             #expect(help.stdout.contains(phrase), "help lacks \(phrase)")
         }
+    }
+
+    /// The bounding box of a panel's pixels equal to `color` (nil when none).
+    static func bounds(_ image: ColorImage, _ layout: ScenePreviewLayout, _ panel: ScenePanel,
+                       _ color: RGB) -> (x0: Int, y0: Int, x1: Int, y1: Int, count: Int)? {
+        let (px, py) = layout.origin(of: panel)
+        var box: (x0: Int, y0: Int, x1: Int, y1: Int, count: Int)?
+        for y in py..<(py + layout.panelHeight) {
+            for x in px..<(px + layout.panelWidth) where pixel(image, x, y) == color {
+                let b = box ?? (x, y, x, y, 0)
+                box = (min(b.x0, x), min(b.y0, y), max(b.x1, x), max(b.y1, y), b.count + 1)
+            }
+        }
+        return box
+    }
+
+    /// `--width 480 --frames 12` with a long scan name: the header, titles, captions and
+    /// frame labels are fitted, wrapped or shortened: nothing is drawn in the side margins.
+    @Test func narrowSheetKeepsItsTextOnTheSheet() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let name = "kitchen-2024-05-17-second-try-with-the-lidar-phone-held-upright"
+        let scan = try Self.writeWallScan(in: directory, name: name, frames: 12)
+        let run = try CLITests.run(["preview", scan, "-o", directory + "/out", "--width", "480", "--frames", "12"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sheet = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/out/\(name).preview.png"))
+        let layout = try ScenePreviewLayout(width: 480, frames: 12, depthWidth: 256, depthHeight: 192, color: false)
+        #expect(sheet.width == 480)
+        // The header took more lines than at 1600 pixels: the sheet is taller than a 3-line one.
+        #expect(sheet.height > layout.height, "\(sheet.height) vs \(layout.height)")
+        let background = Self.rgb(PreviewSheet.background)
+        var inMargin: [(Int, Int)] = []
+        for y in 0..<sheet.height {
+            for x in Array(0..<(layout.margin - 1)) + Array((480 - layout.margin + 1)..<480) where Self.pixel(sheet, x, y) != background {
+                inMargin.append((x, y))
+            }
+        }
+        #expect(inMargin.isEmpty, "\(inMargin.count) pixels drawn in the margins, first \(inMargin.prefix(5))")
+    }
+
+    /// A 3 cm path to the left (end left of start, a few pixels apart): the "start" and
+    /// "end" labels, found by their colors, do not overlap.
+    @Test func shortPathLabelsDoNotOverlap() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scan = try Self.writeWallScan(in: directory, frames: 4, path: -0.03)
+        let run = try CLITests.run(["preview", scan, "-o", directory + "/out", "--width", "1200", "--frames", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sheet = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/out/wall.preview.png"))
+        let layout = try ScenePreviewLayout(width: 1200, frames: 2, depthWidth: 256, depthHeight: 192, color: false)
+        #expect(sheet.height == layout.height)
+        for panel in ScenePanel.allCases {
+            let start = try #require(Self.bounds(sheet, layout, panel, Self.rgb(ScenePreviewSheet.startLabelColor)), "\(panel)")
+            let end = try #require(Self.bounds(sheet, layout, panel, Self.rgb(ScenePreviewSheet.endLabelColor)), "\(panel)")
+            #expect(start.count > 5 && end.count > 5)
+            let apart = start.x1 < end.x0 || end.x1 < start.x0 || start.y1 < end.y0 || end.y1 < start.y0
+            #expect(apart, "\(panel): start label \(start), end label \(end)")
+        }
+    }
+
+    /// A registered scene (`rgbd register`'s folder) has no confidence maps: no confidence
+    /// row (no "no confidence map" tiles) and no confidence legend.
+    @Test func registeredSceneHasNoConfidenceRow() throws {
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (paths, _, _) = try MarkerCLITests.writeRoom(in: directory, seed: 9)
+        let registered = directory + "/registered"
+        let register = try CLITests.run(["register"] + paths + ["--tag-size", "0.16", "-o", registered])
+        #expect(register.status == 0, "\(register.stderr)")
+        let info = try CLITests.run(["info", "--json", registered])
+        let entry = try #require((try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [[String: Any]])?.first)
+        let depth = try #require(entry["depth_size"] as? [Int])
+        let run = try CLITests.run(["preview", registered, "-o", directory + "/out", "--width", "900", "--frames", "3"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sheet = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/out/registered.preview.png"))
+        let layout = try ScenePreviewLayout(width: 900, frames: 3, depthWidth: depth[0], depthHeight: depth[1], color: true,
+                                            confidence: false)
+        #expect(layout.rows == [.color, .depth])
+        #expect(sheet.height == layout.height, "\(sheet.height) vs \(layout.height)")
+        let gray = Self.rgb(ScenePreviewSheet.noConfidenceColor)
+        let levels = ScenePreviewSheet.confidenceColors.map(Self.rgb)
+        var drawn = 0
+        for y in 0..<sheet.height {
+            for x in 0..<sheet.width {
+                let p = Self.pixel(sheet, x, y)
+                if p == gray || levels.contains(where: { $0 == p }) { drawn += 1 }
+            }
+        }
+        #expect(drawn == 0, "\(drawn) pixels of confidence colors")
+    }
+
+    /// The real Record3D close-up of a door (../shared, when present): 0.25 m of path, a
+    /// cloud reaching 1.5 m. The path fills its panel (it was a dot framed with the cloud),
+    /// and the export has no confidence maps: no confidence row.
+    @Test func realDoorCloseUp() throws {
+        guard let scans = StrayDepthOnlyCLITests.sharedScans else { return }
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try CLITests.run(["preview", scans + "/record3d-door", "-o", directory, "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sheet = try PNGCodec.decodeRGB(FileSystem.readFile(directory + "/record3d-door.preview.png"))
+        let layout = try ScenePreviewLayout(width: 1600, frames: 5, depthWidth: 192, depthHeight: 256, color: true,
+                                            confidence: false)
+        #expect(sheet.height == layout.height, "\(sheet.height) vs \(layout.height)")
+        let path = try #require(Self.bounds(sheet, layout, .trajectoryAbove, Self.rgb(ScenePreviewSheet.pathColor)))
+        let across = max(path.x1 - path.x0, path.y1 - path.y0)
+        #expect(Double(across) > 0.3 * Double(layout.panelWidth), "the path spans \(across) of \(layout.panelWidth) pixels")
     }
 }

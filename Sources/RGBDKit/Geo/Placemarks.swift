@@ -29,7 +29,9 @@ public struct Placemark: Equatable, Sendable {
 
     /// The places of a CSV file: one per line, `name,latitude,longitude[,altitude]`
     /// (degrees, meters above sea level); a first line whose latitude is not a number is a
-    /// header; blank lines and lines starting `#` are skipped.
+    /// header; blank lines and lines starting `#` are skipped. Lines end in `\n` or `\r\n`
+    /// (as spreadsheets and Python's `csv` module write them); a UTF-8 byte order mark at
+    /// the start is skipped.
     ///
     /// - Throws: `RGBDError` naming `file` and the line: a wrong number of fields, a number
     ///   that is not one, a latitude beyond 90° or a longitude beyond 180°, more than
@@ -37,13 +39,12 @@ public struct Placemark: Equatable, Sendable {
     public static func read(csv bytes: [UInt8], file: String) throws -> [Placemark] {
         var places: [Placemark] = []
         var firstLine = true
-        let text = String(decoding: bytes, as: UTF8.self)
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (number, raw) in CSVTable.lines(bytes) {
             let line = raw.trimmingWhitespace
             if line.isEmpty || line.hasPrefix("#") { continue }
             defer { firstLine = false }
             let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace }
-            let where_ = "line \(index + 1)"
+            let where_ = "line \(number)"
             guard fields.count == 3 || fields.count == 4 else {
                 throw RGBDError(.invalidArgument, file: file, location: where_,
                                 "has \(fields.count) fields; a place is name,latitude,longitude[,altitude]")

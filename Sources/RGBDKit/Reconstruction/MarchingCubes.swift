@@ -125,7 +125,8 @@ extension TSDFVolume {
         @inline(__always) static func index(_ x: Int, _ y: Int, _ z: Int) -> Int { ((z + 1) * side + (y + 1)) * side + (x + 1) }
     }
 
-    /// A vertex computed by one block, keyed by the edge it lies on.
+    /// A vertex computed by one block, keyed by the edge it lies on (or the voxel, when it
+    /// lies on one).
     private struct EdgeVertex {
         var key: UInt64
         var position: SIMD3<Float>
@@ -136,10 +137,13 @@ extension TSDFVolume {
     /// The zero set of the volume as a triangle mesh (marching cubes over every cell whose
     /// eight voxels have been observed). A vertex lies on a voxel edge, where the linear
     /// interpolation of the two voxels' values is zero; it is shared by every triangle
-    /// that uses that edge, in any block. Its normal is the TSDF's gradient (central
-    /// differences, interpolated along the edge), its color the voxels' colors
-    /// interpolated alike. Blocks are meshed in parallel and merged in the order of their
-    /// coordinates (z, y, x), so the output is the same on any number of processors.
+    /// that uses that edge, in any block, and a vertex on a voxel whose value is exactly
+    /// zero by every triangle of any edge meeting there. Triangles left without area (a
+    /// vertex repeated, or three on a line) are dropped, and the vertices only they used.
+    /// A vertex's normal is the TSDF's gradient (central differences, interpolated along
+    /// the edge), its color the voxels' colors interpolated alike. Blocks are meshed in
+    /// parallel and merged in the order of their coordinates (z, y, x), so the output is
+    /// the same on any number of processors.
     func extractMesh(parallel: Bool = true) -> TriangleMesh {
         let count = blockCount
         let order = (0..<count).sorted { a, b in
@@ -182,12 +186,44 @@ extension TSDFVolume {
                 mesh.normals += [vertex.normal.x, vertex.normal.y, vertex.normal.z]
                 mesh.colors += [vertex.color.x, vertex.color.y, vertex.color.z]
             }
-            for key in block.triangles {
-                guard let index = shared.index(of: key) else { continue }
-                mesh.faces.append(UInt32(index))
+            for k in Swift.stride(from: 0, to: block.triangles.count - 2, by: 3) {
+                guard let a = shared.index(of: block.triangles[k]), let b = shared.index(of: block.triangles[k + 1]),
+                      let c = shared.index(of: block.triangles[k + 2]),
+                      !Self.isDegenerate(a, b, c, positions: mesh.positions) else { continue }
+                mesh.faces += [UInt32(a), UInt32(b), UInt32(c)]
             }
         }
-        return mesh
+        return Self.droppingUnusedVertices(mesh)
+    }
+
+    /// Whether a triangle has no area: a vertex repeated (a cell's vertices on one voxel
+    /// whose value is exactly zero are one vertex) or three positions on a line.
+    static func isDegenerate(_ a: Int, _ b: Int, _ c: Int, positions: [Float]) -> Bool {
+        guard a != b, b != c, a != c else { return true }
+        func point(_ i: Int) -> SIMD3<Double> {
+            SIMD3(Double(positions[3 * i]), Double(positions[3 * i + 1]), Double(positions[3 * i + 2]))
+        }
+        let u = point(b) - point(a), v = point(c) - point(a)
+        let n = SIMD3(u.y * v.z - u.z * v.y, u.z * v.x - u.x * v.z, u.x * v.y - u.y * v.x)
+        return n == .zero
+    }
+
+    /// The mesh without the vertices no face uses (those only degenerate faces used),
+    /// the others in their order.
+    static func droppingUnusedVertices(_ mesh: TriangleMesh) -> TriangleMesh {
+        var used = [Bool](repeating: false, count: mesh.vertexCount)
+        for index in mesh.faces { used[Int(index)] = true }
+        guard used.contains(false) else { return mesh }
+        var remap = [UInt32](repeating: 0, count: mesh.vertexCount)
+        var out = TriangleMesh()
+        for i in 0..<mesh.vertexCount where used[i] {
+            remap[i] = UInt32(out.vertexCount)
+            out.positions += mesh.positions[(3 * i)..<(3 * i + 3)]
+            out.normals += mesh.normals[(3 * i)..<(3 * i + 3)]
+            out.colors += mesh.colors[(3 * i)..<(3 * i + 3)]
+        }
+        out.faces = mesh.faces.map { remap[Int($0)] }
+        return out
     }
 
     /// The vertices and triangles of the cells whose first corner is in block `b`.
@@ -260,17 +296,23 @@ extension TSDFVolume {
                         let (a, bCorner) = edges[Int(e)]
                         let pa = SIMD3(x + a & 1, y + (a >> 1 & 1), z + (a >> 2 & 1))
                         let pb = SIMD3(x + bCorner & 1, y + (bCorner >> 1 & 1), z + (bCorner >> 2 & 1))
-                        // The edge's key: its first voxel's block and place there, and its axis.
                         let global = origin &+ pa
-                        let owner = SIMD3(global.x >> 3, global.y >> 3, global.z >> 3)
-                        let local = global &- owner &* side
-                        let ownerBlock = block(at: SIMD3(Int32(owner.x), Int32(owner.y), Int32(owner.z))) ?? 0
-                        let key = UInt64(ownerBlock) << 11 | UInt64((local.z * side + local.y) * side + local.x) << 2
-                            | UInt64(MarchingCubesTable.axis(ofEdge: Int(e)))
-                        triangles.append(key)
-                        guard made.insert(key).inserted else { continue }
                         let va = values[a], vb = values[bCorner]
                         let t = va / (va - vb)
+                        // The vertex's key: the edge's first voxel's block and place there, and
+                        // the edge's axis; a vertex on a voxel (its value exactly zero: t = 0
+                        // or 1, the quantized distance makes this common) is that voxel's, axis
+                        // code 3, so the cell's edges that meet there share one vertex and
+                        // the triangles between them, of no area, are dropped when merged.
+                        let at = t == 0 ? global : t == 1 ? origin &+ pb : global
+                        let owner = SIMD3(at.x >> 3, at.y >> 3, at.z >> 3)
+                        let local = at &- owner &* side
+                        let ownerBlock = block(at: SIMD3(Int32(owner.x), Int32(owner.y), Int32(owner.z))) ?? 0
+                        let code = t == 0 || t == 1 ? 3 : MarchingCubesTable.axis(ofEdge: Int(e))
+                        let key = UInt64(ownerBlock) << 11 | UInt64((local.z * side + local.y) * side + local.x) << 2
+                            | UInt64(code)
+                        triangles.append(key)
+                        guard made.insert(key).inserted else { continue }
                         let ia = Window.index(pa.x, pa.y, pa.z), ib = Window.index(pb.x, pb.y, pb.z)
                         let position = (SIMD3<Float>(Float(global.x), Float(global.y), Float(global.z))
                             + (SIMD3<Float>(Float(pb.x - pa.x), Float(pb.y - pa.y), Float(pb.z - pa.z)) * t)) * voxel

@@ -52,6 +52,8 @@ public struct SceneCloud: Sendable {
     public var frames: Int
     /// Points before thinning.
     public var inputPoints: Int
+    /// Frames used that had a confidence map (the others kept every depth).
+    public var framesWithConfidence: Int = 0
 
     /// Number of points.
     public var count: Int { positions.count / 3 }
@@ -76,6 +78,7 @@ public struct SceneCloud: Sendable {
         let options: SceneCloudOptions
         private var grid: VoxelAccumulator
         private(set) var frames = 0
+        private var framesWithConfidence = 0
         private var input = 0
         private var buffer = [Float](), colorBuffer = [UInt8](), normalBuffer = [Float]()
         /// How a frame's colours are averaged down to its depth grid: over threads, or
@@ -92,6 +95,7 @@ public struct SceneCloud: Sendable {
         /// Adds a frame's points.
         mutating func add(_ frame: SceneFrame) {
             var depth = frame.depth
+            if frame.confidence != nil { framesWithConfidence += 1 }
             if let confidence = frame.confidence, options.minConfidence > 0 {
                 for i in depth.samples.indices where confidence.samples[i] < options.minConfidence {
                     depth.samples[i] = .nan
@@ -139,7 +143,8 @@ public struct SceneCloud: Sendable {
         /// The merged, thinned cloud.
         func cloud() -> SceneCloud {
             let (p, c, n) = grid.points()
-            return SceneCloud(positions: p, colors: c, normals: n, frames: frames, inputPoints: input)
+            return SceneCloud(positions: p, colors: c, normals: n, frames: frames, inputPoints: input,
+                              framesWithConfidence: framesWithConfidence)
         }
     }
 }

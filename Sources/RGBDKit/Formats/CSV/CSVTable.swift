@@ -1,8 +1,8 @@
 /// A small comma-separated table as the iPhone scan apps write them (`odometry.csv`,
 /// `camera_matrix.csv`, `imu.csv`): lines of fields separated by `,`, spaces around fields
-/// ignored, `\n` or `\r\n` line ends, blank lines skipped. No quoting (none of those files
-/// quote). Bounded: a file is read whole with the bounded reader, lines and fields are
-/// slices of it.
+/// ignored, `\n` or `\r\n` line ends (`lines`), a UTF-8 byte order mark at the start
+/// skipped, blank lines skipped. No quoting (none of those files quote). Bounded: a file is
+/// read whole with the bounded reader, lines and fields are slices of it.
 package struct CSVTable: Sendable {
     /// One line: its 1-based line number in the file and its fields, trimmed.
     package struct Row: Sendable {
@@ -28,12 +28,7 @@ package struct CSVTable: Sendable {
             throw RGBDError(.invalidScene, file: name, "not a text table (it holds NUL bytes)")
         }
         var rows: [Row] = []
-        var lineNumber = 0
-        // Lines split on the bytes: in a Swift String "\r\n" is one character.
-        for lineBytes in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let content = lineBytes.last == 0x0D ? lineBytes.dropLast() : lineBytes
-            let trimmedLine = Substring(String(decoding: content, as: UTF8.self))
+        for (lineNumber, trimmedLine) in Self.lines(bytes) {
             if trimmedLine.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             let fields = trimmedLine.split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count <= Self.maxFields else {
@@ -43,6 +38,25 @@ package struct CSVTable: Sendable {
             rows.append(Row(line: lineNumber, fields: fields.map(Self.trim)))
         }
         self.rows = rows
+    }
+
+    /// The UTF-8 byte order mark, which spreadsheets and Python's `utf-8-sig` codec write
+    /// at the start of a text file.
+    package static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// The lines of a text file with their 1-based numbers: split at `\n`, a `\r` before
+    /// the `\n` dropped (Windows, spreadsheets and Python's `csv` module end lines with
+    /// `\r\n`), a UTF-8 byte order mark at the very start skipped. Every comma-separated
+    /// file rgbd reads (these tables, `--placemarks`) is split here, so they all take the
+    /// same files.
+    package static func lines(_ bytes: [UInt8]) -> [(number: Int, text: Substring)] {
+        let body = bytes.starts(with: byteOrderMark) ? bytes.dropFirst(byteOrderMark.count) : bytes[...]
+        // Split on the bytes: in a Swift String "\r\n" is one character, so splitting a
+        // String at "\n" would leave a CRLF file one line.
+        return body.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated().map { index, line in
+            let content = line.last == 0x0D ? line.dropLast() : line
+            return (index + 1, Substring(String(decoding: content, as: UTF8.self)))
+        }
     }
 
     private static func trim(_ field: Substring) -> Substring {

@@ -561,8 +561,7 @@ package enum PreviewSheet {
             let x = Double(bar.x) + (value - Double(scale.minimum)) / span * Double(bar.width - 1) + 0.5
             canvas.polyline([SIMD2(x, Double(bar.y + bar.height)), SIMD2(x, Double(bar.y + bar.height) + 3 * t)],
                             color: dimTextColor, lineWidth: 1)
-            let decimals = step < 0.1 ? 2 : step < 1 ? 1 : 0
-            canvas.text(format(value, decimals: decimals), x: x, y: labelY, size: 11 * t, color: textColor,
+            canvas.text(format(value, decimals: decimals(ofStep: step)), x: x, y: labelY, size: 11 * t, color: textColor,
                         alignment: .center)
             value += step
         }
@@ -571,6 +570,19 @@ package enum PreviewSheet {
     }
 
     /// 1, 2, 2.5 or 5 times a power of ten, at least `rough`.
+    /// The decimals that show every multiple of `step` exactly (a `niceStep`: 1, 2, 2.5 or
+    /// 5 times a power of ten): 0.25 needs 2 ("0.75", not "0.8"), 2.5 needs 1, 5 none.
+    static func decimals(ofStep step: Double) -> Int {
+        guard step > 0, step.isFinite else { return 0 }
+        var decimals = 0
+        var scaled = step
+        while decimals < 9, abs(scaled - scaled.rounded()) > 1e-9 * max(1, scaled) {
+            decimals += 1
+            scaled *= 10
+        }
+        return decimals
+    }
+
     static func niceStep(_ rough: Double) -> Double {
         guard rough > 0, rough.isFinite else { return 1 }
         var power = 1.0

@@ -9,7 +9,8 @@ package enum ScenePanel: Int, CaseIterable, Sendable {
     case cloudAbove
 }
 
-/// The rows of a scan sheet's strip of frames.
+/// The rows of a scan sheet's strip of frames (a scene without color has no color row, one
+/// whose frames have no confidence maps no confidence row).
 package enum SceneStripRow: Int, CaseIterable, Sendable {
     /// The color frame (absent in a depth-only scene).
     case color
@@ -58,10 +59,17 @@ package struct ScenePreviewLayout: Equatable, Sendable {
     /// The most frames a strip shows.
     package static let maximumFrames = 12
 
+    /// Lines of labelled values in the header (below its title line).
+    package let headerLines: Int
+
     /// The layout of a `width`-pixel sheet (`PreviewLayout.minimumWidth ... maximumWidth`)
     /// with `frames` frames (1 ... `maximumFrames`) of `depthWidth × depthHeight` depth maps
-    /// in the strip, with a color row when `color` is true.
-    package init(width: Int, frames: Int, depthWidth: Int, depthHeight: Int, color: Bool) throws {
+    /// in the strip, with a color row when `color` is true and a confidence row when
+    /// `confidence` is (a scene whose frames have no confidence maps gets none), and
+    /// `headerLines` lines of values in the header (`ScenePreviewPlacement.header`: more
+    /// when a narrow sheet wraps them).
+    package init(width: Int, frames: Int, depthWidth: Int, depthHeight: Int, color: Bool, confidence: Bool = true,
+                 headerLines: Int = 3) throws {
         let bands = try SheetBands(width: width)
         guard frames >= 1, frames <= Self.maximumFrames else {
             throw RGBDError(.invalidArgument, "the strip shows 1 to \(Self.maximumFrames) frames, not \(frames)")
@@ -71,10 +79,15 @@ package struct ScenePreviewLayout: Equatable, Sendable {
         }
         self.frames = frames
         (self.width, scale, margin, gap) = (width, bands.scale, bands.margin, bands.gap)
-        (headerHeight, titleHeight, captionHeight, panelWidth)
-            = (bands.headerHeight, bands.titleHeight, bands.captionHeight, bands.panelWidth)
+        guard headerLines >= 1, headerLines <= 20 else {
+            throw RGBDError(.invalidArgument, "the header has 1 to 20 lines of values, not \(headerLines)")
+        }
+        self.headerLines = headerLines
+        (titleHeight, captionHeight, panelWidth) = (bands.titleHeight, bands.captionHeight, bands.panelWidth)
+        // SheetBands' header holds 3 lines of 19 (text-scaled) pixels.
+        headerHeight = bands.headerHeight + Int((Double(headerLines - 3) * 19 * PreviewLayout.textScale(bands.scale)).rounded())
         panelHeight = max(1, panelWidth * 3 / 4)
-        rows = color ? [.color, .depth, .confidence] : [.depth, .confidence]
+        rows = (color ? [.color] : []) + [.depth] + (confidence ? [.confidence] : [])
         tileGap = max(2, Int((6 * scale).rounded()))
         let widest = max(1, (width - 2 * margin - (frames - 1) * tileGap) / frames)
         // Very tall or wide depth maps are letterboxed into at most 2:1 / 1:2 tiles.
@@ -106,11 +119,15 @@ package struct ScenePreviewLayout: Equatable, Sendable {
         return (x, y)
     }
 
-    /// The band below the strip: the depth colorbar (left) and the confidence legend.
+    /// The band below the strip: the depth colorbar (left) and the confidence legend (when
+    /// there is a confidence row).
     package var colorbar: (x: Int, y: Int, width: Int, height: Int) {
         let bottom = stripTop + 2 * titleHeight + rows.count * tileHeight + (rows.count - 1) * tileGap
         let room = Int((26 * textScale).rounded())
-        let barWidth = max(1, min(panelWidth, width - 2 * margin) - room)
-        return (margin, bottom + Int((7 * textScale).rounded()), barWidth, Int((11 * textScale).rounded()))
+        // Indented by half a tick label, so that the first one ("0.0", centred on the
+        // bar's left end) stays off the margin.
+        let inset = Int((12 * textScale).rounded())
+        let barWidth = max(1, min(panelWidth, width - 2 * margin) - room - inset)
+        return (margin + inset, bottom + Int((7 * textScale).rounded()), barWidth, Int((11 * textScale).rounded()))
     }
 }

@@ -47,12 +47,14 @@ package struct ScenePreviewOptions: Equatable, Sendable {
 }
 
 /// `rgbd preview`'s sheet of a scan (a `Scene`): a header (path, app and layout, frames,
-/// rate, duration, sizes, world), the trajectory from above and from the side (camera
-/// centres as a path, a frustum per k-th camera, start and end marked, world axes and a
-/// scale bar in meters), the merged cloud (`SceneCloud`) from above over the trajectory's
-/// extent with the path on it, and a strip of frames spread over the scan: color, depth
-/// on one Turbo scale, confidence. Frames are read as a stream: memory follows the cloud's
-/// occupied cells and the strip, not the scan's length.
+/// rate, duration, sizes, world; wrapped on a narrow sheet), the trajectory from above and
+/// from the side framed on the camera path and its frustums (camera centres as a path, a
+/// frustum per k-th camera, start and end marked, world axes and a 1-2-5 scale bar chosen
+/// from the extent shown), the merged cloud (`SceneCloud`) from above framed on the cloud
+/// and the path, with the path on it, and a strip of frames spread over the scan: color,
+/// depth on one Turbo scale, confidence (no confidence row when the frames have no maps).
+/// Frames are read as a stream: memory follows the cloud's occupied cells and the strip,
+/// not the scan's length.
 package enum ScenePreviewSheet {
     /// The start marker's color (the first camera); its label is lighter.
     package static let startColor: (UInt8, UInt8, UInt8) = (40, 210, 90)
@@ -66,6 +68,23 @@ package enum ScenePreviewSheet {
     package static let noConfidenceColor: (UInt8, UInt8, UInt8) = (60, 62, 70)
 
     static let frustumColor = Canvas.Color(bytes: 230, 230, 236, alpha: 0.55)
+    /// The start label's color.
+    package static let startLabelColor: (UInt8, UInt8, UInt8) = (160, 240, 180)
+    /// The end label's color.
+    package static let endLabelColor: (UInt8, UInt8, UInt8) = (255, 165, 165)
+
+    /// The boxes of the "start" and "end" labels (`ScenePreviewPlacement.markerLabels`)
+    /// for markers at sheet points `start` and `end` in a panel (top-left corner, size);
+    /// `width` measures the labels' bold text.
+    package static func markerLabels(start: SIMD2<Double>, end: SIMD2<Double>, textScale t: Double,
+                                     panel: (origin: SIMD2<Double>, size: SIMD2<Double>),
+                                     width: (String) -> Double) -> (start: ScenePreviewPlacement.Box, end: ScenePreviewPlacement.Box) {
+        let height = 0.8 * 11.5 * t
+        return ScenePreviewPlacement.markerLabels(
+            start: start, end: end, radius: 6 * t, startSize: SIMD2(width("start"), height), endSize: SIMD2(width("end"), height),
+            gap: 3 * t, bounds: ScenePreviewPlacement.Box(x: panel.origin.x, y: panel.origin.y, width: panel.size.x,
+                                                          height: panel.size.y))
+    }
 
     /// The sheet of `scene`. `progress` is called after each frame merged into the cloud
     /// (frames done, frames to do).
@@ -74,8 +93,10 @@ package enum ScenePreviewSheet {
         try options.validate()
         let frames = scene.frames
         let count = min(options.frames, frames.count)
-        let layout = try ScenePreviewLayout(width: options.width, frames: count, depthWidth: scene.depthSize.width,
-                                            depthHeight: scene.depthSize.height, color: scene.colorSize != nil)
+        // The tiles' size; the rows and the header's lines, known once the frames are read,
+        // do not change it.
+        let tiles = try ScenePreviewLayout(width: options.width, frames: count, depthWidth: scene.depthSize.width,
+                                           depthHeight: scene.depthSize.height, color: scene.colorSize != nil)
 
         // The merged cloud, streamed.
         var cloudOptions = options.cloud
@@ -88,8 +109,8 @@ package enum ScenePreviewSheet {
         try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
             strip.append(StripFrame(
                 info: frame.info, depth: frame.depth,
-                color: frame.color.map { PreviewSheet.resized($0, width: layout.tileWidth, height: layout.tileHeight) },
-                confidence: frame.confidence.map { confidenceImage($0, width: layout.tileWidth, height: layout.tileHeight) }))
+                color: frame.color.map { PreviewSheet.resized($0, width: tiles.tileWidth, height: tiles.tileHeight) },
+                confidence: frame.confidence.map { confidenceImage($0, width: tiles.tileWidth, height: tiles.tileHeight) }))
         }
         var all = [Float]()
         all.reserveCapacity(strip.reduce(0) { $0 + $1.depth.samples.count })
@@ -101,10 +122,21 @@ package enum ScenePreviewSheet {
 
         let axes = SceneAxes(scene)
         let geometry = SceneGeometry(scene: scene, cloud: cloud, axes: axes)
-        let above = geometry.fit(right: axes.right, down: axes.forwardDown, width: layout.panelWidth,
-                                 height: layout.panelHeight)
+        // A confidence row only when some frame of the strip has a map.
+        let confidenceRow = strip.contains { $0.confidence != nil }
+        let measure = try Canvas(width: 1, height: 1, background: Canvas.Color(0, 0, 0))
+        let header = headerTexts(scene: scene, cloud: cloud, trajectoryLength: geometry.trajectoryLength, width: tiles.width,
+                                 margin: tiles.margin, textScale: tiles.textScale) { measure.textWidth($0, size: $1, bold: $2) }
+        let layout = try ScenePreviewLayout(width: options.width, frames: count, depthWidth: scene.depthSize.width,
+                                            depthHeight: scene.depthSize.height, color: scene.colorSize != nil,
+                                            confidence: confidenceRow, headerLines: header.lines)
+        let above = geometry.fit(geometry.trajectoryFramed, right: axes.right, down: axes.forwardDown,
+                                 width: layout.panelWidth, height: layout.panelHeight)
         let sideRight = geometry.sideAxis
-        let side = geometry.fit(right: sideRight, down: -axes.up, width: layout.panelWidth, height: layout.panelHeight)
+        let side = geometry.fit(geometry.trajectoryFramed, right: sideRight, down: -axes.up,
+                                width: layout.panelWidth, height: layout.panelHeight)
+        let plan = geometry.fit(geometry.framed, right: axes.right, down: axes.forwardDown,
+                                width: layout.panelWidth, height: layout.panelHeight)
 
         var points: [SIMD3<Float>] = [], packed: [UInt32] = []
         points.reserveCapacity(cloud.count)
@@ -115,9 +147,9 @@ package enum ScenePreviewSheet {
             packed.append(r << 16 | g << 8 | b)
         }
         if scene.colorSize == nil { packed = grayByHeight(points, up: SIMD3<Float>(axes.up)) }
-        let pointSide = max(2, Int((cloudOptions.voxel * above.scale).rounded(.up)))
+        let pointSide = max(2, Int((cloudOptions.voxel * plan.view.scale).rounded(.up)))
         let cloudView = CloudRenderer(points: points, colors: packed)
-            .render(width: layout.panelWidth, height: layout.panelHeight, plan: above, side: pointSide)
+            .render(width: layout.panelWidth, height: layout.panelHeight, plan: plan.view, side: pointSide)
 
         let canvas = try Canvas(width: layout.width, height: layout.height,
                                 background: Canvas.Color(bytes: PreviewSheet.background.0, PreviewSheet.background.1,
@@ -139,35 +171,42 @@ package enum ScenePreviewSheet {
                     let c = noConfidenceColor
                     canvas.fill(x: Double(x), y: Double(y), width: Double(layout.tileWidth), height: Double(layout.tileHeight),
                                 color: Canvas.Color(bytes: c.0, c.1, c.2))
-                    canvas.text("no confidence map", x: Double(x) + Double(layout.tileWidth) / 2,
-                                y: Double(y) + Double(layout.tileHeight) / 2, size: 11 * layout.textScale,
+                    let note = ScenePreviewPlacement.fit("no confidence map", size: 11 * layout.textScale,
+                                                         room: Double(layout.tileWidth) - 4) { canvas.textWidth($0, size: $1, bold: $2) }
+                    canvas.text(note.text, x: Double(x) + Double(layout.tileWidth) / 2,
+                                y: Double(y) + Double(layout.tileHeight) / 2, size: note.size,
                                 color: PreviewSheet.dimTextColor, alignment: .center)
                 }
             }
         }
-        drawHeader(canvas, layout: layout, scene: scene, trajectoryLength: geometry.trajectoryLength)
+        for text in header.texts {
+            canvas.text(text.text, x: text.x, y: text.y, size: text.size,
+                        color: text.dim ? PreviewSheet.dimTextColor : PreviewSheet.textColor, bold: text.bold)
+        }
         let t = layout.textScale
         let worldNote = scene.world == .gravityAligned
             ? "gravity-aligned world"
             : scene.world == .originTag ? "not gravity-aligned: up is the origin tag's −y"
             : "not gravity-aligned: up is the first camera's −y"
         let k = geometry.frustumStep
-        drawPanel(canvas, layout: layout, panel: .trajectoryAbove, view: above, geometry: geometry, frustums: true,
+        drawPanel(canvas, layout: layout, panel: .trajectoryAbove, view: above.view, extent: above.extent, geometry: geometry,
+                  frustums: true,
                   title: "Trajectory from above", note: "\(plural(frames.count, "camera")), frustum every \(k)",
                   caption: "looking down \(axes.upName); \(worldNote)",
                   horizontal: axes.rightName, vertical: axes.forwardDownName)
-        drawPanel(canvas, layout: layout, panel: .trajectorySide, view: side, geometry: geometry, frustums: true,
+        drawPanel(canvas, layout: layout, panel: .trajectorySide, view: side.view, extent: side.extent, geometry: geometry,
+                  frustums: true,
                   title: "Trajectory from the side", note: "\(PreviewSheet.format(geometry.trajectoryLength, decimals: 2)) m path",
                   caption: "up: \(axes.upName); \(worldNote)",
                   horizontal: sideRight == axes.right ? axes.rightName : axes.forwardDownName, vertical: axes.upName,
                   verticalUp: true)
-        drawPanel(canvas, layout: layout, panel: .cloudAbove, view: above, geometry: geometry, frustums: false,
-                  title: "Merged cloud from above", note: "\(cloud.count) points",
-                  caption: "\(plural(cloud.frames, "frame"))\(cloudOptions.every > 1 ? " (every \(cloudOptions.every))" : ""), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, confidence ≥ \(cloudOptions.minConfidence)\(scene.colorSize == nil ? "; gray by height" : "")",
+        drawPanel(canvas, layout: layout, panel: .cloudAbove, view: plan.view, extent: plan.extent, geometry: geometry,
+                  frustums: false, title: "Merged cloud from above", note: "\(cloud.count) points",
+                  caption: "\(plural(cloud.frames, "frame"))\(cloudOptions.every > 1 ? " (every \(cloudOptions.every))" : ""), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, \(confidenceNote(cloud, minimum: cloudOptions.minConfidence))\(scene.colorSize == nil ? "; gray by height" : "")",
                   horizontal: axes.rightName, vertical: axes.forwardDownName)
         drawStrip(canvas, layout: layout, strip: strip, scene: scene)
         PreviewSheet.drawColorbar(canvas, bar: layout.colorbar, textScale: t, scale: depthScale)
-        drawConfidenceLegend(canvas, layout: layout)
+        if layout.rows.contains(.confidence) { drawConfidenceLegend(canvas, layout: layout) }
         return canvas.image()
     }
 
@@ -229,60 +268,57 @@ package enum ScenePreviewSheet {
         Canvas.Color(bytes: c.0, c.1, c.2, alpha: alpha)
     }
 
-    static func drawHeader(_ canvas: Canvas, layout: ScenePreviewLayout, scene: Scene, trajectoryLength: Double) {
-        let t = layout.textScale
-        let x = Double(layout.margin), right = Double(layout.width - layout.margin)
-        var y = Double(layout.margin) + 21 * t
+    /// What the cloud's caption says of confidence: the filter, or that the frames had no
+    /// maps to filter by (every depth kept), or in how many they had.
+    static func confidenceNote(_ cloud: SceneCloud, minimum: UInt8) -> String {
+        if cloud.framesWithConfidence == 0 { return "no confidence maps: every depth kept" }
+        if cloud.framesWithConfidence == cloud.frames { return "confidence ≥ \(minimum)" }
+        return "confidence ≥ \(minimum) (\(cloud.framesWithConfidence) of \(cloud.frames) frames have maps)"
+    }
+
+    /// The header's texts (`ScenePreviewPlacement.header`) for a sheet `width` pixels wide.
+    package static func headerTexts(scene: Scene, cloud: SceneCloud, trajectoryLength: Double, width: Int, margin: Int,
+                                    textScale t: Double, measure: ScenePreviewPlacement.TextMeasure)
+        -> (texts: [ScenePreviewPlacement.PlacedText], lines: Int) {
         let name = Path.lastComponent(scene.path.hasSuffix("/") ? String(scene.path.dropLast()) : scene.path)
-        canvas.text("\(name)  ·  rgbd preview of a scan", x: x, y: y, size: 21 * t, color: PreviewSheet.textColor, bold: true)
-        canvas.text("rgbd \(RGBDVersion.string)", x: right, y: y, size: 12 * t, color: PreviewSheet.dimTextColor,
-                    alignment: .right)
         let frames = scene.frames
         var duration = "unknown"
         if let first = frames.first?.time, let last = frames.last?.time {
             duration = "\(PreviewSheet.format(last - first, decimals: 2)) s"
         }
         let skipped = scene.skipped.isEmpty ? "" : " (\(scene.skipped.count) skipped: no depth)"
-        let lines: [[(String, String)]] = [
+        let confidence = cloud.framesWithConfidence == 0 ? "none"
+            : cloud.framesWithConfidence == cloud.frames ? "in every frame merged"
+            : "in \(cloud.framesWithConfidence) of \(cloud.frames) frames merged"
+        let groups: [[(label: String, value: String)]] = [
             [("path", scene.path), ("app", "\(scene.format.app.rawValue), \(scene.format.variant)")],
             [("frames", "\(frames.count)\(skipped)"),
              ("fps", scene.framesPerSecond.map { PreviewSheet.format($0, decimals: 2) } ?? "unknown"),
              ("duration", duration),
              ("color", scene.colorSize.map { "\($0.width)×\($0.height)" } ?? "none (depth-only)"),
              ("depth", "\(scene.depthSize.width)×\(scene.depthSize.height)"),
-             ("confidence", scene.details.first { $0.key == "confidence" }?.value ?? "per frame when present")],
+             ("confidence", confidence)],
             [("world", scene.world.rawValue), ("path length", "\(PreviewSheet.format(trajectoryLength, decimals: 2)) m")],
         ]
-        y += 8 * layout.scale
-        for line in lines {
-            y += 19 * t
-            // A line wider than the sheet is set smaller (down to 70 %).
-            var size = 13 * t
-            let natural = line.reduce(0.0) { sum, entry in
-                sum + canvas.textWidth(entry.0 + "  ", size: size) + canvas.textWidth(entry.1, size: size) + 26 * t
-            } - 26 * t
-            if natural > right - x { size = max(0.7 * size, size * (right - x) / natural) }
-            var cursor = x
-            for (label, value) in line {
-                cursor += canvas.text(label + "  ", x: cursor, y: y, size: size, color: PreviewSheet.dimTextColor)
-                cursor += canvas.text(value, x: cursor, y: y, size: size, color: PreviewSheet.textColor)
-                cursor += 26 * t * size / (13 * t)
-            }
-        }
+        return ScenePreviewPlacement.header(title: "\(name)  ·  rgbd preview of a scan", version: "rgbd \(RGBDVersion.string)",
+                                            groups: groups, left: Double(margin), right: Double(width - margin),
+                                            top: Double(margin), textScale: t, measure: measure)
     }
 
     static func drawTitle(_ canvas: Canvas, x: Int, y: Int, width: Int, height: Int, textScale t: Double,
                           title: String, note: String, caption: String) {
         let baseline = Double(y) - 8 * t
-        let titleWidth = canvas.text(title, x: Double(x), y: baseline, size: 14.5 * t, color: PreviewSheet.textColor, bold: true)
+        let measure: ScenePreviewPlacement.TextMeasure = { canvas.textWidth($0, size: $1, bold: $2) }
+        let fitted = ScenePreviewPlacement.fit(title, size: 14.5 * t, room: Double(width), bold: true, measure: measure)
+        canvas.text(fitted.text, x: Double(x), y: baseline, size: fitted.size, color: PreviewSheet.textColor, bold: true)
         if !note.isEmpty {
-            let size = PreviewSheet.fitted(canvas, note, size: 12 * t, room: Double(width) - titleWidth - 10 * t)
-            canvas.text(note, x: Double(x + width), y: baseline, size: size, color: PreviewSheet.dimTextColor,
+            let shown = ScenePreviewPlacement.fit(note, size: 12 * t, room: Double(width) - fitted.width - 10 * t, measure: measure)
+            canvas.text(shown.text, x: Double(x + width), y: baseline, size: shown.size, color: PreviewSheet.dimTextColor,
                         alignment: .right)
         }
         if !caption.isEmpty {
-            let size = PreviewSheet.fitted(canvas, caption, size: 11.5 * t, room: Double(width))
-            canvas.text(caption, x: Double(x), y: Double(y + height) + 17 * t, size: size, color: PreviewSheet.dimTextColor)
+            let shown = ScenePreviewPlacement.fit(caption, size: 11.5 * t, room: Double(width), measure: measure)
+            canvas.text(shown.text, x: Double(x), y: Double(y + height) + 17 * t, size: shown.size, color: PreviewSheet.dimTextColor)
         }
         canvas.stroke(x: Double(x) - 0.5, y: Double(y) - 0.5, width: Double(width) + 1, height: Double(height) + 1,
                       color: Canvas.Color(1, 1, 1, alpha: 0.18), lineWidth: 1)
@@ -290,7 +326,7 @@ package enum ScenePreviewSheet {
 
     /// A top-row panel: the path (and frustums), start and end, axes and scale bar.
     static func drawPanel(_ canvas: Canvas, layout: ScenePreviewLayout, panel: ScenePanel, view: OrthographicView,
-                          geometry: SceneGeometry, frustums: Bool, title: String, note: String, caption: String,
+                          extent: Double, geometry: SceneGeometry, frustums: Bool, title: String, note: String, caption: String,
                           horizontal: String, vertical: String, verticalUp: Bool = false) {
         let (x0, y0) = layout.origin(of: panel)
         let w = Double(layout.panelWidth), h = Double(layout.panelHeight)
@@ -312,20 +348,24 @@ package enum ScenePreviewSheet {
                 let r = 6 * t
                 canvas.disc(center: at(first), radius: r, color: color(startColor))
                 canvas.disc(center: at(last), radius: r, color: color(endColor))
-                // Labels beside their markers: start on the left, end on the right.
-                canvas.text("start", x: at(first).x - r - 3 * t, y: at(first).y + 4 * t, size: 11.5 * t,
-                            color: Canvas.Color(bytes: 160, 240, 180), bold: true, alignment: .right)
-                canvas.text("end", x: at(last).x + r + 3 * t, y: at(last).y + 4 * t, size: 11.5 * t,
-                            color: Canvas.Color(bytes: 255, 165, 165), bold: true)
+                // Labels beside their markers, apart from each other and from the other marker.
+                let size = 11.5 * t
+                let labels = markerLabels(start: at(first), end: at(last), textScale: t, panel: (origin, SIMD2(w, h))) {
+                    canvas.textWidth($0, size: size, bold: true)
+                }
+                canvas.text("start", x: labels.start.x, y: labels.start.y + 0.75 * size, size: size,
+                            color: Canvas.Color(bytes: startLabelColor.0, startLabelColor.1, startLabelColor.2), bold: true)
+                canvas.text("end", x: labels.end.x, y: labels.end.y + 0.75 * size, size: size,
+                            color: Canvas.Color(bytes: endLabelColor.0, endLabelColor.1, endLabelColor.2), bold: true)
             }
-            // Scale bar, bottom left.
-            let meters = PreviewSheet.niceStep(w / view.scale / 5)
-            let length = meters * view.scale
+            // Scale bar, bottom left: 1-2-5 meters from the extent shown.
+            let bar = ScenePreviewPlacement.scaleBar(extent: extent, pixelsPerMeter: view.scale, room: 0.4 * w)
+            let length = bar.pixels
             let bx = Double(x0) + 12 * t, by = Double(y0) + h - 12 * t
             canvas.polyline([SIMD2(bx, by - 4 * t), SIMD2(bx, by), SIMD2(bx + length, by), SIMD2(bx + length, by - 4 * t)],
                             color: PreviewSheet.textColor, lineWidth: max(1, 1.5 * t))
-            canvas.text("\(PreviewSheet.format(meters, decimals: meters < 0.1 ? 2 : meters < 1 ? 1 : 0)) m",
-                        x: bx + length / 2, y: by - 6 * t, size: 11 * t, color: PreviewSheet.textColor, alignment: .center)
+            canvas.text(bar.label, x: bx + length / 2, y: by - 6 * t, size: 11 * t, color: PreviewSheet.textColor,
+                        alignment: .center)
             // Axes, bottom right: horizontal to the right, vertical down (or up).
             let arm = 26 * t
             let ax = Double(x0) + w - 16 * t - arm - 30 * t
@@ -356,16 +396,23 @@ package enum ScenePreviewSheet {
             case .confidence: return "confidence"
             }
         }.joined(separator: " · ")
+        let measure: ScenePreviewPlacement.TextMeasure = { canvas.textWidth($0, size: $1, bold: $2) }
         let width = canvas.text("Frames", x: Double(layout.margin), y: top, size: 14.5 * t, color: PreviewSheet.textColor,
                                 bold: true)
-        canvas.text("\(strip.count) of \(scene.frames.count), spread over the scan; rows: \(rows)",
-                    x: Double(layout.margin) + width + 12 * t, y: top, size: 12 * t, color: PreviewSheet.dimTextColor)
+        let note = ScenePreviewPlacement.fit("\(strip.count) of \(scene.frames.count), spread over the scan; rows: \(rows)",
+                                             size: 12 * t, room: Double(layout.width - 2 * layout.margin) - width - 12 * t,
+                                             measure: measure)
+        canvas.text(note.text, x: Double(layout.margin) + width + 12 * t, y: top, size: note.size, color: PreviewSheet.dimTextColor)
         for (column, frame) in strip.enumerated() {
             guard case let (x, y)? = layout.tile(column: column, row: layout.rows[0]) else { continue }
-            var label = "frame \(frame.info.index)"
-            if let time = frame.info.time { label += " · \(PreviewSheet.format(time, decimals: 2)) s" }
-            let size = PreviewSheet.fitted(canvas, label, size: 12 * t, room: Double(layout.tileWidth))
-            canvas.text(label, x: Double(x), y: Double(y) - 7 * t, size: size, color: PreviewSheet.textColor)
+            // The longest label that fits the tile: number and time, the number, or less.
+            var labels = ["frame \(frame.info.index)", "\(frame.info.index)"]
+            if let time = frame.info.time { labels.insert("frame \(frame.info.index) · \(PreviewSheet.format(time, decimals: 2)) s", at: 0) }
+            let room = Double(layout.tileWidth)
+            let label = labels.lazy.map { ScenePreviewPlacement.fit($0, size: 12 * t, room: room, measure: measure) }
+                .first { !$0.text.contains("…") } ?? ScenePreviewPlacement.fit(labels[labels.count - 1], size: 12 * t, room: room,
+                                                                               measure: measure)
+            canvas.text(label.text, x: Double(x), y: Double(y) - 7 * t, size: label.size, color: PreviewSheet.textColor)
             for row in layout.rows {
                 guard case let (tx, ty)? = layout.tile(column: column, row: row) else { continue }
                 canvas.stroke(x: Double(tx) - 0.5, y: Double(ty) - 0.5, width: Double(layout.tileWidth) + 1,
@@ -440,9 +487,12 @@ struct SceneGeometry {
     let frustums: [Frustum]
     let frustumStep: Int
     let trajectoryLength: Double
-    /// Points whose extent the views frame: camera centres, frustum corners and a robust
-    /// box of the cloud (its 1st to 99th percentiles along each axis).
+    /// Points whose extent the cloud's view frames: camera centres, frustum corners and a
+    /// robust box of the cloud (its 1st to 99th percentiles along each axis).
     let framed: [SIMD3<Double>]
+    /// Points whose extent the trajectory's views frame: camera centres and frustum
+    /// corners (a close-up's path is not shrunk to a dot by the room its cloud reaches).
+    let trajectoryFramed: [SIMD3<Double>]
     /// The horizontal axis of the side view: the one of `right` and `forwardDown` along
     /// which the framed points spread more.
     let sideAxis: SIMD3<Double>
@@ -491,7 +541,8 @@ struct SceneGeometry {
             return Frustum(centre: frame.pose.translation, corners: corners)
         }
         frustums = shown
-        let all = centres + shown.flatMap(\.corners) + box
+        trajectoryFramed = centres + shown.flatMap(\.corners)
+        let all = trajectoryFramed + box
         framed = all
         func spread(_ axis: SIMD3<Double>) -> Double {
             let values = all.map { ($0 * axis).sum() }
@@ -501,10 +552,12 @@ struct SceneGeometry {
     }
 
     /// An orthographic view (`right`, `down`) of a `width × height` panel that frames
-    /// `framed` with a margin, one scale for both directions.
-    func fit(right: SIMD3<Double>, down: SIMD3<Double>, width: Int, height: Int) -> OrthographicView {
+    /// `points` with a margin, one scale for both directions, and the extent it frames
+    /// (meters, the larger of its two directions; at least 10 cm).
+    func fit(_ points: [SIMD3<Double>], right: SIMD3<Double>, down: SIMD3<Double>, width: Int, height: Int)
+        -> (view: OrthographicView, extent: Double) {
         var lo = SIMD2(Double.infinity, .infinity), hi = SIMD2(-Double.infinity, -.infinity)
-        for p in framed {
+        for p in points {
             let q = SIMD2((p * right).sum(), (p * down).sum())
             lo = pointwiseMin(lo, q); hi = pointwiseMax(hi, q)
         }
@@ -515,6 +568,6 @@ struct SceneGeometry {
         let scale = Swift.min(share * Double(width) / span.x, share * Double(height) / span.y)
         let centre = (lo + hi) / 2
         let offset = SIMD2(Double(width) / 2, Double(height) / 2) - scale * centre
-        return OrthographicView(right: right, down: down, scale: scale, offset: offset)
+        return (OrthographicView(right: right, down: down, scale: scale, offset: offset), max(span.x, span.y))
     }
 }

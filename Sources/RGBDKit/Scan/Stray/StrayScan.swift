@@ -44,13 +44,17 @@ enum StrayScan {
         // Color: the video's frames, one per row of odometry.csv.
         let videoPath = Path.join(folder, "rgb.mp4")
         var video: StrayVideo.Summary?
+        let colorSize: (width: Int, height: Int)
         if FileSystem.exists(videoPath) {
-            video = try StrayVideo.probe(videoPath)
+            let probed = try StrayVideo.probe(videoPath)
+            video = probed
+            colorSize = (probed.width, probed.height)
         } else {
-            warnings.append("\(videoPath): missing: a depth-only scene (no colors)")
+            // K is given at the color size, which only the video records: assumed, and said.
+            let assumed = assumedColorSize(matrix ?? rows[0].intrinsics, depth: depthSize)
+            colorSize = assumed.size
+            warnings.append("\(videoPath): missing: a depth-only scene (no colors); K taken to be for \(assumed.size.width)×\(assumed.size.height) color frames (\(assumed.reason))")
         }
-        let colorSize = video.map { (width: $0.width, height: $0.height) }
-            ?? assumedColorSize(matrix ?? rows[0].intrinsics, depth: depthSize)
         if let video, let count = video.frameCount, let last = rows.last, last.frame >= count {
             throw RGBDError(.invalidScene, file: videoPath,
                             "has \(count) frames and \(Path.lastComponent(odometryPath)) has frame \(last.frame)")
@@ -136,15 +140,45 @@ enum StrayScan {
         return ([:], extensions[0])
     }
 
-    /// Without a video the color size is not recorded: ARKit's LiDAR video format is
-    /// 1920×1440 (what `camera_matrix.csv` refers to) when K's principal point fits it,
-    /// else twice the principal point.
+    /// The color sizes iPhones and iPads record scans at (ARKit's video formats, stored
+    /// landscape or, by some apps, portrait), most common first.
+    static let knownColorSizes: [(width: Int, height: Int)] = [
+        (1920, 1440), (1440, 1920), (1920, 1080), (1080, 1920), (3840, 2160), (2160, 3840),
+        (2560, 1440), (1440, 2560), (1280, 960), (960, 1280), (1280, 720), (720, 1280),
+        (640, 480), (480, 640),
+    ]
+
+    /// How far K's principal point may lie from a size's centre for K to be taken as that
+    /// size's: a fraction of the width and height (real calibrations are within 1 %).
+    static let principalPointTolerance = 0.05
+
+    /// Without a video the color size, which K refers to, is not recorded. It is taken to be
+    /// the known size (`knownColorSizes`) of the depth maps' aspect whose centre K's
+    /// principal point fits best (within `principalPointTolerance`); when none fits,
+    /// twice the principal point at the depth maps' aspect (a whole multiple of its
+    /// smallest size, so that the two grids keep one aspect). `reason` says which, for the
+    /// warning that names the assumption.
     static func assumedColorSize(_ k: (fx: Double, fy: Double, cx: Double, cy: Double)?,
-                                 depth: (width: Int, height: Int)) -> (width: Int, height: Int) {
-        guard let k else { return (1920, 1440) }
-        if abs(2 * k.cx - 1920) < 100 && abs(2 * k.cy - 1440) < 100 { return (1920, 1440) }
-        let width = max(1, Int((2 * k.cx).rounded()))
-        return (width, max(1, width * depth.height / max(depth.width, 1)))
+                                 depth: (width: Int, height: Int)) -> (size: (width: Int, height: Int), reason: String) {
+        guard let k else { return ((1920, 1440), "ARKit's LiDAR video size; no camera matrix") }
+        let w = max(depth.width, 1), h = max(depth.height, 1)
+        var best: (size: (width: Int, height: Int), offset: Double)?
+        for size in knownColorSizes where size.width * h == size.height * w {
+            let offset = max(abs(k.cx - Double(size.width) / 2) / Double(size.width),
+                             abs(k.cy - Double(size.height) / 2) / Double(size.height))
+            if offset <= principalPointTolerance, offset < best?.offset ?? .infinity { best = (size, offset) }
+        }
+        let point = "principal point (\(DecimalText.fixed(k.cx, 1)), \(DecimalText.fixed(k.cy, 1)))"
+        if let best {
+            return (best.size, "an iPhone video size whose centre the \(point) fits")
+        }
+        // The smallest size of the depth maps' aspect, scaled to twice cx.
+        var (a, b) = (w, h)
+        while b != 0 { (a, b) = (b, a % b) }
+        let unit = (width: w / a, height: h / a)
+        let n = max(1, Int((2 * k.cx / Double(unit.width)).rounded()))
+        return ((n * unit.width, n * unit.height),
+                "twice the \(point) at the depth maps' aspect: no known video size fits it")
     }
 
     /// Frames per second from the odometry's timestamps.
