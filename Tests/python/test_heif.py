@@ -106,7 +106,8 @@ def test_format_is_recognised_by_content(rgbd_bin, heic_capture, jpeg_outputs, t
     named_heic = tmp_path / "really-jpeg.HEIC"
     shutil.copy(SAMPLE / "shot.jpg", named_heic)
     for image in (named_jpg, named_heic):
-        out = tmp_path / ("out-" + image.name)
+        # (An output folder is never named like a file: out-really-heic-jpg.)
+        out = tmp_path / ("out-" + image.name.replace(".", "-"))
         run = rectify(rgbd_bin, SAMPLE / "shot.json", out, "--image", str(image))
         assert run.returncode == 0, run.stderr
         np.testing.assert_array_equal(png(out / "shot.color.png"), png(jpeg_outputs / "shot.color.png"))
