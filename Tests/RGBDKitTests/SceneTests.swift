@@ -22,7 +22,7 @@ import RGBDSynth
         -> (scene: Scene, truth: SyntheticScan.Truth, path: String) {
         let dir = try directory()
         let isArchive: Bool
-        if case .record3D(.r3d, _, _) = layout { isArchive = true } else { isArchive = false }
+        if case .record3D(.r3d, _, _, _) = layout { isArchive = true } else { isArchive = false }
         let path = dir + (isArchive ? "/scan.r3d" : "/scan")
         try scan.write(layout: layout, to: path)
         return (try Scene.open(path), scan.truth(for: layout), path)
@@ -38,6 +38,9 @@ import RGBDSynth
         .record3D(.r3d, keys: .new, portrait: true),
         .record3D(.exr, keys: .new, portrait: false),
         .record3D(.exr, keys: .old, portrait: true),
+        .record3D(.r3d, keys: .new, portrait: false, world: .arkit),
+        .record3D(.exr, keys: .new, portrait: true, world: .arkit),
+        .record3D(.r3d, keys: .old, portrait: false, world: .arkit),
     ]
 
     /// Every merged point lies on a true surface of the room (distances, not snapshots),
@@ -47,7 +50,7 @@ import RGBDSynth
         let (scene, truth, path) = try Self.written(layout)
         defer { try? FileManager.default.removeItem(atPath: Path.directory(of: path)) }
         #expect(scene.frames.count == Self.scan.frameCount)
-        #expect(scene.world == (truth.layout.isRecord3D ? .firstFrame : .gravityAligned))
+        #expect(scene.world == layout.worldFromTheFile, "\(layout.name): \(scene.worldBasis ?? "")")
         var options = SceneCloudOptions()
         options.voxel = 0
         options.minConfidence = 0
@@ -178,6 +181,18 @@ import RGBDSynth
 
 extension SyntheticScan.Layout {
     var isRecord3D: Bool { if case .record3D = self { return true } else { return false } }
+
+    /// The world rgbd must find in the layout's file: Stray's is ARKit's; Record3D's
+    /// re-based world has pose 0 the identity; its ARKit world is recognised by `initPose`
+    /// the identity, which the old keys lack (then the file cannot say).
+    var worldFromTheFile: SceneWorld {
+        switch self {
+        case .stray: .gravityAligned
+        case .record3D(_, _, _, .firstFrame): .firstFrame
+        case .record3D(_, .new, _, .arkit): .gravityAligned
+        case .record3D(_, .old, _, .arkit): .undetermined
+        }
+    }
 }
 
 /// Stray scans with lens tables (`distortion/NNNNNN.bin` and the odometry's distortion
