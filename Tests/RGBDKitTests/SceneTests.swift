@@ -179,6 +179,30 @@ import RGBDSynth
     }
 }
 
+extension SceneTests {
+    /// Record3D's world rule on the metadata's numbers: pose 0 the identity (to float32
+    /// rounding) is the re-based world whatever `initPose` says; pose 0 turned with
+    /// `initPose` the identity is ARKit's world; pose 0 turned without `initPose`, or with
+    /// one that is not the identity, is not decided. A turn of 0.01° or a shift of 1 mm is
+    /// no identity.
+    @Test func record3DWorldRule() {
+        let identity: [Double] = [0, 0, 0, 1, 0, 0, 0]
+        let rounded: [Double] = [1e-8, -2e-8, 0, -1, 3e-8, 0, -1e-8]   // q and −q are one rotation
+        let half = 0.01 * Double.pi / 180 / 2
+        let turned: [Double] = [0.2437, 0.7541, 0.3521, -0.4979, 0.2722, -0.0438, 0.9583]   // the real export's pose 0
+        let slightlyTurned: [Double] = [sin(half), 0, 0, cos(half), 0, 0, 0]
+        let shifted: [Double] = [0, 0, 0, 1, 0, 0.001, 0]
+        #expect(Record3DMetadata.world(firstPose: identity, initPose: nil).0 == .firstFrame)
+        #expect(Record3DMetadata.world(firstPose: rounded, initPose: turned).0 == .firstFrame)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: identity).0 == .gravityAligned)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: rounded).0 == .gravityAligned)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: nil).0 == .undetermined)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: shifted).0 == .undetermined)
+        #expect(Record3DMetadata.world(firstPose: slightlyTurned, initPose: identity).0 == .gravityAligned)
+        #expect(Record3DMetadata.world(firstPose: shifted, initPose: identity).0 == .gravityAligned)
+    }
+}
+
 extension SyntheticScan.Layout {
     var isRecord3D: Bool { if case .record3D = self { return true } else { return false } }
 
