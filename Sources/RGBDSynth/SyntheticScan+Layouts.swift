@@ -8,8 +8,10 @@ extension SyntheticScan {
         case stray(odometry: StrayOdometry = .v15, depth: StrayDepth = .png, video: StrayVideo = .hevc,
                    imuInG: Bool = false)
         /// Record3D: a `.r3d` archive or an "EXR + JPG" export folder, with the old or the
-        /// new metadata keys, recorded in landscape (960×720-like) or portrait.
-        case record3D(Record3DContainer = .r3d, keys: Record3DKeys = .new, portrait: Bool = false)
+        /// new metadata keys, recorded in landscape (960×720-like) or portrait, with poses
+        /// re-based on the first frame or in ARKit's gravity-aligned world.
+        case record3D(Record3DContainer = .r3d, keys: Record3DKeys = .new, portrait: Bool = false,
+                      world: Record3DWorld = .firstFrame)
 
         /// A short name: `stray-v15`, `stray-v9-npy-h264`, `r3d-new`, `exr-old-portrait` …
         public var name: String {
@@ -17,15 +19,15 @@ extension SyntheticScan {
             case let .stray(odometry, depth, video, imuInG):
                 return "stray-\(odometry)" + (depth == .npy ? "-npy" : "") + (video == .h264 ? "-h264" : "")
                     + (imuInG ? "-imu-g" : "")
-            case let .record3D(container, keys, portrait):
-                return "\(container)-\(keys)" + (portrait ? "-portrait" : "")
+            case let .record3D(container, keys, portrait, world):
+                return "\(container)-\(keys)" + (portrait ? "-portrait" : "") + (world == .arkit ? "-arkit" : "")
             }
         }
 
-        /// Whether the scan's poses are re-based on the first frame (Record3D).
-        var rebased: Bool { if case .record3D = self { return true } else { return false } }
+        /// Whether the scan's poses are re-based on the first frame (Record3D's first-frame world).
+        var rebased: Bool { if case .record3D(_, _, _, .firstFrame) = self { return true } else { return false } }
         /// Whether the scan is recorded in portrait.
-        var portrait: Bool { if case .record3D(_, _, let p) = self { return p } else { return false } }
+        var portrait: Bool { if case .record3D(_, _, let p, _) = self { return p } else { return false } }
     }
 
     /// Stray Scanner's `odometry.csv` variants.
@@ -60,6 +62,17 @@ extension SyntheticScan {
         case r3d
         /// The "EXR + JPG" export folder.
         case exr
+    }
+
+    /// The worlds Record3D's poses come in.
+    public enum Record3DWorld: String, Equatable, Sendable {
+        /// Re-based on the first frame: pose 0 is the identity (OpenGL camera axes); the new
+        /// key set's `initPose` holds the room pose the re-basing removed.
+        case firstFrame = "first-frame"
+        /// ARKit's gravity-aligned world (+y up) as tracked, not re-based: pose 0 is the
+        /// first camera's pose in the room; the new key set's `initPose` is the identity
+        /// (as in a real 2023 EXR + JPG export).
+        case arkit
     }
 
     /// Record3D's metadata key sets.
@@ -98,8 +111,8 @@ extension SyntheticScan {
         switch layout {
         case let .stray(odometry, depth, video, imuInG):
             try writeStray(to: path, odometry: odometry, depth: depth, video: video, imuInG: imuInG)
-        case let .record3D(container, keys, portrait):
-            try writeRecord3D(to: path, container: container, keys: keys, portrait: portrait)
+        case let .record3D(container, keys, portrait, world):
+            try writeRecord3D(to: path, container: container, keys: keys, portrait: portrait, world: world)
         }
         let truth = Self.truthPath(forScanAt: path)
         try ScanOutputFile.write(truth, Array(truthJSON(for: layout).utf8))

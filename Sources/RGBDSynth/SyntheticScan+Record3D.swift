@@ -4,9 +4,11 @@ import RGBDKit
 extension SyntheticScan {
     /// Writes a `.r3d` archive (`metadata`, `rgbd/N.jpg`, `rgbd/N.depth`, `rgbd/N.conf`,
     /// `icon`) or an "EXR + JPG" folder (`metadata.json`, `rgb/N.jpg`, `depth/N.exr`).
-    /// Poses: camera-to-world with OpenGL camera axes, re-based on the first frame.
-    func writeRecord3D(to path: String, container: Record3DContainer, keys: Record3DKeys, portrait: Bool) throws {
-        let metadata = Array(record3DMetadata(keys: keys, portrait: portrait).utf8)
+    /// Poses: camera-to-world with OpenGL camera axes, re-based on the first frame or in
+    /// the room's (ARKit-like) world (`world`).
+    func writeRecord3D(to path: String, container: Record3DContainer, keys: Record3DKeys, portrait: Bool,
+                       world: Record3DWorld = .firstFrame) throws {
+        let metadata = Array(record3DMetadata(keys: keys, portrait: portrait, world: world).utf8)
         var compressor: ScanLZFSECompressor?
         if container == .r3d, case .python(let python) = options.lzfse {
             compressor = try ScanLZFSECompressor(python: python)
@@ -57,13 +59,15 @@ extension SyntheticScan {
 
     /// Record3D's metadata JSON: `w, h` (RGB as stored), `fps`, `K` (column-major, at the
     /// RGB size), `poses` (per frame `[qx, qy, qz, qw, px, py, pz]`: camera-to-world,
-    /// OpenGL camera axes, world re-based on frame 0); the new key set adds `dw, dh`,
-    /// `initPose` (frame 0's pose in the gravity-aligned room world, OpenGL axes, the
-    /// transform the re-basing removed), `frameTimestamps`, `perFrameIntrinsicCoeffs`
-    /// (`[fx, fy, cx, cy]`) and `cameraType` (0: the back LiDAR camera).
-    public func record3DMetadata(keys: Record3DKeys, portrait: Bool) -> String {
+    /// OpenGL camera axes, world re-based on frame 0 or, for `.arkit`, the room's
+    /// gravity-aligned world); the new key set adds `dw, dh`, `initPose` (re-based: frame
+    /// 0's pose in the gravity-aligned room world, OpenGL axes, the transform the
+    /// re-basing removed; `.arkit`: the identity), `frameTimestamps`,
+    /// `perFrameIntrinsicCoeffs` (`[fx, fy, cx, cy]`) and `cameraType` (0: the back LiDAR
+    /// camera).
+    public func record3DMetadata(keys: Record3DKeys, portrait: Bool, world: Record3DWorld = .firstFrame) -> String {
         let k = colorCamera(portrait: portrait), d = depthCamera(portrait: portrait)
-        let layout = Layout.record3D(.r3d, keys: keys, portrait: portrait)
+        let layout = Layout.record3D(.r3d, keys: keys, portrait: portrait, world: world)
         let truth = truth(for: layout)
         func numbers(_ values: [Double]) -> String { "[" + values.map(scanNumber).joined(separator: ",") + "]" }
         func poseEntry(_ cv: SynthPose) -> String {
@@ -77,7 +81,7 @@ extension SyntheticScan {
         case .old:
             return "{\"h\":\(k.height),\"w\":\(k.width),\"fps\":\(scanNumber(trajectory.fps)),\"K\":\(kColumns),\"poses\":\(poses)}"
         case .new:
-            let initPose = poseEntry(trajectory.pose(frame: 0))
+            let initPose = world == .arkit ? numbers([0, 0, 0, 1, 0, 0, 0]) : poseEntry(trajectory.pose(frame: 0))
             let stamps = numbers(truth.timestamps)
             let perFrame = "[" + (0..<frameCount).map { _ in numbers([k.fx, k.fy, k.cx, k.cy]) }.joined(separator: ",") + "]"
             return "{\"w\":\(k.width),\"h\":\(k.height),\"dw\":\(d.width),\"dh\":\(d.height),"

@@ -4,8 +4,9 @@ extension SyntheticScan {
         /// The layout.
         public var layout: Layout
         /// Maps room (generator world) coordinates to the layout's world: the identity for
-        /// Stray (ARKit's world), the inverse of the first camera pose with OpenGL axes for
-        /// Record3D (its world is re-based on the first frame).
+        /// Stray and Record3D's `.arkit` world (ARKit's world), the inverse of the first
+        /// camera pose with OpenGL axes for Record3D's `.firstFrame` world (re-based on the
+        /// first frame).
         public var worldFromRoom: SynthPose
         /// Per frame, the true camera-to-world pose in **OpenCV camera axes** in the layout's
         /// world.

@@ -27,6 +27,9 @@ struct Scan: ParsableCommand {
           r3d-old       the same with the old keys (h, w, fps, K, poses)
           r3d-exr       Record3D "EXR + JPG" folder NAME/: rgb/N.jpg,
                         depth/N.exr, metadata.json
+        With --record3d-world arkit, the Record3D layouts' poses are in the room's \
+        gravity-aligned world as ARKit tracks it (not re-based; the new keys' initPose \
+        the identity), as in a real 2023 EXR + JPG export.
 
         The ground truth goes beside the scan, NAME.truth.json: the true camera-to-world \
         poses (OpenCV axes) in the layout's world, the transform from the room's world to \
@@ -58,6 +61,9 @@ struct Scan: ParsableCommand {
 
     @Flag(help: "Record3D: recorded in portrait (images stored taller than wide, 720x960 by default).")
     var portrait = false
+
+    @Option(help: "Record3D: the poses' world, first-frame (re-based on the first frame) or arkit (the room's gravity-aligned world, not re-based).")
+    var record3dWorld = "first-frame"
 
     @Flag(help: "Stray: encode the video as H.264 (libx264) instead of HEVC.")
     var h264 = false
@@ -97,19 +103,25 @@ struct Scan: ParsableCommand {
         if let size { _ = try parseSize(size) }
         let target = try self.target()
         if portrait, case .stray = target { throw ValidationError("--portrait applies to the Record3D layouts") }
+        if record3dWorld != "first-frame", case .stray = target {
+            throw ValidationError("--record3d-world applies to the Record3D layouts")
+        }
         _ = try framesWithoutDepth()
     }
 
     /// The layout `--layout` and the flags name.
     func target() throws -> SyntheticScan.Layout {
+        guard let world = SyntheticScan.Record3DWorld(rawValue: record3dWorld) else {
+            throw ValidationError("--record3d-world is first-frame or arkit, got \(record3dWorld)")
+        }
         switch layout {
         case "stray": return .stray(odometry: .v15, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
         case "stray-v9": return .stray(odometry: .v9, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
         case "stray-legacy": return .stray(odometry: .legacy, depth: .png, video: h264 ? .h264 : .hevc, imuInG: imuInG)
         case "stray-npy": return .stray(odometry: .v9, depth: .npy, video: h264 ? .h264 : .hevc, imuInG: imuInG)
-        case "r3d": return .record3D(.r3d, keys: .new, portrait: portrait)
-        case "r3d-old": return .record3D(.r3d, keys: .old, portrait: portrait)
-        case "r3d-exr": return .record3D(.exr, keys: .new, portrait: portrait)
+        case "r3d": return .record3D(.r3d, keys: .new, portrait: portrait, world: world)
+        case "r3d-old": return .record3D(.r3d, keys: .old, portrait: portrait, world: world)
+        case "r3d-exr": return .record3D(.exr, keys: .new, portrait: portrait, world: world)
         default: throw ValidationError("--layout is stray, stray-v9, stray-legacy, stray-npy, r3d, r3d-old or r3d-exr, got \(layout)")
         }
     }

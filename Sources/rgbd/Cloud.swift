@@ -48,7 +48,8 @@ struct Cloud: ParsableCommand {
         --frame level or enu places each capture's points by its photo's EXIF (Apple's \
         accelerometer vector for gravity; GPS position and compass heading for enu; a \
         magnetic heading is used with a warning) and a scan's points by its gravity-aligned \
-        world (Stray Scanner; Record3D's world is not gravity-aligned), and a scene of \
+        world (Stray Scanner's; a Record3D file's when its poses are ARKit's as tracked, \
+        which rgbd info says; one re-based on its first frame is refused), and a scene of \
         registered captures (rgbd register) by the first of its photos whose EXIF has what \
         the frame needs; the transform, the \
         geodetic origin and what they rest on are written in the header comments \
@@ -87,7 +88,7 @@ struct Cloud: ParsableCommand {
     @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")
     var axes: CameraAxes = .opencv
 
-    @Option(help: ArgumentHelp("Place the points: camera (the capture's camera frame, a scan's world), level (z up: gravity from the photo's accelerometer, or a Stray scan's gravity-aligned world; y the camera's heading) or enu (east, north, up meters at the photo's GPS position, turned by its compass heading). docs/geo.md.", valueName: "frame"))
+    @Option(help: ArgumentHelp("Place the points: camera (the capture's camera frame, a scan's world), level (z up: gravity from the photo's accelerometer, or a scan's gravity-aligned world, Stray Scanner's or a Record3D file's that rgbd info calls so; y the camera's heading) or enu (east, north, up meters at the photo's GPS position, turned by its compass heading). docs/geo.md.", valueName: "frame"))
     var frame: WorldFrame.Kind = .camera
 
     @Option(parsing: .unconditional, help: "Drop points nearer than this many meters.")

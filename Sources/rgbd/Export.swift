@@ -47,7 +47,8 @@ struct Export: ParsableCommand {
         frame once more.
 
         --frame level writes the poses and the seed cloud with z up (a gravity-aligned \
-        scan world, Stray Scanner's, turned x, y, z -> x, -z, y); the default keeps the \
+        scan world, Stray Scanner's or a Record3D file's that rgbd info calls so, turned \
+        x, y, z -> x, -z, y); the default keeps the \
         scan's world (nerfstudio's layout turns a gravity-aligned world to z up either way).
 
         DIR is written as a whole: everything goes into a temporary folder beside it, \
@@ -92,7 +93,7 @@ struct Export: ParsableCommand {
     @Option(help: ArgumentHelp("nerfstudio's depth images: sensor (the depth map's size, the default) or image (the color images' size).", valueName: "size"))
     var depthSize: ExportDepthSize?
 
-    @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). docs/geo.md.", valueName: "frame"))
+    @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's or a Record3D file's that rgbd info calls so, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). docs/geo.md.", valueName: "frame"))
     var frame: WorldFrame.Kind = .camera
 
     @Flag(help: "colmap, 3dgs: write the model as text (.txt) instead of binary (.bin).")

@@ -36,7 +36,8 @@ struct Fuse: ParsableCommand {
         also holds the frames being read (about 100 MB for 1920x1440 video) and, at the \
         end, the mesh and marching cubes' lists (about 200 bytes per vertex); the summary \
         gives the volume's size and the process's peak. \
-        --frame level turns a gravity-aligned scan world (Stray Scanner's ARKit world, +y up) \
+        --frame level turns a gravity-aligned scan world (ARKit's world, +y up: Stray \
+        Scanner's, and a Record3D file's whose poses are not re-based, as rgbd info says) \
         so that up is +z before fusing (the transform is in the header); a scene of \
         registered captures (rgbd register) is placed by the first photo whose EXIF has \
         gravity (level) or also a position and heading (enu). Other worlds are refused with \
@@ -86,7 +87,7 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the TSDF volume may take, MB (default half the machine's); frames and the mesh take more (see above).", valueName: "MB"))
     var maxMemory: Int?
 
-    @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
+    @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's or a Record3D file's that rgbd info calls so, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
     var frame: WorldFrame.Kind = .camera
 
     @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")

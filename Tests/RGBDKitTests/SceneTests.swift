@@ -22,7 +22,7 @@ import RGBDSynth
         -> (scene: Scene, truth: SyntheticScan.Truth, path: String) {
         let dir = try directory()
         let isArchive: Bool
-        if case .record3D(.r3d, _, _) = layout { isArchive = true } else { isArchive = false }
+        if case .record3D(.r3d, _, _, _) = layout { isArchive = true } else { isArchive = false }
         let path = dir + (isArchive ? "/scan.r3d" : "/scan")
         try scan.write(layout: layout, to: path)
         return (try Scene.open(path), scan.truth(for: layout), path)
@@ -38,6 +38,9 @@ import RGBDSynth
         .record3D(.r3d, keys: .new, portrait: true),
         .record3D(.exr, keys: .new, portrait: false),
         .record3D(.exr, keys: .old, portrait: true),
+        .record3D(.r3d, keys: .new, portrait: false, world: .arkit),
+        .record3D(.exr, keys: .new, portrait: true, world: .arkit),
+        .record3D(.r3d, keys: .old, portrait: false, world: .arkit),
     ]
 
     /// Every merged point lies on a true surface of the room (distances, not snapshots),
@@ -47,7 +50,7 @@ import RGBDSynth
         let (scene, truth, path) = try Self.written(layout)
         defer { try? FileManager.default.removeItem(atPath: Path.directory(of: path)) }
         #expect(scene.frames.count == Self.scan.frameCount)
-        #expect(scene.world == (truth.layout.isRecord3D ? .firstFrame : .gravityAligned))
+        #expect(scene.world == layout.worldFromTheFile, "\(layout.name): \(scene.worldBasis ?? "")")
         var options = SceneCloudOptions()
         options.voxel = 0
         options.minConfidence = 0
@@ -176,8 +179,44 @@ import RGBDSynth
     }
 }
 
+extension SceneTests {
+    /// Record3D's world rule on the metadata's numbers: pose 0 the identity (to float32
+    /// rounding) is the re-based world whatever `initPose` says; pose 0 turned with
+    /// `initPose` the identity is ARKit's world; pose 0 turned without `initPose`, or with
+    /// one that is not the identity, is not decided. A turn of 0.01° or a shift of 1 mm is
+    /// no identity.
+    @Test func record3DWorldRule() {
+        let identity: [Double] = [0, 0, 0, 1, 0, 0, 0]
+        let rounded: [Double] = [1e-8, -2e-8, 0, -1, 3e-8, 0, -1e-8]   // q and −q are one rotation
+        let half = 0.01 * Double.pi / 180 / 2
+        let turned: [Double] = [0.2437, 0.7541, 0.3521, -0.4979, 0.2722, -0.0438, 0.9583]   // the real export's pose 0
+        let slightlyTurned: [Double] = [sin(half), 0, 0, cos(half), 0, 0, 0]
+        let shifted: [Double] = [0, 0, 0, 1, 0, 0.001, 0]
+        #expect(Record3DMetadata.world(firstPose: identity, initPose: nil).0 == .firstFrame)
+        #expect(Record3DMetadata.world(firstPose: rounded, initPose: turned).0 == .firstFrame)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: identity).0 == .gravityAligned)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: rounded).0 == .gravityAligned)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: nil).0 == .undetermined)
+        #expect(Record3DMetadata.world(firstPose: turned, initPose: shifted).0 == .undetermined)
+        #expect(Record3DMetadata.world(firstPose: slightlyTurned, initPose: identity).0 == .gravityAligned)
+        #expect(Record3DMetadata.world(firstPose: shifted, initPose: identity).0 == .gravityAligned)
+    }
+}
+
 extension SyntheticScan.Layout {
     var isRecord3D: Bool { if case .record3D = self { return true } else { return false } }
+
+    /// The world rgbd must find in the layout's file: Stray's is ARKit's; Record3D's
+    /// re-based world has pose 0 the identity; its ARKit world is recognised by `initPose`
+    /// the identity, which the old keys lack (then the file cannot say).
+    var worldFromTheFile: SceneWorld {
+        switch self {
+        case .stray: .gravityAligned
+        case .record3D(_, _, _, .firstFrame): .firstFrame
+        case .record3D(_, .new, _, .arkit): .gravityAligned
+        case .record3D(_, .old, _, .arkit): .undetermined
+        }
+    }
 }
 
 /// Stray scans with lens tables (`distortion/NNNNNN.bin` and the odometry's distortion

@@ -23,9 +23,9 @@ sys.path.insert(0, str(REPO / "python"))
 import rgbd  # noqa: E402
 
 
-def make_scan(synth, tmp_path, layout, frames=6):
+def make_scan(synth, tmp_path, layout, frames=6, extra=()):
     subprocess.run([str(synth), "scan", "--layout", layout, "--frames", str(frames), "--size", "320x240",
-                    "-o", str(tmp_path), "--name", layout], check=True, capture_output=True)
+                    "-o", str(tmp_path), "--name", layout, *extra], check=True, capture_output=True)
     return tmp_path / (layout + (".r3d" if layout.startswith("r3d") and layout != "r3d-exr" else ""))
 
 
@@ -179,8 +179,10 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
         scene.fuse(voxel=1e-9)
 
 
-def test_fuse_and_export_level_frame(synth, tmp_path, rgbd_bin):
-    """frame="level" (RGBD_FRAME_LEVEL through the C ABI): the fused surface, taken back to
+@pytest.mark.parametrize("layout, extra", [("stray", ()), ("r3d-exr", ("--record3d-world", "arkit"))])
+def test_fuse_and_export_level_frame(synth, tmp_path, rgbd_bin, layout, extra):
+    """frame="level" (RGBD_FRAME_LEVEL through the C ABI), for a Stray scan and a Record3D
+    export in ARKit's gravity-aligned world: the fused surface, taken back to
     the scan's +y-up world by the inverse of "up becomes +z", (x, y, z) -> (x, z, -y), lies
     on the true surfaces, bit for bit `rgbd fuse --frame level`'s mesh; export's poses are
     one rigid map of the scan's, taking +y to +z; "enu" and unknown frames are refused."""
@@ -191,8 +193,10 @@ def test_fuse_and_export_level_frame(synth, tmp_path, rgbd_bin):
     sys.path.insert(0, str(REPO / "Scripts"))
     from fuse_quality import room_distance
 
-    path = make_scan(synth, tmp_path, "stray", frames=10)
-    truth = json.loads((tmp_path / "stray.truth.json").read_text())
+    path = make_scan(synth, tmp_path, layout, frames=10, extra=extra)
+    truth = json.loads((tmp_path / f"{layout}.truth.json").read_text())
+    # The layout's world is the room's own (its truth's world_from_room the identity).
+    assert np.array_equal(np.array(truth["world_from_room"]), np.eye(4))
     with rgbd.load_scene(path) as scene:
         mesh = scene.fuse(voxel=0.02, frame="level")
         world = mesh.vertices.astype(np.float64)[:, [0, 2, 1]] * np.array([1, 1, -1])
@@ -265,3 +269,15 @@ def test_fused_mesh_opens_in_meshlab(synth, tmp_path, rgbd_bin):
     truth = json.loads((tmp_path / "stray.truth.json").read_text())
     assert np.median(room_distance(m.vertex_matrix(), truth)) < 0.002
     assert ms.get_topological_measures()["non_two_manifold_edges"] == 0
+
+
+def test_level_frame_refused_for_a_rebased_record3d_world(synth, tmp_path):
+    """A Record3D scan re-based on its first frame (pose 0 the identity) is not
+    gravity-aligned: frame="level" is an RGBDError saying why, in fuse and export."""
+    path = make_scan(synth, tmp_path, "r3d", frames=3)
+    with rgbd.load_scene(path) as scene:
+        for call in (lambda: scene.fuse(voxel=0.02, frame="level"),
+                     lambda: scene.export(tmp_path / "tum", "tum", frame="level")):
+            with pytest.raises(rgbd.RGBDError, match="pose 0 is the identity"):
+                call()
+    assert not (tmp_path / "tum").exists()

@@ -139,8 +139,8 @@ extension GeoCLITests {
 
 extension GeoCLITests {
     /// `--frame level` on a Stray scan: every point of the world cloud turned so that the
-    /// ARKit world's +y (up) is +z, `(x, y, z) → (x, −z, y)`; Record3D's world (the first
-    /// camera) is refused with a message naming the scan.
+    /// ARKit world's +y (up) is +z, `(x, y, z) → (x, −z, y)`; a Record3D world re-based on
+    /// the first camera is refused with a message naming the scan.
     @Test func scanLevelFrameTurnsTheGravityAlignedWorld() throws {
         let scan = SyntheticScan(frameCount: 3, colorWidth: 160, colorHeight: 120)
         let (dir, path) = try SceneCLITests.write(.stray(), scan: scan)
@@ -214,5 +214,84 @@ extension GeoCLITests {
         let centre = Double(changed.reduce(0, +)) / Double(max(changed.count, 1))
         #expect(abs(centre - expected) < 1, "line at x = \(centre), expected \(expected)")
         #expect(changed.allSatisfy { abs(Double($0) - expected) < 4 }, "one line only")
+    }
+}
+
+extension GeoCLITests {
+    /// Record3D's two worlds told apart from the file, through the real binary, against
+    /// the generator's truth: the gravity-aligned one (poses as ARKit tracks them, the new
+    /// keys' `initPose` the identity) is said so by `info` and `--frame level` puts every
+    /// point of the cloud on the room's true surfaces after the level turn, the floor at
+    /// the room's floor height (constant z) and the walls on their vertical planes; the
+    /// re-based one (pose 0 the identity) and one the file cannot decide (old keys, pose 0
+    /// not the identity) are refused in one line that says why.
+    @Test(arguments: [SyntheticScan.Layout.record3D(.r3d, keys: .new, portrait: false, world: .arkit),
+                      .record3D(.exr, keys: .new, portrait: true, world: .arkit)])
+    func record3DGravityAlignedWorldTakesTheLevelFrame(layout: SyntheticScan.Layout) throws {
+        let scan = SyntheticScan(frameCount: 4, colorWidth: 160, colorHeight: 120)
+        let (dir, path) = try SceneCLITests.write(layout, scan: scan)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let truth = scan.truth(for: layout)
+        // The truth's world is the room's own (gravity-aligned, +y up).
+        #expect(truth.worldFromRoom.rotation == SynthMatrix3.identity && truth.worldFromRoom.translation == .zero)
+        let info = try CLITests.run(["info", "--json", path])
+        #expect(info.status == 0, "\(info.stderr)")
+        let object = (try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [[String: Any]])?.first
+        #expect(object?["world"] as? String == "gravity_aligned")
+        #expect((object?["world_basis"] as? String)?.contains("initPose is the identity") == true)
+
+        let level = try CLITests.run(["cloud", path, "-o", dir + "/level.ply", "--voxel", "0", "--min-confidence", "0", "-q",
+                                      "--frame", "level"])
+        #expect(level.status == 0, "\(level.stderr)")
+        let points = try SceneCLITests.vertices(dir + "/level.ply")
+        #expect(points.count > 1000)
+        let room = truth.room
+        // Open floor: 10 cm clear of the walls and of the boxes' footprints (in the room's
+        // x and z, which the level frame's x and −y are).
+        func openFloor(_ q: SIMD3<Double>) -> Bool {
+            let x = q.x, z = -q.y
+            guard x > room.minCorner.x + 0.1, x < room.maxCorner.x - 0.1, z > room.minCorner.z + 0.1, z < room.maxCorner.z - 0.1
+            else { return false }
+            return room.boxes.allSatisfy { box in
+                let dx = x - box.center.x, dz = z - box.center.z
+                return (dx * dx + dz * dz).squareRoot() > (box.halfSize.x * box.halfSize.x + box.halfSize.z * box.halfSize.z).squareRoot() + 0.1
+            }
+        }
+        var worst = 0.0, floor = 0, floorWorst = 0.0
+        for q in points {
+            // The level frame of ARKit's world: (x, y, z)_level = (x, −z, y)_world.
+            worst = max(worst, room.distanceToSurface(SIMD3(q.x, q.z, -q.y)))
+            if q.z < room.minCorner.y + 0.5 && openFloor(q) {
+                floor += 1
+                floorWorst = max(floorWorst, abs(q.z - room.minCorner.y))
+            }
+        }
+        #expect(worst < 0.003, "a point \(worst) m off the room's surfaces")
+        #expect(floor > 100 && floorWorst < 0.003, "\(floor) floor points, up to \(floorWorst) m off the floor's height")
+    }
+
+    @Test func record3DWorldsThatAreNotGravityAlignedRefuseTheLevelFrame() throws {
+        let scan = SyntheticScan(frameCount: 3, colorWidth: 160, colorHeight: 120)
+        let cases: [(SyntheticScan.Layout, String, String)] = [
+            (.record3D(.r3d, keys: .new, portrait: false, world: .firstFrame), "first_frame", "pose 0 is the identity"),
+            (.record3D(.r3d, keys: .old, portrait: false, world: .firstFrame), "first_frame", "pose 0 is the identity"),
+            (.record3D(.r3d, keys: .old, portrait: false, world: .arkit), "undetermined", "no initPose"),
+        ]
+        for (layout, world, basis) in cases {
+            let (dir, path) = try SceneCLITests.write(layout, scan: scan)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let info = try CLITests.run(["info", "--json", path])
+            let object = (try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [[String: Any]])?.first
+            #expect(object?["world"] as? String == world, "\(layout.name)")
+            #expect((object?["world_basis"] as? String)?.contains(basis) == true, "\(layout.name): \(object?["world_basis"] ?? "")")
+            for command in [["cloud"], ["fuse"], ["export", "--format", "nerfstudio"]] {
+                let refused = try CLITests.run(command + [path, "-o", dir + "/out", "--frame", "level"])
+                #expect(refused.status == 1, "\(layout.name) \(command[0])")
+                let lines = refused.stderr.split(separator: "\n")
+                #expect(lines.count == 1 && lines[0].contains("scan.r3d") && lines[0].contains("gravity-aligned")
+                        && lines[0].contains(basis), "\(layout.name) \(command[0]): \(refused.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: dir + "/out"))
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ import RGBDSynth
         throws -> (dir: String, path: String) {
         let dir = try CLITests.temporaryDirectory()
         var isArchive = false
-        if case .record3D(.r3d, _, _) = layout { isArchive = true }
+        if case .record3D(.r3d, _, _, _) = layout { isArchive = true }
         let path = "\(dir)/\(name)\(isArchive ? ".r3d" : "")"
         try scan.write(layout: layout, to: path)
         return (dir, path)

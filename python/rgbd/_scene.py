@@ -213,7 +213,8 @@ class Scene:
         depth below ``min_confidence`` is written as unknown; ``text`` writes COLMAP
         models as text. The folder is written whole or not at all; one that is not empty
         is refused unless ``overwrite``. ``frame``: ``"camera"`` keeps the scene's world,
-        ``"level"`` turns a gravity-aligned world (Stray Scanner's) to z up; a scene of
+        ``"level"`` turns a gravity-aligned world (Stray Scanner's, a Record3D file's that
+        ``rgbd info`` calls so) to z up; a scene of
         registered captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF
         (docs/geo.md). ``depth_size``: nerfstudio's depth images at ``"sensor"`` size (the
         depth map's, the default; nerfstudio resizes them as it loads them) or ``"image"``
@@ -269,7 +270,7 @@ class Scene:
         The names are ``rgbd fuse``'s options; ``edge_threshold`` and ``max_memory_mb``, their
         earlier names, are still taken. The mesh writes itself (:meth:`Mesh.write`) as
         ``rgbd fuse`` writes it, header comments included. ``frame="level"`` fuses a gravity-aligned
-        scene (Stray Scanner's) with z up, the volume's axes level; a scene of registered
+        scene (Stray Scanner's, a Record3D file's that ``rgbd info`` calls so) with z up, the volume's axes level; a scene of registered
         captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF (docs/geo.md).
 
         Raises:

@@ -99,7 +99,7 @@ public struct WorldFrame: Equatable, Sendable {
     /// - Throws: `RGBDError` naming the scene when no frame can be placed.
     public static func forScene(_ kind: Kind, scene: Scene) throws -> WorldFrame {
         guard kind != .camera, scene.world == .originTag, let registered = scene.storage as? RegisteredStorage else {
-            return try forScene(kind, world: scene.world, file: scene.path)
+            return try forScene(kind, world: scene.world, basis: scene.worldBasis, file: scene.path)
         }
         var lacking: String?
         for info in scene.frames {
@@ -121,23 +121,27 @@ public struct WorldFrame: Equatable, Sendable {
                         argument: .frame)
     }
 
-    /// The frame `kind` for a scene whose world is `world`.
+    /// The frame `kind` for a scene whose world is `world`; `basis` (`Scene.worldBasis`)
+    /// says what the world rests on, for the messages and the frame's basis.
     ///
     /// - Throws: `RGBDError` naming `file` for `level` on a world that is not gravity-aligned,
     ///   and for `enu` (scans carry no geodetic position).
-    public static func forScene(_ kind: Kind, world: SceneWorld, file: String) throws -> WorldFrame {
+    public static func forScene(_ kind: Kind, world: SceneWorld, basis: String? = nil, file: String) throws -> WorldFrame {
         switch kind {
         case .camera:
             return .camera
         case .level:
             guard world == .gravityAligned else {
-                throw RGBDError(.invalidArgument, file: file, "the level frame needs a gravity-aligned world, but this scan's world is \(world.rawValue)",
+                throw RGBDError(.invalidArgument, file: file,
+                                "the level frame needs a gravity-aligned world, but this scan's world is \(world.rawValue)"
+                                    + (basis.map { " (\($0))" } ?? ""),
                                 argument: .frame)
             }
             // ARKit's world: x right, y up, z toward the viewer at the start → x, −z, y.
             var frame = WorldFrame(kind: .level, transform: Pose(row0: SIMD3(1, 0, 0), row1: SIMD3(0, 0, -1), row2: SIMD3(0, 1, 0),
                                                                  translation: .zero))
-            frame.basis.append("gravity: the scan's gravity-aligned world (+y up), turned so that up is +z")
+            frame.basis.append("gravity: the scan's gravity-aligned world (+y up), turned so that up is +z"
+                               + (basis.map { "; world: \($0)" } ?? ""))
             return frame
         case .enu:
             throw RGBDError(.invalidArgument, file: file, "the enu frame needs a geodetic position and heading, which scans do not record",

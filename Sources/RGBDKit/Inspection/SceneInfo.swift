@@ -134,6 +134,7 @@ public struct SceneInfo: Sendable {
             + (intrinsicsVary ? " (frame \(scene.frames[0].index); they vary per frame)" : " (all frames)"))
         row("poses", poseConvention)
         row("world", scene.world.rawValue)
+        if let basis = scene.worldBasis { row("world basis", basis) }
         row("trajectory", "\(f(trajectoryLength, 3)) m; camera centres within \(vector(extent.min)) … \(vector(extent.max)) m")
         if let p = depth.percentiles {
             row("depth range", "p5 \(f(p.p5, 3)) m, median \(f(p.p50, 3)) m, p95 \(f(p.p95, 3)) m; holes \(f(100 * depth.holes, 1)) % (\(sampledFrames) frame\(sampledFrames == 1 ? "" : "s") sampled)")
@@ -153,6 +154,16 @@ public struct SceneInfo: Sendable {
             text += "  " + label + String(repeating: " ", count: width - label.count) + "  " + value + "\n"
         }
         return text
+    }
+
+    /// The world's name in the JSON form.
+    var worldName: String {
+        switch scene.world {
+        case .gravityAligned: "gravity_aligned"
+        case .firstFrame: "first_frame"
+        case .undetermined: "undetermined"
+        case .originTag: "origin_tag"
+        }
     }
 
     /// The JSON form (`rgbd info --json`, docs/info.md).
@@ -177,7 +188,8 @@ public struct SceneInfo: Sendable {
                                      M("cy", .number(k.cy)), M("width", .int(k.width)), M("height", .int(k.height))])),
             M("intrinsics_vary", .bool(intrinsicsVary)),
             M("pose_convention", .string(poseConvention)),
-            M("world", .string(scene.world == .gravityAligned ? "gravity_aligned" : scene.world == .originTag ? "origin_tag" : "first_frame")),
+            M("world", .string(worldName)),
+            M("world_basis", scene.worldBasis.map { .string($0) } ?? .null),
             M("trajectory_length_m", .number(trajectoryLength)),
             M("camera_extent_m", .object([M("min", vector(extent.min)), M("max", vector(extent.max))])),
             M("gaps", .array(gaps.map { .object([M("frame", .int($0.frame)), M("seconds", .number($0.seconds))]) })),

@@ -13,6 +13,9 @@ public final class Scene: Sendable {
     public let format: SceneFormat
     /// What the world's axes are.
     public let world: SceneWorld
+    /// What `world` rests on, in words, when the layout leaves a choice (Record3D's two
+    /// worlds, told apart from the file's content); nil when the layout has one world.
+    public let worldBasis: String?
     /// The frames that have depth and a pose, in order.
     public let frames: [SceneFrameInfo]
     /// The color frames' size, nil for a depth-only scene.
@@ -38,12 +41,13 @@ public final class Scene: Sendable {
         public var reason: String
     }
 
-    init(path: String, format: SceneFormat, world: SceneWorld, frames: [SceneFrameInfo],
+    init(path: String, format: SceneFormat, world: SceneWorld, worldBasis: String? = nil, frames: [SceneFrameInfo],
          colorSize: (width: Int, height: Int)?, depthSize: (width: Int, height: Int), framesPerSecond: Double?,
          skipped: [SkippedFrame], warnings: [String], details: [(key: String, value: String)], storage: any SceneStorage) {
         self.path = path
         self.format = format
         self.world = world
+        self.worldBasis = worldBasis
         self.frames = frames
         self.colorSize = colorSize
         self.depthSize = depthSize
@@ -167,11 +171,15 @@ public struct SceneFormat: Equatable, Sendable {
 /// What a scene's world is.
 public enum SceneWorld: String, Sendable {
     /// ARKit's world: gravity along −y (+y up), meters, origin and heading where the
-    /// session started (Stray Scanner).
+    /// session started (Stray Scanner; Record3D files whose poses are not re-based).
     case gravityAligned = "gravity-aligned (ARKit world: +y up, origin where tracking started)"
-    /// The first frame's camera (Record3D re-bases poses so frame 0 is the identity): not
-    /// gravity-aligned.
+    /// The first frame's camera (Record3D files whose poses are re-based so that frame 0
+    /// is the identity): not gravity-aligned.
     case firstFrame = "the first frame's camera (not gravity-aligned)"
+    /// A Record3D file that does not say whether its poses are re-based (pose 0 is not the
+    /// identity, and no `initPose` that is the identity says they are ARKit's as tracked):
+    /// taken as not gravity-aligned.
+    case undetermined = "not known to be gravity-aligned (Record3D: re-based or ARKit's world, the file does not say; taken as not gravity-aligned)"
     /// The origin tag's frame (`rgbd register`): x right, y down, z into the tag, meters,
     /// origin at the tag's centre; not gravity-aligned.
     case originTag = "the origin tag's frame (x right, y down, z into the tag; not gravity-aligned)"

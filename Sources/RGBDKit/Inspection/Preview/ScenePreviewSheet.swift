@@ -187,6 +187,7 @@ package enum ScenePreviewSheet {
         let worldNote = scene.world == .gravityAligned
             ? "gravity-aligned world"
             : scene.world == .originTag ? "not gravity-aligned: up is the origin tag's −y"
+            : scene.world == .undetermined ? "not known to be gravity-aligned: up is the first camera's −y"
             : "not gravity-aligned: up is the first camera's −y"
         let k = geometry.frustumStep
         drawPanel(canvas, layout: layout, panel: .trajectoryAbove, view: above.view, extent: above.extent, geometry: geometry,
@@ -456,7 +457,7 @@ struct SceneAxes {
         case .originTag:
             // The tag frame: x right, y down the tag, z into it.
             axes = (SIMD3(1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1))
-        case .firstFrame:
+        case .firstFrame, .undetermined:
             let pose = scene.frames.first?.pose ?? .identity
             axes = (pose.rotate(SIMD3(1, 0, 0)), -pose.rotate(SIMD3(0, 1, 0)), -pose.rotate(SIMD3(0, 0, 1)))
         }

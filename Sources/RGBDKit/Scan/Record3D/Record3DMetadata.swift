@@ -1,9 +1,16 @@
 import CJSONC
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Record3D's `metadata` JSON (in a `.r3d` archive, or `metadata.json` beside an EXR + JPG
 /// export): sizes, frame rate, K, a pose per frame; newer files add timestamps and
-/// per-frame intrinsics. Poses are camera-to-world with OpenGL camera axes, re-based on
-/// the first frame; `poses` here are converted to OpenCV camera axes.
+/// per-frame intrinsics. Poses are camera-to-world with OpenGL camera axes (`poses` here
+/// are converted to OpenCV camera axes), in one of two worlds told apart by the file's
+/// content (`world`, docs/scans.md): re-based on the first frame, or ARKit's
+/// gravity-aligned world.
 package struct Record3DMetadata: Sendable {
     /// The color frames' size.
     package var width: Int
@@ -27,6 +34,10 @@ package struct Record3DMetadata: Sendable {
     package var newKeys: Bool
     /// `cameraType`, when present.
     package var cameraType: Int?
+    /// The poses' world, as the file's content tells it (`world(firstPose:initPose:)`).
+    package var world: SceneWorld
+    /// What `world` rests on, in words (for `info`).
+    package var worldBasis: String
 
     /// The most frames read: a 4-hour recording at 60 fps.
     package static let maxFrames = 1_000_000
@@ -98,6 +109,9 @@ package struct Record3DMetadata: Sendable {
             throw RGBDError(.invalidScene, file: name, location: "poses", "missing")
         }
         guard !poseRows.isEmpty else { throw RGBDError(.invalidScene, file: name, location: "poses", "empty") }
+        var initPose: [Double]?
+        if let node = root.member("initPose") { initPose = try numbers(node, count: 7) }
+        let (world, worldBasis) = Self.world(firstPose: poseRows[0], initPose: initPose)
         let poses = try poseRows.enumerated().map { i, p in
             guard let pose = Pose(quaternionX: p[0], y: p[1], z: p[2], w: p[3], translation: SIMD3(p[4], p[5], p[6])) else {
                 let norm = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3]).squareRoot()
@@ -128,6 +142,42 @@ package struct Record3DMetadata: Sendable {
                                 timestamps: timestamps, perFrameIntrinsics: perFrame,
                                 newKeys: root.member("frameTimestamps") != nil || root.member("perFrameIntrinsicCoeffs") != nil
                                     || root.member("initPose") != nil,
-                                cameraType: cameraType)
+                                cameraType: cameraType, world: world, worldBasis: worldBasis)
+    }
+
+    /// Which world Record3D's poses are in, from the file alone, and what that rests on.
+    /// `firstPose` and `initPose` are `[qx, qy, qz, qw, x, y, z]` as stored.
+    ///
+    /// - Pose 0 is the identity: the poses are re-based on the first frame, as the app's
+    ///   author describes it (ARKit's world would give the identity only for a camera held
+    ///   exactly level at the world's origin): `.firstFrame`.
+    /// - Pose 0 is not the identity and `initPose` is the identity: nothing was re-based;
+    ///   the poses are ARKit's as tracked, in its gravity-aligned world (+y up), as in a
+    ///   real 2023 EXR + JPG export whose door plane is vertical in that world:
+    ///   `.gravityAligned`.
+    /// - Otherwise (no `initPose`, or one that is not the identity, with pose 0 not the
+    ///   identity, as in a re-based recording trimmed before export) the file does not
+    ///   say: `.undetermined`, taken as not gravity-aligned.
+    package static func world(firstPose: [Double], initPose: [Double]?) -> (SceneWorld, String) {
+        if isIdentity(firstPose) {
+            return (.firstFrame, "pose 0 is the identity: poses re-based on the first frame")
+        }
+        guard let initPose else {
+            return (.undetermined, "pose 0 is not the identity and the file has no initPose: the world is not known to be gravity-aligned (assumed not)")
+        }
+        guard isIdentity(initPose) else {
+            return (.undetermined, "pose 0 is not the identity and initPose is not the identity either: the world is not known to be gravity-aligned (assumed not)")
+        }
+        return (.gravityAligned, "pose 0 is not the identity and initPose is the identity: ARKit's poses as tracked, not re-based")
+    }
+
+    /// Whether `[qx, qy, qz, qw, x, y, z]` is the identity: a rotation under 1e-4 rad
+    /// (0.006°) and a translation under 0.1 mm.
+    static func isIdentity(_ p: [Double]) -> Bool {
+        guard p.count == 7 else { return false }
+        let vector = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).squareRoot()
+        let angle = 2 * atan2(vector, abs(p[3]))
+        let offset = (p[4] * p[4] + p[5] * p[5] + p[6] * p[6]).squareRoot()
+        return angle < 1e-4 && offset < 1e-4
     }
 }

@@ -100,7 +100,7 @@ enum Record3DScan {
         if let cameraType = metadata.cameraType { details.append(("camera type", "\(cameraType)")) }
         details.append(("K stored", metadata.perFrameIntrinsics == nil ? "once, for all frames" : "per frame"))
         return Scene(path: path, format: SceneFormat(app: .record3D, variant: variant + (metadata.newKeys ? "" : ", old metadata")),
-                     world: .firstFrame, frames: frames, colorSize: hasColor ? colorSize : nil, depthSize: depthSize,
+                     world: metadata.world, worldBasis: metadata.worldBasis, frames: frames, colorSize: hasColor ? colorSize : nil, depthSize: depthSize,
                      framesPerSecond: metadata.fps, skipped: skipped, warnings: warnings, details: details,
                      storage: storage)
     }
