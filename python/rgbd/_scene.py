@@ -212,7 +212,8 @@ class Scene:
         for tum, JPEG otherwise); ``downscale`` shrinks the images by a whole factor;
         depth below ``min_confidence`` is written as unknown; ``text`` writes COLMAP
         models as text. The folder is written whole or not at all; one that is not empty
-        is refused unless ``overwrite``. ``frame``: ``"camera"`` keeps the scene's world,
+        is refused, and ``overwrite`` replaces only a folder an earlier export wrote (never
+        the scan or a folder holding it). ``frame``: ``"camera"`` keeps the scene's world,
         ``"level"`` turns a gravity-aligned world (Stray Scanner's, a Record3D file's that
         ``rgbd info`` calls so) to z up; a scene of
         registered captures also takes ``"level"`` and ``"enu"`` from its photos' EXIF
