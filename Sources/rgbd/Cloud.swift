@@ -192,7 +192,7 @@ struct Cloud: ParsableCommand {
         }
         var captures = captures
         captures.inputs = captureInputs
-        let singleFile = output.lowercased().hasSuffix(".ply") || output.lowercased().hasSuffix(".las")
+        let singleFile = try checkOutputPath(output, writes: ["ply", "las"])
         let rectifier = reading.rectifier, readingOptions = reading.reading
         let batch = reporting.batch(captures)
         let ext = outputExtension

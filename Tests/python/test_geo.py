@@ -115,16 +115,15 @@ def test_las_output_reads_back_with_laspy(rgbd_bin, capture, tmp_path):
     assert np.all(np.asarray(las.return_number) == 1)
 
 
-def test_las_in_utm_agrees_with_pyproj(rgbd_bin, capture, tmp_path):
-    """--crs EPSG:32630 (UTM 30N): each point of the ENU cloud, taken to UTM by pyproj's
-    own pipeline (inverse topocentric at the photo's position, inverse geocentric, UTM),
-    lands within 1 mm of rgbd's LAS coordinates; heights are above mean sea level (the
-    EXIF altitude plus the point's up); the file's WKT names the system."""
+def assert_cloud_in_utm_agrees_with_pyproj(rgbd_bin, source, tmp_path):
+    """`rgbd cloud SOURCE --frame enu --crs EPSG:32630` against the same cloud in ENU taken
+    to UTM zone 30 by pyproj's own pipeline (inverse topocentric at the photo's position,
+    inverse geocentric, UTM): every point within 1 mm, heights the EXIF altitude plus the
+    point's up, the file's WKT naming the system. Returns the number of points."""
     import laspy
     import pyproj
     from plyfile import PlyData
 
-    source = Path(capture.json_path)
     run = subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / "utm.las"), "--frame", "enu",
                           "--crs", "EPSG:32630", "-q"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -138,11 +137,22 @@ def test_las_in_utm_agrees_with_pyproj(rgbd_bin, capture, tmp_path):
                 "+step +proj=utm +zone=30 +ellps=WGS84")
     e, n, _ = pyproj.Transformer.from_pipeline(pipeline).transform(enu[:, 0], enu[:, 1], enu[:, 2])
     got = np.c_[las.x, las.y, las.z]
+    assert got.shape == enu.shape
     assert np.max(np.abs(got[:, 0] - e)) < 1e-3
     assert np.max(np.abs(got[:, 1] - n)) < 1e-3
     assert np.max(np.abs(got[:, 2] - (ALT + enu[:, 2]))) < 1e-3
     crs = las.header.parse_crs()
     assert crs is not None and crs.to_epsg() == 32630
+    return len(enu)
+
+
+def test_las_in_utm_agrees_with_pyproj(rgbd_bin, capture, tmp_path):
+    """--crs EPSG:32630 (UTM 30N): each point of the ENU cloud, taken to UTM by pyproj's
+    own pipeline (inverse topocentric at the photo's position, inverse geocentric, UTM),
+    lands within 1 mm of rgbd's LAS coordinates; heights are above mean sea level (the
+    EXIF altitude plus the point's up); the file's WKT names the system."""
+    source = Path(capture.json_path)
+    assert assert_cloud_in_utm_agrees_with_pyproj(rgbd_bin, source, tmp_path) > 0
     # --crs without --frame enu is a usage error.
     bad = subprocess.run([str(rgbd_bin), "cloud", str(source), "-o", str(tmp_path / "x.las"), "--crs", "EPSG:32630"],
                          capture_output=True, text=True)
@@ -154,10 +164,6 @@ def test_registered_scene_in_utm_agrees_with_pyproj(rgbd_bin, tmp_path):
     heading) is written in UTM with --crs, as a single capture is: each point of its ENU
     cloud, taken to UTM by pyproj's own pipeline, lands within 1 mm of rgbd's LAS
     coordinates, and the file's WKT names the system (--crs was once ignored for scenes)."""
-    import laspy
-    import pyproj
-    from plyfile import PlyData
-
     synth = Path(rgbd_bin).with_name("rgbd-synth")
     for name in ("a", "b"):
         subprocess.run([str(synth), "capture", "-o", str(tmp_path), "--name", name, "--color", "1344x1008",
@@ -167,23 +173,4 @@ def test_registered_scene_in_utm_agrees_with_pyproj(rgbd_bin, tmp_path):
     run = subprocess.run([str(rgbd_bin), "register", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
                           "--tag-size", "0.16", "-o", str(reg), "-q"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    run = subprocess.run([str(rgbd_bin), "cloud", str(reg), "-o", str(tmp_path / "utm.las"), "--frame", "enu",
-                          "--crs", "EPSG:32630", "-q"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    subprocess.run([str(rgbd_bin), "cloud", str(reg), "-o", str(tmp_path / "enu.ply"), "--frame", "enu", "-q"],
-                   check=True, capture_output=True)
-    las = laspy.read(str(tmp_path / "utm.las"))
-    ply = PlyData.read(str(tmp_path / "enu.ply"))["vertex"]
-    enu = np.c_[ply["x"], ply["y"], ply["z"]].astype(np.float64)
-    assert len(enu) > 1000
-    pipeline = ("+proj=pipeline +step +inv +proj=topocentric +ellps=WGS84 "
-                f"+lat_0={LAT} +lon_0={LON} +h_0={ALT} +step +inv +proj=cart +ellps=WGS84 "
-                "+step +proj=utm +zone=30 +ellps=WGS84")
-    e, n, _ = pyproj.Transformer.from_pipeline(pipeline).transform(enu[:, 0], enu[:, 1], enu[:, 2])
-    got = np.c_[las.x, las.y, las.z]
-    assert got.shape == enu.shape
-    assert np.max(np.abs(got[:, 0] - e)) < 1e-3
-    assert np.max(np.abs(got[:, 1] - n)) < 1e-3
-    assert np.max(np.abs(got[:, 2] - (ALT + enu[:, 2]))) < 1e-3
-    crs = las.header.parse_crs()
-    assert crs is not None and crs.to_epsg() == 32630
+    assert assert_cloud_in_utm_agrees_with_pyproj(rgbd_bin, reg, tmp_path) > 1000

@@ -110,6 +110,38 @@ public struct TriangleMesh: Sendable {
 
     /// An empty mesh.
     public init() {}
+
+    /// Keeps the triangles `keep` accepts (by triangle number) and the vertices they use,
+    /// each in its order, in place (no second copy of the mesh).
+    mutating func keepFaces(where keep: (Int) -> Bool) {
+        var keptFace = [Bool](repeating: false, count: faceCount)
+        var used = [Bool](repeating: false, count: vertexCount)
+        for t in 0..<faceCount where keep(t) {
+            keptFace[t] = true
+            for k in 0..<3 { used[Int(faces[3 * t + k])] = true }
+        }
+        guard keptFace.contains(false) || used.contains(false) else { return }
+        var remap = [UInt32](repeating: 0, count: vertexCount)
+        var next = 0
+        for i in 0..<vertexCount where used[i] {
+            remap[i] = UInt32(next)
+            for k in 0..<3 {
+                positions[3 * next + k] = positions[3 * i + k]
+                normals[3 * next + k] = normals[3 * i + k]
+                colors[3 * next + k] = colors[3 * i + k]
+            }
+            next += 1
+        }
+        positions.removeLast(positions.count - 3 * next)
+        normals.removeLast(normals.count - 3 * next)
+        colors.removeLast(colors.count - 3 * next)
+        var written = 0
+        for t in 0..<keptFace.count where keptFace[t] {
+            for k in 0..<3 { faces[written + k] = remap[Int(faces[3 * t + k])] }
+            written += 3
+        }
+        faces.removeLast(faces.count - written)
+    }
 }
 
 extension TSDFVolume {
@@ -193,7 +225,9 @@ extension TSDFVolume {
                 mesh.faces += [UInt32(a), UInt32(b), UInt32(c)]
             }
         }
-        return Self.droppingUnusedVertices(mesh)
+        // The vertices only degenerate triangles used.
+        mesh.keepFaces { _ in true }
+        return mesh
     }
 
     /// Whether a triangle has no area: a vertex repeated (a cell's vertices on one voxel
@@ -206,24 +240,6 @@ extension TSDFVolume {
         let u = point(b) - point(a), v = point(c) - point(a)
         let n = SIMD3(u.y * v.z - u.z * v.y, u.z * v.x - u.x * v.z, u.x * v.y - u.y * v.x)
         return n == .zero
-    }
-
-    /// The mesh without the vertices no face uses (those only degenerate faces used),
-    /// the others in their order.
-    static func droppingUnusedVertices(_ mesh: TriangleMesh) -> TriangleMesh {
-        var used = [Bool](repeating: false, count: mesh.vertexCount)
-        for index in mesh.faces { used[Int(index)] = true }
-        guard used.contains(false) else { return mesh }
-        var remap = [UInt32](repeating: 0, count: mesh.vertexCount)
-        var out = TriangleMesh()
-        for i in 0..<mesh.vertexCount where used[i] {
-            remap[i] = UInt32(out.vertexCount)
-            out.positions += mesh.positions[(3 * i)..<(3 * i + 3)]
-            out.normals += mesh.normals[(3 * i)..<(3 * i + 3)]
-            out.colors += mesh.colors[(3 * i)..<(3 * i + 3)]
-        }
-        out.faces = mesh.faces.map { remap[Int($0)] }
-        return out
     }
 
     /// The vertices and triangles of the cells whose first corner is in block `b`.

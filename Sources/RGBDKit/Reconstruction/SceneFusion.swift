@@ -209,23 +209,8 @@ extension TriangleMesh {
         }
         var size = [Int](repeating: 0, count: vertexCount)
         for t in 0..<faceCount { size[root(Int(faces[3 * t]))] += 1 }
-        var keepVertex = [Bool](repeating: false, count: vertexCount)
-        var result = TriangleMesh()
-        for t in 0..<faceCount where size[root(Int(faces[3 * t]))] >= minimum {
-            for k in 0..<3 { keepVertex[Int(faces[3 * t + k])] = true }
-        }
-        var newIndex = [UInt32](repeating: 0, count: vertexCount)
-        var next: UInt32 = 0
-        for i in 0..<vertexCount where keepVertex[i] {
-            newIndex[i] = next
-            next += 1
-            result.positions += positions[(3 * i)..<(3 * i + 3)]
-            result.colors += colors[(3 * i)..<(3 * i + 3)]
-            result.normals += normals[(3 * i)..<(3 * i + 3)]
-        }
-        for t in 0..<faceCount where size[root(Int(faces[3 * t]))] >= minimum {
-            for k in 0..<3 { result.faces.append(newIndex[Int(faces[3 * t + k])]) }
-        }
+        var result = self
+        result.keepFaces { size[root(Int(faces[3 * $0]))] >= minimum }
         return result
     }
 }
