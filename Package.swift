@@ -111,12 +111,28 @@ let package = Package(
         // no compiler flag), used when the CPU has AVX2; the Swift loops otherwise.
         .target(name: "CKernels"),
 
-        // The library that does all the work: capture reading, calibration,
-        // codecs, rectification, export.
+        // The library that does all the work, one target per layer in the order the data
+        // flows (docs/architecture.md); each imports only the layers below it, re-exported,
+        // so `import RGBDKit` gives a dependent all of it.
+        // Files and byte formats: errors, buffers, file access, the codecs and containers.
         .target(
-            name: "RGBDKit",
-            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CCairo", "CISAL", "CDeflate", "CDE265",
-                           "CFFmpeg", "COpenEXR", "CKernels", "CProj", "CAprilTag"]),
+            name: "RGBDFoundation",
+            dependencies: ["CTurboJPEG", "CPNG", "CTIFF", "CJSONC", "CHEIF", "CISAL", "CDeflate", "CDE265",
+                           "CFFmpeg", "COpenEXR", "CKernels"]),
+        // The camera model, place and gravity, and a still capture's ways in.
+        .target(name: "RGBDCapture", dependencies: ["RGBDFoundation", "CJSONC", "CProj"]),
+        // Lens removal and the inner loops.
+        .target(name: "RGBDRectification", dependencies: ["RGBDCapture", "CKernels"]),
+        // AprilTags on rectified color: detection, tag poses, registration, metric scale.
+        .target(name: "RGBDMarkers", dependencies: ["RGBDRectification", "CAprilTag"]),
+        // Scans as scenes (Stray Scanner, Record3D, registered captures).
+        .target(name: "RGBDScan", dependencies: ["RGBDMarkers", "CJSONC"]),
+        // Point clouds, TSDF fusion, marching cubes.
+        .target(name: "RGBDReconstruction", dependencies: ["RGBDScan", "CKernels"]),
+        // Writers of output files and dataset layouts; rgbd info and the preview sheet.
+        .target(name: "RGBDOutput", dependencies: ["RGBDReconstruction", "CCairo", "CKernels"]),
+        // The use cases the fronts call; the one module a Swift dependent imports.
+        .target(name: "RGBDKit", dependencies: ["RGBDOutput"]),
 
         // The C interface: the hand-written header, and its Swift implementation
         // (`@c @implementation`, checked by the compiler against the header).

@@ -3,6 +3,13 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import RGBDFoundation
+@testable import RGBDCapture
+@testable import RGBDRectification
+@testable import RGBDMarkers
+@testable import RGBDScan
+@testable import RGBDReconstruction
+@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Issue 28: sizes claimed by headers checked before anything is allocated, the bounded

@@ -1,4 +1,11 @@
 import Testing
+@testable import RGBDFoundation
+@testable import RGBDCapture
+@testable import RGBDRectification
+@testable import RGBDMarkers
+@testable import RGBDScan
+@testable import RGBDReconstruction
+@testable import RGBDOutput
 @testable import RGBDKit
 
 /// The rectified depth panel's caption says whose holes it counts and never shows 0 %

@@ -3,6 +3,13 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import RGBDFoundation
+@testable import RGBDCapture
+@testable import RGBDRectification
+@testable import RGBDMarkers
+@testable import RGBDScan
+@testable import RGBDReconstruction
+@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Issue 28's reproducers, each a file of a few hundred bytes (or a sparse or special
