@@ -353,7 +353,7 @@ private func cOptions(_ o: PointCloudOptions) -> rgbd_cloud_options {
 private func swiftOptions(_ pointer: UnsafePointer<rgbd_cloud_options>?, for capture: Capture) throws -> PointCloudOptions {
     var o = try swiftOptions(pointer)
     guard let c = pointer?.pointee else { return o }
-    o.frame = try WorldFrame.forCapture(try frameKind(c.frame), geo: capture.metadata.geo, file: capture.imagePath)
+    o.frame = try WorldFrame.forCapture(try frameKind(c.frame), capture: capture)
     try o.validate()
     return o
 }

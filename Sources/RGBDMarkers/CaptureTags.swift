@@ -1,40 +1,40 @@
 /// What to look for in a capture: the tag family and, when known, the printed size.
-public struct TagOptions: Equatable, Sendable {
+package struct TagOptions: Equatable, Sendable {
     /// The family (default tag36h11).
-    public var family: TagFamily = .tag36h11
+    package var family: TagFamily = .tag36h11
     /// Edge of the black square, meters; nil to measure it in the depth (each tag's edge
     /// from its corners cut with its depth plane).
-    public var size: Double?
+    package var size: Double?
     /// The smallest decision margin kept.
-    public var minimumDecisionMargin = TagDetector.defaultMinimumDecisionMargin
+    package var minimumDecisionMargin = TagDetector.defaultMinimumDecisionMargin
 
     /// Options for `family` tags of black-square edge `size` meters (nil: measured).
-    public init(family: TagFamily = .tag36h11, size: Double? = nil) {
+    package init(family: TagFamily = .tag36h11, size: Double? = nil) {
         self.family = family
         self.size = size
     }
 
     /// The largest factor by which depth and the given size may disagree before a warning.
-    public static let sizeDisagreementFactor = 2.0
+    package static let sizeDisagreementFactor = 2.0
 }
 
 /// The tags of one rectified capture: the clean detections with their poses, the decodes
 /// left out and why, and what the tags say about the depth's scale.
-public struct CaptureTags: Sendable {
+package struct CaptureTags: Sendable {
     /// The options used.
-    public var options: TagOptions
+    package var options: TagOptions
     /// Clean tags with depth under them, each with its pose, by ID.
-    public var tags: [TagPose]
+    package var tags: [TagPose]
     /// Decodes left out (not clean, cut by the border, no depth under them).
-    public var rejected: [RejectedTag]
+    package var rejected: [RejectedTag]
     /// The depth's scale as the tags measure it (nil without tags or without a size).
-    public var scale: DepthScaleFit?
+    package var scale: DepthScaleFit?
     /// Things worth telling the user (depth and size disagree).
-    public var warnings: [String]
+    package var warnings: [String]
 
     /// Finds the tags of `capture` with `detector` (one per thread; made from `options` when
     /// nil) and estimates their poses from corners and depth.
-    public static func find(in capture: RectifiedCapture, options: TagOptions, detector: TagDetector? = nil) -> CaptureTags {
+    package static func find(in capture: RectifiedCapture, options: TagOptions, detector: TagDetector? = nil) -> CaptureTags {
         let detector = detector ?? TagDetector(family: options.family, minimumDecisionMargin: options.minimumDecisionMargin)
         let (detections, rejected) = detector.detect(capture.color)
         return estimate(detections, rejected: rejected, in: capture, options: options)

@@ -8,16 +8,16 @@
 /// nearest) both are fitted: `1/z_depth = α/z_true + β` by least squares over the tags;
 /// otherwise scale alone (β = 0, α = 1/k, k the samples-weighted mean over the tags).
 /// The correction is `z_true = α / (1/z_depth − β)`: with β = 0, depth times α.
-public struct DepthScaleFit: Equatable, Sendable {
+package struct DepthScaleFit: Equatable, Sendable {
     /// The depth-to-true scale factor `α`: metric depth = depth × `factor` when `offset` is 0.
-    public var factor: Double
+    package var factor: Double
     /// The disparity offset `β`, 1/meters (0 when scale alone was fitted).
-    public var offset: Double
+    package var offset: Double
     /// How many tags the fit used.
-    public var tags: Int
+    package var tags: Int
     /// The depth's distances over the true ones (1/`factor`): 2 when depth says everything
     /// is twice as far as the tags' size says.
-    public var depthScale: Double { 1 / factor }
+    package var depthScale: Double { 1 / factor }
 
     /// The correction `factor` and `offset`, fitted over `tags` tags.
     package init(factor: Double, offset: Double, tags: Int) {
@@ -27,10 +27,10 @@ public struct DepthScaleFit: Equatable, Sendable {
     }
 
     /// The ratio of the nearest and farthest tags' distances above which the offset is fitted too.
-    public static let offsetSpan = 1.5
+    package static let offsetSpan = 1.5
 
     /// The fit for `tags` (each tag's `depthScale` and distance); nil without tags.
-    public static func fit(_ tags: [TagPose]) -> DepthScaleFit? {
+    package static func fit(_ tags: [TagPose]) -> DepthScaleFit? {
         let usable = tags.filter { $0.depthScale.isFinite && $0.depthScale > 0 && !$0.detection.duplicateID }
         guard !usable.isEmpty else { return nil }
         let depthZ = usable.map { $0.depthPose.translation.z }
@@ -55,7 +55,7 @@ public struct DepthScaleFit: Equatable, Sendable {
 
     /// `depth` made metric: each finite sample corrected (NaN where the correction has no
     /// positive result).
-    public func apply(to depth: DepthMap) -> DepthMap {
+    package func apply(to depth: DepthMap) -> DepthMap {
         var out = depth
         let a = factor, b = offset
         for i in out.samples.indices {

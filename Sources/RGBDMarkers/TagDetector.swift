@@ -1,7 +1,7 @@
 import CAprilTag
 
 /// The AprilTag families rgbd reads.
-public enum TagFamily: String, CaseIterable, Sendable {
+package enum TagFamily: String, CaseIterable, Sendable {
     /// 36-bit codes, minimum Hamming distance 11, 587 IDs: the common printed family (default).
     case tag36h11
     /// 41-bit codes, minimum Hamming distance 12, 2115 IDs, data bits around the border too.
@@ -10,45 +10,45 @@ public enum TagFamily: String, CaseIterable, Sendable {
     /// The edge of the black square (the `tagSize` rgbd measures) over the edge of the whole
     /// pattern including its outer white ring, both in cells: 8/10 for tag36h11, 5/9 for
     /// tagStandard41h12.
-    public var borderCells: Int { self == .tag36h11 ? 8 : 5 }
+    package var borderCells: Int { self == .tag36h11 ? 8 : 5 }
     /// The whole pattern's edge in cells (see `borderCells`).
-    public var totalCells: Int { self == .tag36h11 ? 10 : 9 }
+    package var totalCells: Int { self == .tag36h11 ? 10 : 9 }
 }
 
 /// One tag found in an image: its ID and the corners of its black square.
-public struct TagDetection: Equatable, Sendable {
+package struct TagDetection: Equatable, Sendable {
     /// The family it was decoded in.
-    public var family: TagFamily
+    package var family: TagFamily
     /// The decoded ID.
-    public var id: Int
+    package var id: Int
     /// The black square's corners in rgbd's pixel convention (integer coordinates are pixel
     /// centres), in the tag's own order: the corners at tag coordinates `(−s/2, +s/2)`,
     /// `(+s/2, +s/2)`, `(+s/2, −s/2)`, `(−s/2, −s/2)` (tag frame: x right, y down, z into the
     /// tag; seen upright that is left-bottom, right-bottom, right-top, left-top).
-    public var corners: [SIMD2<Double>]
+    package var corners: [SIMD2<Double>]
     /// The tag's centre in the image (where its diagonals cross), rgbd's pixel convention.
-    public var center: SIMD2<Double>
+    package var center: SIMD2<Double>
     /// The decoder's decision margin: how clearly the darkest data bit was dark and the
     /// lightest light (larger is cleaner).
-    public var decisionMargin: Double
+    package var decisionMargin: Double
     /// True when another tag with the same ID and family is in the same image (such tags
     /// are reported but never used to register).
-    public var duplicateID = false
+    package var duplicateID = false
 
     /// The tag's corners in its own frame for a black square of edge `size`, in the order of
     /// `corners`.
-    public static func modelCorners(size: Double) -> [SIMD3<Double>] {
+    package static func modelCorners(size: Double) -> [SIMD3<Double>] {
         let h = size / 2
         return [SIMD3(-h, h, 0), SIMD3(h, h, 0), SIMD3(h, -h, 0), SIMD3(-h, -h, 0)]
     }
 }
 
 /// What the detector refuses, for `rgbd info`: a decoded tag that is not clean.
-public struct RejectedTag: Error, Equatable, Sendable {
+package struct RejectedTag: Error, Equatable, Sendable {
     /// The decoded ID.
-    public var id: Int
+    package var id: Int
     /// Why it was left out, in words.
-    public var reason: String
+    package var reason: String
 }
 
 /// AprilTag 3 over rectified color: finds tags and keeps only clean decodes (no corrected
@@ -59,23 +59,23 @@ public struct RejectedTag: Error, Equatable, Sendable {
 /// come out in rgbd's pixel convention: the library puts the centre of the top-left pixel
 /// at (0.5, 0.5) (its corners are unbiased that way with edge refinement on), rgbd at
 /// (0, 0), so half a pixel is subtracted.
-public final class TagDetector {
+package final class TagDetector {
     /// The family it decodes.
-    public let family: TagFamily
+    package let family: TagFamily
     /// The smallest decision margin kept (the library reports margins well above 100 for a
     /// clear print; ghosts in texture stay below a few tens).
-    public let minimumDecisionMargin: Double
+    package let minimumDecisionMargin: Double
     private let detector: UnsafeMutablePointer<apriltag_detector_t>
     private let familyTable: UnsafeMutablePointer<apriltag_family_t>
 
     /// The default decision-margin floor.
-    public static let defaultMinimumDecisionMargin = 30.0
+    package static let defaultMinimumDecisionMargin = 30.0
 
     /// A detector for `family`, decimating by 2 for quad finding with edge refinement on
     /// (the library's defaults, under which its corners are unbiased), with `threads` of the
     /// library's worker threads (nil, the default: one per processor; the detections are
     /// the same for any number).
-    public init(family: TagFamily = .tag36h11, minimumDecisionMargin: Double = TagDetector.defaultMinimumDecisionMargin,
+    package init(family: TagFamily = .tag36h11, minimumDecisionMargin: Double = TagDetector.defaultMinimumDecisionMargin,
                 threads: Int? = nil) {
         self.family = family
         self.minimumDecisionMargin = minimumDecisionMargin
@@ -104,7 +104,7 @@ public final class TagDetector {
     /// The clean tags in `image` (8-bit RGB, converted to gray here, or 8-bit gray), sorted
     /// by ID, and the decodes left out with the reason. Two clean tags with the same ID are
     /// both kept, marked `duplicateID`.
-    public func detect(_ image: ColorImage) -> (tags: [TagDetection], rejected: [RejectedTag]) {
+    package func detect(_ image: ColorImage) -> (tags: [TagDetection], rejected: [RejectedTag]) {
         var gray = image.channels == 1 ? image.samples : Self.gray(image)
         let detections: [TagDetection] = gray.withUnsafeMutableBufferPointer { buffer in
             var im = image_u8_t(width: Int32(image.width), height: Int32(image.height), stride: Int32(image.width),

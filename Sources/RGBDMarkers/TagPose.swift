@@ -1,20 +1,20 @@
 /// How a tag's pose is estimated: its printed size and the weights of the two kinds of
 /// evidence (corners and depth).
-public struct TagPoseOptions: Equatable, Sendable {
+package struct TagPoseOptions: Equatable, Sendable {
     /// Edge of the tag's black square, meters.
-    public var size: Double
+    package var size: Double
     /// The standard deviation assumed for a detected corner, pixels of the color image.
-    public var cornerSigma: Double = 0.3
+    package var cornerSigma: Double = 0.3
     /// The smallest standard deviation assumed for one depth sample, meters (the plane
     /// fit's own scatter is used when larger).
-    public var minimumDepthSigma: Double = 0.0005
+    package var minimumDepthSigma: Double = 0.0005
     /// The share of depth pixels under the tag that must hold a depth.
-    public var minimumDepthCoverage: Double = 0.7
+    package var minimumDepthCoverage: Double = 0.7
     /// The fewest depth pixels under the tag.
-    public var minimumDepthSamples: Int = 12
+    package var minimumDepthSamples: Int = 12
 
     /// Options for tags whose black square has edge `size` meters.
-    public init(size: Double) { self.size = size }
+    package init(size: Double) { self.size = size }
 }
 
 /// A tag's pose in a capture's camera frame, from its corners and the depth under it, with
@@ -26,50 +26,50 @@ public struct TagPoseOptions: Equatable, Sendable {
 /// estimate. The depth plane fixes the tag's tilt, which corners alone leave ambiguous for
 /// a near-frontal tag (the flip), and its distance; the corners fix its in-plane position
 /// and turn.
-public struct TagPose: Equatable, Sendable {
+package struct TagPose: Equatable, Sendable {
     /// The detection.
-    public var detection: TagDetection
+    package var detection: TagDetection
     /// Edge of the black square, meters (as given).
-    public var size: Double
+    package var size: Double
     /// Tag-to-camera, combined: `p_camera = R·p_tag + t` (tag frame x right, y down, z into
     /// the tag, origin at its centre).
-    public var pose: Pose
+    package var pose: Pose
     /// Tag-to-camera from the corners alone (perspective-n-point with the known size): the
     /// better of the two solutions a planar square allows.
-    public var cornerPose: Pose
+    package var cornerPose: Pose
     /// Tag-to-camera from depth alone: the plane fitted to the depth under the tag, the
     /// corners' rays cut with it, and the tag's model fitted to those four points.
-    public var depthPose: Pose
+    package var depthPose: Pose
     /// RMS distance of the detected corners from the combined pose's projections, pixels.
-    public var cornerRMS: Double
+    package var cornerRMS: Double
     /// RMS distance of the depth samples from the combined pose's plane, meters.
-    public var depthRMS: Double
+    package var depthRMS: Double
     /// Depth pixels used.
-    public var depthSamples: Int
+    package var depthSamples: Int
     /// The tag's edge measured in the depth (corners cut with the depth plane) over `size`:
     /// 1 when depth and size agree; k when the depth is k times too far.
-    public var depthScale: Double
+    package var depthScale: Double
     /// Angle between the corners-alone and combined rotations, radians (large for a
     /// near-frontal tag whose corners alone chose the wrong tilt).
-    public var cornerAngle: Double
+    package var cornerAngle: Double
     /// The expected error of each of the combined pose's four corners in camera
     /// coordinates (`cornersInCamera`), meters, in the detector's corner order: `x` across
     /// the line of sight (`cornerSigma` pixels at the corner's distance), `y` along it (the
     /// depth plane's uncertainty at the corner: the depth samples' scatter over their
     /// number, and the plane's tilt uncertainty times the corner's distance from the
     /// samples' centroid). `TagRegistration` weighs the corners with it.
-    public var cornerSigmas: [SIMD2<Double>]
+    package var cornerSigmas: [SIMD2<Double>]
 
     /// The combined pose's corners in camera coordinates, meters, in the detector's order.
-    public var cornersInCamera: [SIMD3<Double>] { TagDetection.modelCorners(size: size).map(pose.apply) }
+    package var cornersInCamera: [SIMD3<Double>] { TagDetection.modelCorners(size: size).map(pose.apply) }
 }
 
 /// Estimates tag poses from corners and depth (`TagPose`).
-public enum TagPoseEstimator {
+package enum TagPoseEstimator {
     /// The pose of `detection` in a rectified capture: color `colorIntrinsics`, depth map
     /// `depth` with `depthIntrinsics`; a reason instead when the depth under the tag is too
     /// sparse or the corners give no pose.
-    public static func estimate(_ detection: TagDetection, colorIntrinsics k: Intrinsics, depth: DepthMap,
+    package static func estimate(_ detection: TagDetection, colorIntrinsics k: Intrinsics, depth: DepthMap,
                                 depthIntrinsics kd: Intrinsics, options: TagPoseOptions) -> Result<TagPose, RejectedTag> {
         func reject(_ reason: String) -> Result<TagPose, RejectedTag> { .failure(RejectedTag(id: detection.id, reason: reason)) }
         let rays = detection.corners.map { SIMD2(($0.x - k.cx) / k.fx, ($0.y - k.cy) / k.fy) }

@@ -17,17 +17,17 @@
 /// Each capture's residual is measured on what the estimate did not use: for each of its
 /// tags in turn, the whole adjustment is solved again without that tag in that capture,
 /// and the capture's pose so found predicts the tag's corners (`CaptureResidual`).
-public struct TagRegistration: Sendable {
+package struct TagRegistration: Sendable {
     /// The origin tag's ID.
-    public var originTag: Int
+    package var originTag: Int
     /// Camera-to-world pose per registered capture, by its index in the input.
-    public var cameras: [Int: Pose]
+    package var cameras: [Int: Pose]
     /// Tag-to-world pose per tag used.
-    public var tags: [Int: Pose]
+    package var tags: [Int: Pose]
     /// Per registered capture, the tags that placed it and how well they check it.
-    public var residuals: [Int: CaptureResidual]
+    package var residuals: [Int: CaptureResidual]
     /// Captures left out, by index, with the reason.
-    public var leftOut: [(index: Int, reason: String)]
+    package var leftOut: [(index: Int, reason: String)]
 
     /// How well a capture's pose is checked by its own tags.
     ///
@@ -40,20 +40,20 @@ public struct TagRegistration: Sendable {
     /// placing a capture by one tag fewer, so it tends to be larger than the error of the
     /// pose that used them all (for a capture with two tags, much larger: one tag alone
     /// places it). Nil when no tag can be left out (a capture placed by one tag).
-    public struct CaptureResidual: Sendable {
+    package struct CaptureResidual: Sendable {
         /// The IDs of the tags used.
-        public var tags: [Int]
+        package var tags: [Int]
         /// RMS over the left-out tags' corners of the distance between predicted and
         /// measured corners, meters; nil when nothing could be left out.
-        public var translationRMS: Double?
+        package var translationRMS: Double?
         /// RMS over the left-out tags of the angle by which the capture's rotation moved
         /// when the tag was left out, radians; nil when nothing could be left out.
-        public var rotationRMS: Double?
+        package var rotationRMS: Double?
         /// How many of its tags could be left out.
-        public var checkedTags: Int
+        package var checkedTags: Int
         /// RMS distance of the capture's measured corners from the solution's, meters: how
         /// well the solution fits what it was solved from (small by construction; not an error).
-        public var fitRMS: Double
+        package var fitRMS: Double
     }
 
     /// One tag seen in one capture: its corners in camera coordinates and their whitening.
@@ -72,7 +72,7 @@ public struct TagRegistration: Sendable {
     ///
     /// - Throws: `RGBDError(.invalidArgument)` when the origin tag is not seen, or no tag
     ///   is shared.
-    public static func solve(_ captures: [CaptureTags], originTag: Int? = nil) throws -> TagRegistration {
+    package static func solve(_ captures: [CaptureTags], originTag: Int? = nil) throws -> TagRegistration {
         // Measurements: clean, unambiguous tags per capture.
         var seen: [Int: [Int]] = [:]
         var measured: [[Int: TagPose]] = []

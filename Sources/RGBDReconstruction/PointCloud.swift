@@ -154,7 +154,7 @@ public struct PointCloud: Sendable {
     /// (3 floats each), `colors` (3 bytes each, if given) and `normals` (3 floats each,
     /// if given; zero unless `options.normals`). Returns how many were written; the
     /// arrays must hold `pointCount(rows:)` points.
-    public func fill(rows: Range<Int>, points: UnsafeMutablePointer<Float>, colors out: UnsafeMutablePointer<UInt8>?,
+    package func fill(rows: Range<Int>, points: UnsafeMutablePointer<Float>, colors out: UnsafeMutablePointer<UInt8>?,
                      normals: UnsafeMutablePointer<Float>?) -> Int {
         let k = intrinsics, width = depth.width, height = depth.height
         let fxInv = Float(1 / k.fx), fyInv = Float(1 / k.fy), cx = Float(k.cx), cy = Float(k.cy)
@@ -217,7 +217,7 @@ public struct PointCloud: Sendable {
     }
 
     /// The number of points in depth rows `rows`.
-    public func pointCount(rows: Range<Int>) -> Int {
+    package func pointCount(rows: Range<Int>) -> Int {
         kept.withUnsafeBufferPointer { keep in
             var n = 0
             for i in (rows.clamped(to: 0..<depth.height).lowerBound * depth.width)..<(rows.clamped(to: 0..<depth.height).upperBound * depth.width)

@@ -21,7 +21,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// would need more is refused, naming it, before anything is allocated for it.
     public var memoryBudget: Int? = nil
     /// Integrate and mesh on all processors (the result is the same bit for bit).
-    public var parallel: Bool = true
+    package var parallel: Bool = true
 
     /// The defaults: 1 cm voxels, 4-voxel truncation, medium confidence and up, edges
     /// dropped, every frame, every fragment kept.
@@ -31,7 +31,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
     public var truncation: Double { trunc ?? 4 * voxel }
 
     /// The memory budget in effect, bytes.
-    public var budget: Int { memoryBudget ?? (Host.physicalMemoryBytes.map { $0 / 2 } ?? 4 << 30) }
+    package var budget: Int { memoryBudget ?? (Host.physicalMemoryBytes.map { $0 / 2 } ?? 4 << 30) }
 
     /// Checks the values.
     /// - Throws: `RGBDError` (`.invalidArgument`) naming the first value out of range.

@@ -23,7 +23,7 @@ extension Rectifier {
     ///
     /// Upsampling this way never invents depth across an edge: every output value is a
     /// blend of source depths within a few percent of each other.
-    public func rectify(_ depth: DepthMap, distortion: LensDistortion, toWidth width: Int, height: Int) -> DepthMap {
+    package func rectify(_ depth: DepthMap, distortion: LensDistortion, toWidth width: Int, height: Int) -> DepthMap {
         precondition(depth.width == distortion.width && depth.height == distortion.height,
                      "the distortion model is for another image size")
         precondition(depth.channels == 1, "depth maps have one channel")

@@ -2,14 +2,14 @@ import Dispatch
 
 /// A plane of a frame to read: rows `rowBytes` apart (at least a row's bytes; the bytes
 /// between rows are never read), as in a `CVPixelBuffer` plane or a strided array.
-public struct FramePlane {
+package struct FramePlane {
     /// The bytes from the first pixel on; at least `(height − 1)·rowBytes` plus one row.
-    public var bytes: UnsafeRawBufferPointer
+    package var bytes: UnsafeRawBufferPointer
     /// Bytes from the start of one row to the start of the next.
-    public var rowBytes: Int
+    package var rowBytes: Int
 
     /// A plane over `bytes` with rows `rowBytes` apart.
-    public init(_ bytes: UnsafeRawBufferPointer, rowBytes: Int) {
+    package init(_ bytes: UnsafeRawBufferPointer, rowBytes: Int) {
         self.bytes = bytes
         self.rowBytes = rowBytes
     }
@@ -17,14 +17,14 @@ public struct FramePlane {
 
 /// A plane of a frame to write: rows `rowBytes` apart; the bytes between rows are never
 /// written.
-public struct MutableFramePlane {
+package struct MutableFramePlane {
     /// The bytes from the first pixel on; at least `(height − 1)·rowBytes` plus one row.
-    public var bytes: UnsafeMutableRawBufferPointer
+    package var bytes: UnsafeMutableRawBufferPointer
     /// Bytes from the start of one row to the start of the next.
-    public var rowBytes: Int
+    package var rowBytes: Int
 
     /// A plane over `bytes` with rows `rowBytes` apart.
-    public init(_ bytes: UnsafeMutableRawBufferPointer, rowBytes: Int) {
+    package init(_ bytes: UnsafeMutableRawBufferPointer, rowBytes: Int) {
         self.bytes = bytes
         self.rowBytes = rowBytes
     }
@@ -55,34 +55,34 @@ public struct MutableFramePlane {
 /// 1920×1440 (BENCHMARKS.md, "Frames"): with maps a luminance frame takes 2.5 ms against
 /// 5.8 ms computing positions (RGB, BGRA: 5.5 against 7.1 ms); building the maps takes
 /// about 5 ms once, so they pay off from the second or third frame.
-public final class FrameRectifier: Sendable {
+package final class FrameRectifier: Sendable {
     /// The lens at the frame's size (luminance plane of NV12 frames).
-    public let distortion: LensDistortion
+    package let distortion: LensDistortion
     /// The lens on an NV12 frame's chroma plane (`(width + 1)/2 × (height + 1)/2`).
-    public let chromaDistortion: LensDistortion
+    package let chromaDistortion: LensDistortion
     /// How rows are spread over threads.
-    public let scheduler: RowScheduler
+    package let scheduler: RowScheduler
     /// Depth only: the largest relative depth step still blended (`Rectifier`).
-    public let maxRelativeDepthStep: Float
+    package let maxRelativeDepthStep: Float
     let luma: PlanePositions
     let chroma: PlanePositions
 
     /// Frame width in pixels.
-    public var width: Int { distortion.width }
+    package var width: Int { distortion.width }
     /// Frame height in pixels.
-    public var height: Int { distortion.height }
+    package var height: Int { distortion.height }
     /// Width of an NV12 frame's chroma plane, `(width + 1) / 2`.
-    public var chromaWidth: Int { chromaDistortion.width }
+    package var chromaWidth: Int { chromaDistortion.width }
     /// Height of an NV12 frame's chroma plane, `(height + 1) / 2`.
-    public var chromaHeight: Int { chromaDistortion.height }
+    package var chromaHeight: Int { chromaDistortion.height }
 
     /// Bytes the rectifier keeps: the maps it holds (if any) and the lens tables.
-    public var bytesHeld: Int { luma.bytesHeld + chroma.bytesHeld }
+    package var bytesHeld: Int { luma.bytesHeld + chroma.bytesHeld }
     /// Whether source positions come from precomputed maps (false: computed per frame).
-    public var usesMaps: Bool { luma.map != nil }
+    package var usesMaps: Bool { luma.map != nil }
 
     /// The default bound of the maps' memory: 64 MiB (a 12-megapixel frame's).
-    public static let defaultMapByteLimit = 64 << 20
+    package static let defaultMapByteLimit = 64 << 20
 
     /// A rectifier for frames of `distortion.width × distortion.height` pixels.
     ///
@@ -91,7 +91,7 @@ public final class FrameRectifier: Sendable {
     ///     for every frame.
     /// - Throws: `RGBDError` (`.invalidArgument`) for an empty size, a size beyond 2³¹
     ///   pixels, or a depth step that is not a positive number.
-    public init(distortion: LensDistortion, scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = Rectifier.defaultMaxRelativeDepthStep,
+    package init(distortion: LensDistortion, scheduler: RowScheduler = .parallel, maxRelativeDepthStep: Float = Rectifier.defaultMaxRelativeDepthStep,
                 mapByteLimit: Int = FrameRectifier.defaultMapByteLimit) throws {
         let width = distortion.width, height = distortion.height
         guard width > 0, height > 0, width <= 1 << 30, height <= 1 << 30, width * height <= 1 << 31 else {
@@ -123,7 +123,7 @@ public final class FrameRectifier: Sendable {
     ///
     /// - Throws: `RGBDError` (`.invalidArgument`) for a channel count outside 1...4, a row
     ///   stride shorter than a row, a buffer too small for the frame, or overlapping buffers.
-    public func rectify(_ source: FramePlane, channels: Int, into destination: MutableFramePlane) throws {
+    package func rectify(_ source: FramePlane, channels: Int, into destination: MutableFramePlane) throws {
         guard (1...4).contains(channels) else {
             throw RGBDError(.invalidArgument, "channels must be 1, 2, 3 or 4, not \(channels)")
         }
@@ -142,7 +142,7 @@ public final class FrameRectifier: Sendable {
     /// byte per pixel) and the chroma plane (`chromaWidth × chromaHeight` pairs of bytes,
     /// Cb Cr) into the two destination planes, in one pass over the cores. No buffer may
     /// overlap another.
-    public func rectifyNV12(luma lumaSource: FramePlane, chroma chromaSource: FramePlane,
+    package func rectifyNV12(luma lumaSource: FramePlane, chroma chromaSource: FramePlane,
                             intoLuma lumaDestination: MutableFramePlane,
                             chroma chromaDestination: MutableFramePlane) throws {
         let ys = try Self.extent(of: lumaSource.bytes.baseAddress, count: lumaSource.bytes.count,
@@ -168,7 +168,7 @@ public final class FrameRectifier: Sendable {
     /// bilinear among neighbors within `maxRelativeDepthStep` of the nearest one, holes
     /// stay holes. Row strides are in bytes and must be multiples of 4, the buffers
     /// 4-byte aligned.
-    public func rectifyDepth(_ source: FramePlane, into destination: MutableFramePlane) throws {
+    package func rectifyDepth(_ source: FramePlane, into destination: MutableFramePlane) throws {
         let size = MemoryLayout<Float>.size
         let src = try Self.extent(of: source.bytes.baseAddress, count: source.bytes.count, rowBytes: source.rowBytes,
                                   width: width, height: height, pixelBytes: size, "the source")
@@ -198,7 +198,7 @@ public final class FrameRectifier: Sendable {
     }
 
     /// Rectifies an 8-bit image of the rectifier's size into a new one.
-    public func rectify(_ image: ImageBuffer<UInt8>) throws -> ImageBuffer<UInt8> {
+    package func rectify(_ image: ImageBuffer<UInt8>) throws -> ImageBuffer<UInt8> {
         try checkSize(image.width, image.height)
         let rowBytes = image.width * image.channels
         var failure: (any Error)?
@@ -218,7 +218,7 @@ public final class FrameRectifier: Sendable {
     }
 
     /// Rectifies a depth map of the rectifier's size into a new one.
-    public func rectify(_ depth: DepthMap) throws -> DepthMap {
+    package func rectify(_ depth: DepthMap) throws -> DepthMap {
         try checkSize(depth.width, depth.height)
         guard depth.channels == 1 else { throw RGBDError(.invalidArgument, "a depth map has one channel, not \(depth.channels)") }
         let rowBytes = depth.width * MemoryLayout<Float>.size

@@ -1,42 +1,42 @@
 /// What is done to a rectified capture's images after rectification, on request
 /// (`rgbd rectify --upright --crop valid`): by default they stay as the sensor stored them,
 /// the whole rectified frame.
-public struct OutputGeometry: Equatable, Sendable {
+package struct OutputGeometry: Equatable, Sendable {
     /// Turn color, depth, matte and intrinsics together as the photo asks to be shown
     /// (its EXIF orientation, or HEIF `irot`): a portrait shot comes out portrait.
     /// Only rotations are applied; a mirroring orientation is left as stored, with a warning.
-    public var upright: Bool
+    package var upright: Bool
     /// Crop each image to the largest axis-aligned rectangle of valid pixels
     /// (`LensDistortion.validRectangle`), removing the black border a lens with pincushion
     /// distortion leaves after rectification; the intrinsics' principal point moves with it.
-    public var cropToValid: Bool
+    package var cropToValid: Bool
 
     /// Outputs as stored, uncropped.
-    public static let asStored = OutputGeometry()
+    package static let asStored = OutputGeometry()
 
     /// The geometry from its two choices (neither by default).
-    public init(upright: Bool = false, cropToValid: Bool = false) {
+    package init(upright: Bool = false, cropToValid: Bool = false) {
         self.upright = upright
         self.cropToValid = cropToValid
     }
 
     /// Whether this changes nothing.
-    public var isIdentity: Bool { !upright && !cropToValid }
+    package var isIdentity: Bool { !upright && !cropToValid }
 }
 
 /// A rectangle of whole pixels: columns `x ..< x + width`, rows `y ..< y + height`.
-public struct PixelRectangle: Equatable, Sendable {
+package struct PixelRectangle: Equatable, Sendable {
     /// First column.
-    public var x: Int
+    package var x: Int
     /// First row.
-    public var y: Int
+    package var y: Int
     /// Columns.
-    public var width: Int
+    package var width: Int
     /// Rows.
-    public var height: Int
+    package var height: Int
 
     /// A rectangle from its corner and size.
-    public init(x: Int, y: Int, width: Int, height: Int) {
+    package init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
         self.width = width
@@ -101,7 +101,7 @@ extension LensDistortion {
     /// The largest axis-aligned rectangle of valid pixels (`validMask`) of the rectified
     /// image: what `--crop valid` keeps. The whole image when the lens leaves no border
     /// (a barrel-distorting lens, or none); nil only if no pixel is valid.
-    public func validRectangle() -> PixelRectangle? {
+    package func validRectangle() -> PixelRectangle? {
         PixelRectangle.largest(in: validMask(), width: width, height: height)
     }
 }
@@ -180,7 +180,7 @@ extension Intrinsics {
 
     /// The intrinsics of `rectangle` of this image: the same focal lengths, the principal
     /// point shifted by the rectangle's corner.
-    public func cropped(to rectangle: PixelRectangle) -> Intrinsics {
+    package func cropped(to rectangle: PixelRectangle) -> Intrinsics {
         Intrinsics(fx: fx, fy: fy, cx: cx - Double(rectangle.x), cy: cy - Double(rectangle.y),
                    width: rectangle.width, height: rectangle.height)
     }

@@ -8,23 +8,23 @@
 /// nearly what the arithmetic saves) and building one costs 22-25 ms, so `rgbd rectify`
 /// does not use maps. `FrameRectifier` does: over many frames of one size a map pays off
 /// from the second or third frame (BENCHMARKS.md, "Frames").
-public struct RectificationMap: Sendable {
+package struct RectificationMap: Sendable {
     /// The model the map was computed from.
-    public let distortion: LensDistortion
+    package let distortion: LensDistortion
     /// Image width in pixels.
-    public var width: Int { distortion.width }
+    package var width: Int { distortion.width }
     /// Image height in pixels.
-    public var height: Int { distortion.height }
+    package var height: Int { distortion.height }
     /// `round(256·q) − 256·p` for the source position `q` of each pixel `p`, x then y.
     let offsets: [Int16]
 
     /// Bytes the map of a `width × height` image holds (4 per pixel).
-    public static func byteCount(width: Int, height: Int) -> Int { width * height * 2 * MemoryLayout<Int16>.size }
+    package static func byteCount(width: Int, height: Int) -> Int { width * height * 2 * MemoryLayout<Int16>.size }
 
     /// Computes the map of `distortion` (for its image size), or nil if a source
     /// position lies more than 127 pixels from its pixel (an extreme lens, for which
     /// positions are computed on the fly instead).
-    public init?(_ distortion: LensDistortion, scheduler: RowScheduler = .parallel) {
+    package init?(_ distortion: LensDistortion, scheduler: RowScheduler = .parallel) {
         let width = distortion.width, height = distortion.height
         let evaluator = SourcePositions(distortion)
         let overflow = Lock()

@@ -22,7 +22,7 @@ public struct Rectifier: Sendable {
     public static let defaultMaxRelativeDepthStep: Float = 0.05
 
     /// Whether `step` can be a `maxRelativeDepthStep`: a positive finite number.
-    public static func isValidDepthStep(_ step: Float) -> Bool { step > 0 && step.isFinite }
+    package static func isValidDepthStep(_ step: Float) -> Bool { step > 0 && step.isFinite }
 
     /// Rectifies an 8-bit image (any number of channels) whose size is the
     /// distortion's, computing source positions on the fly.
@@ -40,7 +40,7 @@ public struct Rectifier: Sendable {
     /// Rectifies 8-bit samples (`distortion.width × distortion.height` pixels of
     /// `channels` interleaved samples) into a caller buffer of the same size, which must
     /// not overlap the source.
-    public func rectify(_ source: UnsafeBufferPointer<UInt8>, channels: Int, distortion: LensDistortion,
+    package func rectify(_ source: UnsafeBufferPointer<UInt8>, channels: Int, distortion: LensDistortion,
                         into destination: UnsafeMutableBufferPointer<UInt8>) {
         let width = distortion.width, height = distortion.height
         precondition(channels > 0 && source.count == width * height * channels && destination.count == source.count,
@@ -79,7 +79,7 @@ public struct Rectifier: Sendable {
 
     /// Rectifies an 8-bit image with a precomputed map of its size; the result is the
     /// same, bit for bit, as computing the positions on the fly.
-    public func rectify(_ image: ImageBuffer<UInt8>, map: RectificationMap) -> ImageBuffer<UInt8> {
+    package func rectify(_ image: ImageBuffer<UInt8>, map: RectificationMap) -> ImageBuffer<UInt8> {
         precondition(image.width == map.width && image.height == map.height, "the map is for another image size")
         let width = image.width, height = image.height, channels = image.channels
         let output = LargeBuffer.make(count: image.samples.count) { (destination: UnsafeMutableBufferPointer<UInt8>) in
@@ -116,7 +116,7 @@ public struct Rectifier: Sendable {
 
     /// Rectifies depth samples (`distortion.width × distortion.height`, meters, NaN = no
     /// depth) into a caller buffer of the same size, which must not overlap the source.
-    public func rectify(_ source: UnsafeBufferPointer<Float>, distortion: LensDistortion,
+    package func rectify(_ source: UnsafeBufferPointer<Float>, distortion: LensDistortion,
                         into destination: UnsafeMutableBufferPointer<Float>) {
         let width = distortion.width, height = distortion.height
         precondition(source.count == width * height && destination.count == source.count,

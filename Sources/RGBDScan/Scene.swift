@@ -90,7 +90,7 @@ public final class Scene: Sendable {
     /// Whether `path` is a scan or looks like a damaged one (a Stray Scanner folder
     /// missing `odometry.csv`, a `.r3d` file that is no ZIP archive): such a path is
     /// meant as a scan, and opening it says what is missing.
-    public static func looksLikeScene(_ path: String) -> Bool {
+    package static func looksLikeScene(_ path: String) -> Bool {
         SceneKind.recognise(path) != nil || SceneKind.damage(path) != nil
     }
 

@@ -284,7 +284,7 @@ final class ScanZipWriter {
 // MARK: - LZFSE
 
 /// How to produce the LZFSE streams of Record3D's `.depth` and `.conf` entries.
-public enum LZFSEWriter: Equatable, Sendable {
+package enum LZFSEWriter: Equatable, Sendable {
     /// Uncompressed blocks (`bvx-`, byte count, the bytes, then `bvx$`): valid LZFSE that
     /// every decoder accepts.
     case raw

@@ -5,7 +5,7 @@ extension SyntheticCapture {
     /// The capture JSON, laid out as `JSONSerialization(.prettyPrinted)` writes it: the
     /// intrinsic matrix as three columns, depth rows of `Double(Float)` values.
     /// Pixels of `depth` that are NaN are written as `0` (a hole).
-    public func captureJSON(depth: DepthMap) -> String {
+    package func captureJSON(depth: DepthMap) -> String {
         var out = ""
         out.reserveCapacity(depth.samples.count * 26 + 4096)
         func array(_ values: [String], indent: String) -> String {
@@ -43,7 +43,7 @@ extension SyntheticCapture {
     }
 
     /// The ground truth the tests (and curious users) compare against.
-    public func truthJSON() -> String {
+    package func truthJSON() -> String {
         let c = colorIntrinsics, d = depthIntrinsics
         func v3(_ p: SIMD3<Double>) -> String { "[\(p.x), \(p.y), \(p.z)]" }
         let corners = scene.boxFrontCorners.map(v3).joined(separator: ", ")
@@ -76,7 +76,7 @@ extension SyntheticCapture {
     /// Renders and writes `<stem>.jpg`, `<stem>.json` and `<stem>.truth.json` into
     /// `directory`. `holes` rectangles (in depth pixels) are written as 0 (no depth).
     @discardableResult
-    public func write(to directory: String, stem: String, jpegQuality: Int = 95, supersampling: Int = 2,
+    package func write(to directory: String, stem: String, jpegQuality: Int = 95, supersampling: Int = 2,
                       holes: [(x: Range<Int>, y: Range<Int>)] = []) throws -> (json: String, image: String) {
         try FileSystem.createDirectory(directory)
         var depth = renderDepth()

@@ -2,7 +2,7 @@ import RGBDKit
 
 /// A capture JSON in the key sets and depth encodings of other exporters
 /// (docs/format.md), for tests that check every layout reads as the canonical one.
-public enum ExporterLayout: String, CaseIterable, Sendable {
+package enum ExporterLayout: String, CaseIterable, Sendable {
     /// Flat snake_case under `camera_intrinsics` (suffixed pairs, 9-number matrix), the
     /// depth map as one flat array with `depth_width` / `depth_height`, and keys other
     /// exporters add.
@@ -19,7 +19,7 @@ public enum ExporterLayout: String, CaseIterable, Sendable {
 extension SyntheticCapture {
     /// The capture JSON in `layout` with this capture's calibration and `depth` (NaN is
     /// written as 0 in arrays and as NaN in base64).
-    public func captureJSON(depth: DepthMap, layout: ExporterLayout) -> String {
+    package func captureJSON(depth: DepthMap, layout: ExporterLayout) -> String {
         let k = calibration.intrinsics
         let center = calibration.distortionCenter
         func number(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : "\(v)" }
@@ -85,7 +85,7 @@ extension SyntheticCapture {
 
     /// Base64 of little-endian float32 values, with `/` escaped as `\/` the way
     /// Foundation's `JSONEncoder` writes a `Data` value inside a JSON string.
-    public static func base64JSON(_ values: [Float]) -> String {
+    package static func base64JSON(_ values: [Float]) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(values.count * 4)
         for v in values {

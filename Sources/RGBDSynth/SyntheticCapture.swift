@@ -9,42 +9,42 @@ import RGBDKit
 /// `LensDistortion.apply(to: p) = q`, found with the model's exact numerical inverse.
 /// Color is area-sampled (supersampled over the distorted pixel, as a sensor
 /// integrates light); depth is sampled at the pixel center.
-public struct SyntheticCapture: Sendable {
+package struct SyntheticCapture: Sendable {
     /// The scene.
-    public var scene: SyntheticScene
+    package var scene: SyntheticScene
     /// The calibration written to the capture JSON.
-    public var calibration: Calibration
+    package var calibration: Calibration
     /// Color image size.
-    public var colorWidth: Int
+    package var colorWidth: Int
     /// See `colorWidth`.
-    public var colorHeight: Int
+    package var colorHeight: Int
     /// Depth map size.
-    public var depthWidth: Int
+    package var depthWidth: Int
     /// See `depthWidth`.
-    public var depthHeight: Int
+    package var depthHeight: Int
     /// Amplitude of deterministic sensor-like noise added to color, in 8-bit levels
     /// (0 = none). Real photos compress and decode like noisy images, not flat ones.
-    public var colorNoise: Double = 0
+    package var colorNoise: Double = 0
     /// Amplitude of deterministic noise added to depth, in meters (0 = none). Makes the
     /// JSON look like a real export (17 significant digits per value).
-    public var depthNoise: Double = 0
+    package var depthNoise: Double = 0
     /// Standard deviation of Gaussian depth noise one meter away, meters; it grows with the
     /// square of the depth (σ(z) = this × z², as LiDAR's and TrueDepth's does), added to
     /// `depthNoise` (0 = none).
-    public var depthNoiseAtOneMeter: Double = 0
+    package var depthNoiseAtOneMeter: Double = 0
     /// Mixed into the color and depth noise so that captures with different seeds have
     /// different noise (0: the noise of earlier versions, the same for every capture).
-    public var noiseSeed: UInt64 = 0
+    package var noiseSeed: UInt64 = 0
     /// EXIF written into the JPEG (`write`), nil for none. `geotagged` fills it from the
     /// scene's tilt.
-    public var exif: SyntheticEXIF? = nil
+    package var exif: SyntheticEXIF? = nil
     /// What the depth map is off by: the true depth times this is written (1 = metric; a
     /// Portrait photo's "relative" depth can be off by a scale).
-    public var depthScale: Double = 1
+    package var depthScale: Double = 1
 
     /// A capture of the default scene with an iPhone-like calibration at reference
     /// dimensions 4032×3024, images of the given sizes.
-    public init(colorWidth: Int = 4032, colorHeight: Int = 3024, depthWidth: Int = 768, depthHeight: Int = 576,
+    package init(colorWidth: Int = 4032, colorHeight: Int = 3024, depthWidth: Int = 768, depthHeight: Int = 576,
                 scene: SyntheticScene = SyntheticScene(), calibration: Calibration = SyntheticCapture.iPhoneCalibration()) {
         self.scene = scene
         self.calibration = calibration
@@ -58,7 +58,7 @@ public struct SyntheticCapture: Sendable {
     /// and distortion center near (but not at) the image center, and a 42-entry barrel
     /// table `mag(s) = −0.028·s² − 0.012·s⁴` of the normalized radius `s` (−4 % at the
     /// corner) with an inverse table consistent with it.
-    public static func iPhoneCalibration(tableSize: Int = 42, cornerMagnification: Double = -0.04) -> Calibration {
+    package static func iPhoneCalibration(tableSize: Int = 42, cornerMagnification: Double = -0.04) -> Calibration {
         let k2 = cornerMagnification * 0.7, k4 = cornerMagnification * 0.3
         let table: [Float] = (0..<tableSize).map { i in
             let s = Double(i) / Double(tableSize - 1)
@@ -73,7 +73,7 @@ public struct SyntheticCapture: Sendable {
     /// and the inverse table is computed from `lookupTable` (`inverseTable(of:)`).
     ///
     /// - Precondition: `lookupTable.count >= 2`, positive reference sizes (test input).
-    public static func calibration(lookupTable: [Float], referenceWidth: Int = 4032,
+    package static func calibration(lookupTable: [Float], referenceWidth: Int = 4032,
                                    referenceHeight: Int = 3024) -> Calibration {
         let sx = Double(referenceWidth) / 4032, sy = Double(referenceHeight) / 3024
         let center = SIMD2(2015.53 * sx, 1511.21 * sy)
@@ -89,7 +89,7 @@ public struct SyntheticCapture: Sendable {
     /// `iPhoneCalibration`: positive (pincushion, so the corners of a rectified image
     /// have no source), not monotonic (it dips twice on the way out), with a first entry
     /// that is not 0, and +3 % at the corner. 42 entries, made up for the tests.
-    public static let realisticPincushionTable: [Float] = [
+    package static let realisticPincushionTable: [Float] = [
         0.004, 0.006, 0.009, 0.012, 0.011, 0.015, 0.0155, 0.0158, 0.016, 0.0157,
         0.0152, 0.0150, 0.0153, 0.0158, 0.0164, 0.0171, 0.0178, 0.0184, 0.0189, 0.0192,
         0.0193, 0.0191, 0.0188, 0.0186, 0.0187, 0.0190, 0.0195, 0.0201, 0.0208, 0.0215,
@@ -99,7 +99,7 @@ public struct SyntheticCapture: Sendable {
 
     /// The inverse table of `forward`: at distorted radius `r_d = i·r_max/(n − 1)`,
     /// `ρ/r_d − 1` where `ρ·(1 + mag(ρ)) = r_d`.
-    public static func inverseTable(of forward: LensDistortion) -> [Float] {
+    package static func inverseTable(of forward: LensDistortion) -> [Float] {
         let n = forward.table.count
         return (0..<n).map { i in
             if i == 0 { return Float(-Double(forward.table[0]) / (1 + Double(forward.table[0]))) }
@@ -110,18 +110,18 @@ public struct SyntheticCapture: Sendable {
     }
 
     /// Intrinsics of the rectified (pinhole) color image.
-    public var colorIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: colorWidth, height: colorHeight) }
+    package var colorIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: colorWidth, height: colorHeight) }
     /// Intrinsics of the rectified (pinhole) depth map.
-    public var depthIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: depthWidth, height: depthHeight) }
+    package var depthIntrinsics: Intrinsics { calibration.intrinsics.scaled(toWidth: depthWidth, height: depthHeight) }
 
     /// Gravity in the camera's axes (unit, OpenCV, pointing down): the scene's +y seen
     /// from the camera (`cameraToScene`'s second row).
-    public var trueDown: SIMD3<Double> { scene.cameraToScene?.row1 ?? SIMD3(0, 1, 0) }
+    package var trueDown: SIMD3<Double> { scene.cameraToScene?.row1 ?? SIMD3(0, 1, 0) }
 
     /// This capture with EXIF saying where it was taken (`latitude`, `longitude`,
     /// `altitude` above sea level), that the scene's +z faces `heading` degrees clockwise
     /// from north, and the accelerometer reading of the scene's gravity (`trueDown`).
-    public func geotagged(latitude: Double, longitude: Double, altitude: Double, heading: Double,
+    package func geotagged(latitude: Double, longitude: Double, altitude: Double, heading: Double,
                           magnetic: Bool = false, horizontalError: Double = 5) -> SyntheticCapture {
         var copy = self
         var exif = SyntheticEXIF()
@@ -136,13 +136,13 @@ public struct SyntheticCapture: Sendable {
     }
 
     /// The true depth at rectified pixel `(u, v)` of an image with intrinsics `k`.
-    public func trueDepth(u: Double, v: Double, intrinsics k: Intrinsics) -> Double {
+    package func trueDepth(u: Double, v: Double, intrinsics k: Intrinsics) -> Double {
         scene.hit((u - k.cx) / k.fx, (v - k.cy) / k.fy).z
     }
 
     /// The distorted color image, each pixel the mean over `supersampling²` points
     /// (checker edges are already area-correct; supersampling smooths the box's).
-    public func renderColor(supersampling n: Int = 2) -> ColorImage {
+    package func renderColor(supersampling n: Int = 2) -> ColorImage {
         let k = colorIntrinsics
         let distortion = calibration.scaled(toWidth: colorWidth, height: colorHeight).distortion
         let width = colorWidth
@@ -194,7 +194,7 @@ public struct SyntheticCapture: Sendable {
     }
 
     /// The distorted depth map (meters), sampled at pixel centers.
-    public func renderDepth() -> DepthMap {
+    package func renderDepth() -> DepthMap {
         let k = depthIntrinsics
         let distortion = calibration.scaled(toWidth: depthWidth, height: depthHeight).distortion
         let width = depthWidth

@@ -2,33 +2,33 @@
 /// backwards, so that a convention mistake in the reader cannot be mirrored here): camera
 /// names, Orientation, the GPS tags (position, altitude, positioning error, time, image
 /// direction) and an Apple MakerNote with an `AccelerationVector`, in either byte order.
-public struct SyntheticEXIF: Sendable {
+package struct SyntheticEXIF: Sendable {
     /// Degrees north (negative: south).
-    public var latitude: Double?
+    package var latitude: Double?
     /// Degrees east (negative: west).
-    public var longitude: Double?
+    package var longitude: Double?
     /// Meters above mean sea level (negative: below; written with GPSAltitudeRef 1).
-    public var altitude: Double?
+    package var altitude: Double?
     /// `GPSHPositioningError`, meters.
-    public var horizontalError: Double?
+    package var horizontalError: Double?
     /// `GPSImgDirection`, degrees clockwise from north, and its reference `T` or `M`.
-    public var direction: (degrees: Double, reference: String)?
+    package var direction: (degrees: Double, reference: String)?
     /// The accelerometer reading in g, phone axes (Apple's MakerNote tag 0x0008).
-    public var acceleration: SIMD3<Double>?
+    package var acceleration: SIMD3<Double>?
     /// `Orientation`.
-    public var orientation: Int = 1
+    package var orientation: Int = 1
     /// `Make`, `Model`, `LensModel`.
-    public var make = "Apple", model = "iPhone (synthetic)", lensModel = "synthetic back camera"
+    package var make = "Apple", model = "iPhone (synthetic)", lensModel = "synthetic back camera"
     /// The TIFF byte order (`II`); iPhones write big-endian (`MM`).
-    public var littleEndian = false
+    package var littleEndian = false
 
     /// No GPS, no MakerNote.
-    public init() {}
+    package init() {}
 
     /// The accelerometer reading (1 g) of a phone whose camera sees gravity along `down`
     /// (unit, OpenCV camera axes, sensor orientation): the phone's axes are the camera's
     /// with x and y swapped and every sign turned, `a = (−down_y, −down_x, −down_z)`.
-    public static func acceleration(down: SIMD3<Double>) -> SIMD3<Double> {
+    package static func acceleration(down: SIMD3<Double>) -> SIMD3<Double> {
         SIMD3(-down.y, -down.x, -down.z)
     }
 
@@ -43,7 +43,7 @@ public struct SyntheticEXIF: Sendable {
     }
 
     /// The TIFF structure (from its `II`/`MM` header).
-    public func tiff() -> [UInt8] {
+    package func tiff() -> [UInt8] {
         let w = Writer(littleEndian: littleEndian)
         var ifd0 = [w.ascii(0x010F, make), w.ascii(0x0110, model), w.shorts(0x0112, [orientation]),
                     Field(tag: 0x8769, type: 4, count: 1, bytes: w.u32(0), pointsTo: 1)]
@@ -67,14 +67,14 @@ public struct SyntheticEXIF: Sendable {
     }
 
     /// A JPEG APP1 segment holding the EXIF (`FF E1`, length, `Exif\0\0`, TIFF).
-    public func app1() -> [UInt8] {
+    package func app1() -> [UInt8] {
         let payload = Array("Exif\u{0}\u{0}".utf8) + tiff()
         let length = payload.count + 2
         return [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
     }
 
     /// `jpeg` with this EXIF inserted right after its SOI marker.
-    public func inserted(into jpeg: [UInt8]) -> [UInt8] {
+    package func inserted(into jpeg: [UInt8]) -> [UInt8] {
         Array(jpeg.prefix(2)) + app1() + jpeg.dropFirst(2)
     }
 

@@ -14,40 +14,40 @@ import Darwin
 /// components listed `x, y, z, w` (scalar last).
 
 /// A 3×3 matrix, stored as its rows.
-public struct SynthMatrix3: Equatable, Sendable {
+package struct SynthMatrix3: Equatable, Sendable {
     /// Row 0.
-    public var r0: SIMD3<Double>
+    package var r0: SIMD3<Double>
     /// Row 1.
-    public var r1: SIMD3<Double>
+    package var r1: SIMD3<Double>
     /// Row 2.
-    public var r2: SIMD3<Double>
+    package var r2: SIMD3<Double>
 
     /// A matrix from its rows.
-    public init(rows r0: SIMD3<Double>, _ r1: SIMD3<Double>, _ r2: SIMD3<Double>) {
+    package init(rows r0: SIMD3<Double>, _ r1: SIMD3<Double>, _ r2: SIMD3<Double>) {
         self.r0 = r0
         self.r1 = r1
         self.r2 = r2
     }
 
     /// A matrix from its columns.
-    public init(columns c0: SIMD3<Double>, _ c1: SIMD3<Double>, _ c2: SIMD3<Double>) {
+    package init(columns c0: SIMD3<Double>, _ c1: SIMD3<Double>, _ c2: SIMD3<Double>) {
         r0 = SIMD3(c0.x, c1.x, c2.x)
         r1 = SIMD3(c0.y, c1.y, c2.y)
         r2 = SIMD3(c0.z, c1.z, c2.z)
     }
 
     /// The identity.
-    public static let identity = SynthMatrix3(rows: SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))
+    package static let identity = SynthMatrix3(rows: SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))
 
     /// `diag(1, −1, −1)`: the change between OpenCV camera axes (x right, y down, z forward)
     /// and OpenGL/ARKit camera axes (x right, y up, z backward); its own inverse.
-    public static let flipYZ = SynthMatrix3(rows: SIMD3(1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, -1))
+    package static let flipYZ = SynthMatrix3(rows: SIMD3(1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, -1))
 
     /// Column `i` (0…2).
-    public func column(_ i: Int) -> SIMD3<Double> { SIMD3(r0[i], r1[i], r2[i]) }
+    package func column(_ i: Int) -> SIMD3<Double> { SIMD3(r0[i], r1[i], r2[i]) }
 
     /// The entry at row `row`, column `column`.
-    public subscript(row: Int, column: Int) -> Double {
+    package subscript(row: Int, column: Int) -> Double {
         switch row {
         case 0: return r0[column]
         case 1: return r1[column]
@@ -56,28 +56,28 @@ public struct SynthMatrix3: Equatable, Sendable {
     }
 
     /// The transpose (the inverse of a rotation).
-    public var transposed: SynthMatrix3 { SynthMatrix3(columns: r0, r1, r2) }
+    package var transposed: SynthMatrix3 { SynthMatrix3(columns: r0, r1, r2) }
 
     /// The determinant.
-    public var determinant: Double {
+    package var determinant: Double {
         let c = SIMD3(r1.y * r2.z - r1.z * r2.y, r1.z * r2.x - r1.x * r2.z, r1.x * r2.y - r1.y * r2.x)
         return (r0 * c).sum()
     }
 
     /// Matrix times vector.
-    public static func * (m: SynthMatrix3, v: SIMD3<Double>) -> SIMD3<Double> {
+    package static func * (m: SynthMatrix3, v: SIMD3<Double>) -> SIMD3<Double> {
         SIMD3((m.r0 * v).sum(), (m.r1 * v).sum(), (m.r2 * v).sum())
     }
 
     /// Matrix product.
-    public static func * (a: SynthMatrix3, b: SynthMatrix3) -> SynthMatrix3 {
+    package static func * (a: SynthMatrix3, b: SynthMatrix3) -> SynthMatrix3 {
         let bt = b.transposed
         func row(_ r: SIMD3<Double>) -> SIMD3<Double> { SIMD3((r * bt.r0).sum(), (r * bt.r1).sum(), (r * bt.r2).sum()) }
         return SynthMatrix3(rows: row(a.r0), row(a.r1), row(a.r2))
     }
 
     /// The rotation by `angle` radians about the unit vector `axis` (right-hand rule).
-    public static func rotation(axis: SIMD3<Double>, angle: Double) -> SynthMatrix3 {
+    package static func rotation(axis: SIMD3<Double>, angle: Double) -> SynthMatrix3 {
         let c = cosine(angle), s = sine(angle), t = 1 - c
         let x = axis.x, y = axis.y, z = axis.z
         return SynthMatrix3(rows: SIMD3(t * x * x + c, t * x * y - s * z, t * x * z + s * y),
@@ -86,24 +86,24 @@ public struct SynthMatrix3: Equatable, Sendable {
     }
 
     /// The largest absolute difference between entries.
-    public func maxDifference(_ other: SynthMatrix3) -> Double {
+    package func maxDifference(_ other: SynthMatrix3) -> Double {
         max(absolute(r0 - other.r0).max(), absolute(r1 - other.r1).max(), absolute(r2 - other.r2).max())
     }
 }
 
 /// A Hamilton quaternion, components `x, y, z` (vector) and `w` (scalar).
-public struct SynthQuaternion: Equatable, Sendable {
+package struct SynthQuaternion: Equatable, Sendable {
     /// Vector part, x.
-    public var x: Double
+    package var x: Double
     /// Vector part, y.
-    public var y: Double
+    package var y: Double
     /// Vector part, z.
-    public var z: Double
+    package var z: Double
     /// Scalar part.
-    public var w: Double
+    package var w: Double
 
     /// A quaternion from its components (scalar last).
-    public init(x: Double, y: Double, z: Double, w: Double) {
+    package init(x: Double, y: Double, z: Double, w: Double) {
         self.x = x
         self.y = y
         self.z = z
@@ -112,7 +112,7 @@ public struct SynthQuaternion: Equatable, Sendable {
 
     /// The unit quaternion of a rotation matrix (Shepperd's method: the largest of the four
     /// squared components is computed first, for accuracy), with `w ≥ 0`.
-    public init(_ m: SynthMatrix3) {
+    package init(_ m: SynthMatrix3) {
         let trace = m[0, 0] + m[1, 1] + m[2, 2]
         var q: SIMD4<Double>   // x, y, z, w
         if trace > 0 {
@@ -134,7 +134,7 @@ public struct SynthQuaternion: Equatable, Sendable {
     }
 
     /// The rotation matrix of this (unit) quaternion.
-    public var matrix: SynthMatrix3 {
+    package var matrix: SynthMatrix3 {
         let xx = x * x, yy = y * y, zz = z * z
         let xy = x * y, xz = x * z, yz = y * z, wx = w * x, wy = w * y, wz = w * z
         return SynthMatrix3(rows: SIMD3(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
@@ -143,10 +143,10 @@ public struct SynthQuaternion: Equatable, Sendable {
     }
 
     /// The components in the order `x, y, z, w`.
-    public var xyzw: [Double] { [x, y, z, w] }
+    package var xyzw: [Double] { [x, y, z, w] }
 
     /// The rotation vector (axis · angle, radians, angle in [0, π]).
-    public var rotationVector: SIMD3<Double> {
+    package var rotationVector: SIMD3<Double> {
         let v = SIMD3(x, y, z)
         let n = (v * v).sum().squareRoot()
         guard n > 1e-15 else { return v * 2 }
@@ -156,63 +156,63 @@ public struct SynthQuaternion: Equatable, Sendable {
 }
 
 /// A rigid transform `p ↦ R·p + t`; as a camera pose it is camera-to-world.
-public struct SynthPose: Equatable, Sendable {
+package struct SynthPose: Equatable, Sendable {
     /// The rotation.
-    public var rotation: SynthMatrix3
+    package var rotation: SynthMatrix3
     /// The translation.
-    public var translation: SIMD3<Double>
+    package var translation: SIMD3<Double>
 
     /// A transform from its rotation and translation.
-    public init(rotation: SynthMatrix3, translation: SIMD3<Double>) {
+    package init(rotation: SynthMatrix3, translation: SIMD3<Double>) {
         self.rotation = rotation
         self.translation = translation
     }
 
     /// The identity.
-    public static let identity = SynthPose(rotation: .identity, translation: .zero)
+    package static let identity = SynthPose(rotation: .identity, translation: .zero)
 
     /// Applies the transform to a point.
-    public func apply(_ p: SIMD3<Double>) -> SIMD3<Double> { rotation * p + translation }
+    package func apply(_ p: SIMD3<Double>) -> SIMD3<Double> { rotation * p + translation }
 
     /// The inverse transform.
-    public var inverse: SynthPose {
+    package var inverse: SynthPose {
         let rt = rotation.transposed
         return SynthPose(rotation: rt, translation: -(rt * translation))
     }
 
     /// Composition: `(a * b).apply(p) == a.apply(b.apply(p))`.
-    public static func * (a: SynthPose, b: SynthPose) -> SynthPose {
+    package static func * (a: SynthPose, b: SynthPose) -> SynthPose {
         SynthPose(rotation: a.rotation * b.rotation, translation: a.rotation * b.translation + a.translation)
     }
 
     /// The same camera pose with OpenCV camera axes turned into OpenGL ones or back
     /// (`R·diag(1, −1, −1)`, translation unchanged).
-    public var flippingCameraAxes: SynthPose { SynthPose(rotation: rotation * .flipYZ, translation: translation) }
+    package var flippingCameraAxes: SynthPose { SynthPose(rotation: rotation * .flipYZ, translation: translation) }
 
     /// The 4×4 matrix, row by row.
-    public var rows: [[Double]] {
+    package var rows: [[Double]] {
         (0..<3).map { r in [rotation[r, 0], rotation[r, 1], rotation[r, 2], translation[r]] } + [[0, 0, 0, 1]]
     }
 }
 
 /// A pinhole camera on a pixel grid, OpenCV axes (x right, y down, z forward), pixel
 /// `(i, j)`'s centre at integer coordinates: `u = fx·x/z + cx`, `v = fy·y/z + cy`.
-public struct SynthPinhole: Equatable, Sendable {
+package struct SynthPinhole: Equatable, Sendable {
     /// Focal length along x, pixels.
-    public var fx: Double
+    package var fx: Double
     /// Focal length along y, pixels.
-    public var fy: Double
+    package var fy: Double
     /// Principal point x, pixels.
-    public var cx: Double
+    package var cx: Double
     /// Principal point y, pixels.
-    public var cy: Double
+    package var cy: Double
     /// Grid width.
-    public var width: Int
+    package var width: Int
     /// Grid height.
-    public var height: Int
+    package var height: Int
 
     /// A camera from its values.
-    public init(fx: Double, fy: Double, cx: Double, cy: Double, width: Int, height: Int) {
+    package init(fx: Double, fy: Double, cx: Double, cy: Double, width: Int, height: Int) {
         self.fx = fx
         self.fy = fy
         self.cx = cx
@@ -224,19 +224,19 @@ public struct SynthPinhole: Equatable, Sendable {
     /// The same field of view on a `width × height` grid, as the iPhone apps scale K from
     /// the RGB image to the depth map: `fx, cx` times `width / self.width`, `fy, cy` times
     /// `height / self.height`.
-    public func resized(width: Int, height: Int) -> SynthPinhole {
+    package func resized(width: Int, height: Int) -> SynthPinhole {
         let sx = Double(width) / Double(self.width), sy = Double(height) / Double(self.height)
         return SynthPinhole(fx: fx * sx, fy: fy * sy, cx: cx * sx, cy: cy * sy, width: width, height: height)
     }
 
     /// The ray through pixel `(u, v)`, with z component 1 (so depth z scales it to the point).
-    public func ray(_ u: Double, _ v: Double) -> SIMD3<Double> { SIMD3((u - cx) / fx, (v - cy) / fy, 1) }
+    package func ray(_ u: Double, _ v: Double) -> SIMD3<Double> { SIMD3((u - cx) / fx, (v - cy) / fy, 1) }
 
     /// The pixel coordinates of a camera-frame point (z > 0).
-    public func project(_ p: SIMD3<Double>) -> SIMD2<Double> { SIMD2(fx * p.x / p.z + cx, fy * p.y / p.z + cy) }
+    package func project(_ p: SIMD3<Double>) -> SIMD2<Double> { SIMD2(fx * p.x / p.z + cx, fy * p.y / p.z + cy) }
 
     /// The camera-frame point at pixel `(u, v)` and depth `z`.
-    public func backProject(_ u: Double, _ v: Double, depth z: Double) -> SIMD3<Double> { ray(u, v) * z }
+    package func backProject(_ u: Double, _ v: Double, depth z: Double) -> SIMD3<Double> { ray(u, v) * z }
 }
 
 @inline(__always) func sine(_ x: Double) -> Double { sin(x) }

@@ -6,22 +6,22 @@
 /// ray, `color(of:)` a texture that is not periodic (hashed cells and planks, so frames can
 /// be told apart), and `distanceToSurface(_:)` the exact distance of any point to the
 /// nearest surface (ground truth for fused or merged clouds).
-public struct SyntheticRoom: Equatable, Sendable {
+package struct SyntheticRoom: Equatable, Sendable {
     /// A solid box standing in the room.
-    public struct Box: Equatable, Sendable {
+    package struct Box: Equatable, Sendable {
         /// The centre of the box.
-        public var center: SIMD3<Double>
+        package var center: SIMD3<Double>
         /// Half its extents along its own axes (x, y, z before the yaw).
-        public var halfSize: SIMD3<Double>
+        package var halfSize: SIMD3<Double>
         /// Its turn about the world's +y axis, radians (counter-clockwise seen from above).
-        public var yaw: Double { didSet { turn = SIMD2(cosine(yaw), sine(yaw)) } }
+        package var yaw: Double { didSet { turn = SIMD2(cosine(yaw), sine(yaw)) } }
         /// Its base colour (0…255).
-        public var color: SIMD3<Double>
+        package var color: SIMD3<Double>
         /// `cos(yaw), sin(yaw)`.
         private var turn: SIMD2<Double>
 
         /// A box from its values.
-        public init(center: SIMD3<Double>, halfSize: SIMD3<Double>, yaw: Double = 0, color: SIMD3<Double>) {
+        package init(center: SIMD3<Double>, halfSize: SIMD3<Double>, yaw: Double = 0, color: SIMD3<Double>) {
             self.center = center
             self.halfSize = halfSize
             self.yaw = yaw
@@ -44,16 +44,16 @@ public struct SyntheticRoom: Equatable, Sendable {
     }
 
     /// A solid ball (for tests of curved surfaces: a fused sphere has its radius).
-    public struct Sphere: Equatable, Sendable {
+    package struct Sphere: Equatable, Sendable {
         /// The centre.
-        public var center: SIMD3<Double>
+        package var center: SIMD3<Double>
         /// The radius, metres.
-        public var radius: Double
+        package var radius: Double
         /// Its colour (0…255).
-        public var color: SIMD3<Double>
+        package var color: SIMD3<Double>
 
         /// A sphere from its values.
-        public init(center: SIMD3<Double>, radius: Double, color: SIMD3<Double>) {
+        package init(center: SIMD3<Double>, radius: Double, color: SIMD3<Double>) {
             self.center = center
             self.radius = radius
             self.color = color
@@ -61,7 +61,7 @@ public struct SyntheticRoom: Equatable, Sendable {
     }
 
     /// Which surface a ray hit.
-    public enum Surface: Equatable, Sendable {
+    package enum Surface: Equatable, Sendable {
         /// The floor (`y = minCorner.y`).
         case floor
         /// The ceiling (`y = maxCorner.y`).
@@ -76,37 +76,37 @@ public struct SyntheticRoom: Equatable, Sendable {
     }
 
     /// The nearest surface along a ray.
-    public struct Hit: Sendable {
+    package struct Hit: Sendable {
         /// The ray parameter: the hit is at `origin + t·direction`.
-        public var t: Double
+        package var t: Double
         /// The point hit (world).
-        public var point: SIMD3<Double>
+        package var point: SIMD3<Double>
         /// The surface's unit normal there, facing the ray's origin side.
-        public var normal: SIMD3<Double>
+        package var normal: SIMD3<Double>
         /// The surface.
-        public var surface: Surface
+        package var surface: Surface
     }
 
     /// The room's inner corner with the smallest coordinates (the floor is at its y).
-    public var minCorner: SIMD3<Double> = SIMD3(-2.5, 0, -2)
+    package var minCorner: SIMD3<Double> = SIMD3(-2.5, 0, -2)
     /// The opposite inner corner (the ceiling is at its y).
-    public var maxCorner: SIMD3<Double> = SIMD3(2.5, 3, 2)
+    package var maxCorner: SIMD3<Double> = SIMD3(2.5, 3, 2)
     /// The boxes.
-    public var boxes: [Box] = [
+    package var boxes: [Box] = [
         Box(center: SIMD3(1.85, 0.45, -1.35), halfSize: SIMD3(0.4, 0.45, 0.35), yaw: 0, color: SIMD3(190, 70, 55)),
         Box(center: SIMD3(-1.9, 0.3, 1.25), halfSize: SIMD3(0.35, 0.3, 0.45), yaw: 0.35, color: SIMD3(60, 120, 180)),
         Box(center: SIMD3(0.3, 0.6, -1.55), halfSize: SIMD3(0.25, 0.6, 0.2), yaw: -0.5, color: SIMD3(80, 160, 90)),
     ]
 
     /// Balls in the room (none in the default room).
-    public var spheres: [Sphere] = []
+    package var spheres: [Sphere] = []
 
     /// The default room: 5 × 3 × 4 m (x × y × z), floor at y = 0, three boxes.
-    public init() {}
+    package init() {}
 
     /// The nearest surface along `origin + t·direction`, `t > 0` (nil when the origin is
     /// outside the room and the ray misses everything).
-    public func cast(origin o: SIMD3<Double>, direction d: SIMD3<Double>) -> Hit? {
+    package func cast(origin o: SIMD3<Double>, direction d: SIMD3<Double>) -> Hit? {
         var bestT = Double.infinity
         var bestSurface = Surface.floor
         var bestNormal = SIMD3<Double>.zero
@@ -166,7 +166,7 @@ public struct SyntheticRoom: Equatable, Sendable {
 
     /// The distance from `p` to the nearest surface of the room (walls, floor, ceiling, or a
     /// box's faces), exact, from either side of each surface.
-    public func distanceToSurface(_ p: SIMD3<Double>) -> Double {
+    package func distanceToSurface(_ p: SIMD3<Double>) -> Double {
         let center = (minCorner + maxCorner) / 2, half = (maxCorner - minCorner) / 2
         var best = Self.boxSurfaceDistance(p - center, half: half)
         for box in boxes {
@@ -188,7 +188,7 @@ public struct SyntheticRoom: Equatable, Sendable {
     }
 
     /// The colour (0…255 per channel, RGB) of the surface at `hit`.
-    public func color(of hit: Hit) -> SIMD3<Double> {
+    package func color(of hit: Hit) -> SIMD3<Double> {
         let p = hit.point
         switch hit.surface {
         case .floor:

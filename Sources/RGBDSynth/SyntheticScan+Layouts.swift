@@ -2,7 +2,7 @@ import RGBDKit
 
 extension SyntheticScan {
     /// The file layouts of the iPhone LiDAR apps a scan can be written in.
-    public enum Layout: Equatable, Sendable {
+    package enum Layout: Equatable, Sendable {
         /// A Stray Scanner folder: `rgb.mp4`, `depth/`, `confidence/`, `camera_matrix.csv`,
         /// `odometry.csv`, `imu.csv`. `imuInG`: accelerometer in g (2025+) rather than m/s².
         case stray(odometry: StrayOdometry = .v15, depth: StrayDepth = .png, video: StrayVideo = .hevc,
@@ -14,7 +14,7 @@ extension SyntheticScan {
                       world: Record3DWorld = .firstFrame)
 
         /// A short name: `stray-v15`, `stray-v9-npy-h264`, `r3d-new`, `exr-old-portrait` …
-        public var name: String {
+        package var name: String {
             switch self {
             case let .stray(odometry, depth, video, imuInG):
                 return "stray-\(odometry)" + (depth == .npy ? "-npy" : "") + (video == .h264 ? "-h264" : "")
@@ -31,7 +31,7 @@ extension SyntheticScan {
     }
 
     /// Stray Scanner's `odometry.csv` variants.
-    public enum StrayOdometry: String, Equatable, Sendable {
+    package enum StrayOdometry: String, Equatable, Sendable {
         /// Before 2021-08: no header, `x, y, z, qx, qy, qz, qw`.
         case legacy
         /// 2021-08 … 2025: `timestamp, frame, x, y, z, qx, qy, qz, qw`.
@@ -41,7 +41,7 @@ extension SyntheticScan {
     }
 
     /// Stray Scanner's depth files.
-    public enum StrayDepth: String, Equatable, Sendable {
+    package enum StrayDepth: String, Equatable, Sendable {
         /// `depth/NNNNNN.png`, 16-bit gray, millimetres.
         case png
         /// `depth/NNNNNN.npy`, uint16 millimetres (before 2022-02).
@@ -49,7 +49,7 @@ extension SyntheticScan {
     }
 
     /// Stray Scanner's video codec.
-    public enum StrayVideo: String, Equatable, Sendable {
+    package enum StrayVideo: String, Equatable, Sendable {
         /// HEVC (`libx265`, tagged `hvc1`), as current versions record.
         case hevc
         /// H.264 (`libx264`), as older versions did.
@@ -57,7 +57,7 @@ extension SyntheticScan {
     }
 
     /// Record3D's containers.
-    public enum Record3DContainer: String, Equatable, Sendable {
+    package enum Record3DContainer: String, Equatable, Sendable {
         /// A `.r3d` file (a ZIP).
         case r3d
         /// The "EXR + JPG" export folder.
@@ -65,7 +65,7 @@ extension SyntheticScan {
     }
 
     /// The worlds Record3D's poses come in.
-    public enum Record3DWorld: String, Equatable, Sendable {
+    package enum Record3DWorld: String, Equatable, Sendable {
         /// Re-based on the first frame: pose 0 is the identity (OpenGL camera axes); the new
         /// key set's `initPose` holds the room pose the re-basing removed.
         case firstFrame = "first-frame"
@@ -76,7 +76,7 @@ extension SyntheticScan {
     }
 
     /// Record3D's metadata key sets.
-    public enum Record3DKeys: String, Equatable, Sendable {
+    package enum Record3DKeys: String, Equatable, Sendable {
         /// `h, w, fps, K, poses` only.
         case old
         /// Also `dw, dh, initPose, frameTimestamps, perFrameIntrinsicCoeffs, cameraType`.
@@ -84,17 +84,17 @@ extension SyntheticScan {
     }
 
     /// What `write(layout:to:)` wrote.
-    public struct Written: Sendable {
+    package struct Written: Sendable {
         /// The scan: the folder, or the `.r3d` file.
-        public var scan: String
+        package var scan: String
         /// The ground truth JSON beside it (`truthJSON(for:)`).
-        public var truth: String
+        package var truth: String
     }
 
     /// Where the ground truth of a scan written at `path` goes: beside it, named after it
     /// (`scan/` → `scan.truth.json`, `scan.r3d` → `scan.truth.json`), so that it is not
     /// mistaken for part of the scan.
-    public static func truthPath(forScanAt path: String) -> String {
+    package static func truthPath(forScanAt path: String) -> String {
         var base = path
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         if base.hasSuffix(".r3d") { base.removeLast(4) }
@@ -106,7 +106,7 @@ extension SyntheticScan {
     /// (`truthPath(forScanAt:)`). Frames are streamed: memory stays bounded for long scans.
     /// The same scan gives the same bytes on every run (the video: see `docs/testing.md`).
     @discardableResult
-    public func write(layout: Layout, to path: String) throws -> Written {
+    package func write(layout: Layout, to path: String) throws -> Written {
         guard frameCount > 0 else { throw RGBDError(.invalidArgument, "a scan needs at least one frame") }
         switch layout {
         case let .stray(odometry, depth, video, imuInG):

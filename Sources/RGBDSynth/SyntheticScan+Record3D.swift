@@ -65,7 +65,7 @@ extension SyntheticScan {
     /// re-basing removed; `.arkit`: the identity), `frameTimestamps`,
     /// `perFrameIntrinsicCoeffs` (`[fx, fy, cx, cy]`) and `cameraType` (0: the back LiDAR
     /// camera).
-    public func record3DMetadata(keys: Record3DKeys, portrait: Bool, world: Record3DWorld = .firstFrame) -> String {
+    package func record3DMetadata(keys: Record3DKeys, portrait: Bool, world: Record3DWorld = .firstFrame) -> String {
         let k = colorCamera(portrait: portrait), d = depthCamera(portrait: portrait)
         let layout = Layout.record3D(.r3d, keys: keys, portrait: portrait, world: world)
         let truth = truth(for: layout)

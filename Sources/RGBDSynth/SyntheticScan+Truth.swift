@@ -1,36 +1,36 @@
 extension SyntheticScan {
     /// The ground truth of a scan written in one layout: what a correct reader must find.
-    public struct Truth: Sendable {
+    package struct Truth: Sendable {
         /// The layout.
-        public var layout: Layout
+        package var layout: Layout
         /// Maps room (generator world) coordinates to the layout's world: the identity for
         /// Stray and Record3D's `.arkit` world (ARKit's world), the inverse of the first
         /// camera pose with OpenGL axes for Record3D's `.firstFrame` world (re-based on the
         /// first frame).
-        public var worldFromRoom: SynthPose
+        package var worldFromRoom: SynthPose
         /// Per frame, the true camera-to-world pose in **OpenCV camera axes** in the layout's
         /// world.
-        public var poses: [SynthPose]
+        package var poses: [SynthPose]
         /// Per frame, the timestamp, seconds.
-        public var timestamps: [Double]
+        package var timestamps: [Double]
         /// The colour camera, at the size the layout stores images.
-        public var colorCamera: SynthPinhole
+        package var colorCamera: SynthPinhole
         /// The depth camera (the scan's depth size; see `depthCameras`).
-        public var depthCamera: SynthPinhole
+        package var depthCamera: SynthPinhole
         /// Per frame, its depth camera, nil for a frame written without depth.
-        public var depthCameras: [SynthPinhole?]
+        package var depthCameras: [SynthPinhole?]
         /// The room, in generator-world coordinates.
-        public var room: SyntheticRoom
+        package var room: SyntheticRoom
 
         /// A point given in the layout's world, in room coordinates.
-        public func roomPoint(_ p: SIMD3<Double>) -> SIMD3<Double> { worldFromRoom.inverse.apply(p) }
+        package func roomPoint(_ p: SIMD3<Double>) -> SIMD3<Double> { worldFromRoom.inverse.apply(p) }
 
         /// The distance of a point given in the layout's world to the nearest true surface.
-        public func distanceToSurface(_ p: SIMD3<Double>) -> Double { room.distanceToSurface(roomPoint(p)) }
+        package func distanceToSurface(_ p: SIMD3<Double>) -> Double { room.distanceToSurface(roomPoint(p)) }
     }
 
     /// The ground truth of this scan written in `layout`.
-    public func truth(for layout: Layout) -> Truth {
+    package func truth(for layout: Layout) -> Truth {
         let portrait = layout.portrait
         let roomPoses = (0..<frameCount).map { trajectory.pose(frame: $0) }
         let worldFromRoom = layout.rebased ? roomPoses[0].flippingCameraAxes.inverse : .identity
@@ -49,7 +49,7 @@ extension SyntheticScan {
     /// `count` points on the true surfaces that frame `index` sees, at seeded sub-pixel
     /// positions of its colour camera, each with the colour the renderer gives it there
     /// (unrounded): where a correct export must show them. Positions in `layout`'s world.
-    public func visiblePoints(frame index: Int, count: Int, layout: Layout) -> [(point: SIMD3<Double>, color: SIMD3<Double>)] {
+    package func visiblePoints(frame index: Int, count: Int, layout: Layout) -> [(point: SIMD3<Double>, color: SIMD3<Double>)] {
         let truth = truth(for: layout)
         let pose = trajectory.pose(frame: index)
         let k = colorCamera(portrait: layout.portrait)
@@ -67,7 +67,7 @@ extension SyntheticScan {
     }
 
     /// Writes `visiblePoints` of every frame to `path` as CSV: `frame,x,y,z,r,g,b`.
-    public func writeVisiblePoints(count: Int, layout: Layout, to path: String) throws {
+    package func writeVisiblePoints(count: Int, layout: Layout, to path: String) throws {
         try ScanOutputFile.write(path, Array(visiblePointsCSV(count: count, layout: layout).utf8))
     }
 
@@ -83,7 +83,7 @@ extension SyntheticScan {
     }
 
     /// The ground truth as JSON (what `write(layout:to:)` puts beside the scan).
-    public func truthJSON(for layout: Layout) -> String {
+    package func truthJSON(for layout: Layout) -> String {
         let truth = truth(for: layout)
         func v3(_ p: SIMD3<Double>) -> String { "[\(scanNumber(p.x)), \(scanNumber(p.y)), \(scanNumber(p.z))]" }
         func matrix(_ pose: SynthPose) -> String {

@@ -10,64 +10,64 @@ import RGBDKit
 /// Rendering is exact ray casting (depth is the camera-frame z of the surface hit at each
 /// depth pixel's centre); noise and holes, when enabled, come from a seeded hash, so every
 /// run gives the same frames and files.
-public struct SyntheticScan: Sendable {
+package struct SyntheticScan: Sendable {
     /// What to add to the exact depth, and the hostile variations of the written files.
-    public struct Options: Equatable, Sendable {
+    package struct Options: Equatable, Sendable {
         /// Standard deviation of depth noise at 1 m, metres (it grows with the square of
         /// the depth, as LiDAR's does); 0 = exact depth.
-        public var depthNoise: Double = 0
+        package var depthNoise: Double = 0
         /// Cut a few small holes (no depth, confidence 0) into every depth map, and drop
         /// isolated pixels.
-        public var holes: Bool = false
+        package var holes: Bool = false
         /// The seed of the noise and holes.
-        public var seed: UInt64 = 1
+        package var seed: UInt64 = 1
         /// Beyond this depth (metres) confidence is 0, as ARKit's is.
-        public var confidenceRange: Double = 4
+        package var confidenceRange: Double = 4
         /// Frames written with an odometry row (or a pose) but no depth or confidence file
         /// (Stray: "scene depth missing").
-        public var framesWithoutDepth: Set<Int> = []
+        package var framesWithoutDepth: Set<Int> = []
         /// Frames whose depth and confidence maps are written at `otherDepthSize` instead of
         /// the scan's depth size (same field of view), for hostile reader tests.
-        public var framesWithOtherDepthSize: Set<Int> = []
+        package var framesWithOtherDepthSize: Set<Int> = []
         /// See `framesWithOtherDepthSize`.
-        public var otherDepthSize: SIMD2<Int> = SIMD2(320, 240)
+        package var otherDepthSize: SIMD2<Int> = SIMD2(320, 240)
         /// JPEG quality of Record3D's images.
-        public var jpegQuality: Int = 90
+        package var jpegQuality: Int = 90
         /// The video encoder's constant rate factor (lower = better; 18 ≈ visually lossless).
-        public var videoQuality: Int = 18
+        package var videoQuality: Int = 18
         /// The video encoder's preset (x264/x265 names, `ultrafast` … `veryslow`).
-        public var videoPreset: String = "fast"
+        package var videoPreset: String = "fast"
         /// The `ffmpeg` executable (looked up on PATH when it has no slash).
-        public var ffmpeg: String = "ffmpeg"
+        package var ffmpeg: String = "ffmpeg"
         /// How Record3D's `.depth` and `.conf` entries are LZFSE-wrapped.
-        public var lzfse: LZFSEWriter = .raw
+        package var lzfse: LZFSEWriter = .raw
 
         /// The defaults: exact depth, no holes, every frame complete.
-        public init() {}
+        package init() {}
     }
 
     /// The room.
-    public var room: SyntheticRoom
+    package var room: SyntheticRoom
     /// The camera path.
-    public var trajectory: SyntheticTrajectory
+    package var trajectory: SyntheticTrajectory
     /// Number of frames.
-    public var frameCount: Int
+    package var frameCount: Int
     /// Colour image size in the sensor's (landscape) orientation.
-    public var colorWidth: Int
+    package var colorWidth: Int
     /// See `colorWidth`.
-    public var colorHeight: Int
+    package var colorHeight: Int
     /// Depth map size (landscape).
-    public var depthWidth: Int
+    package var depthWidth: Int
     /// See `depthWidth`.
-    public var depthHeight: Int
+    package var depthHeight: Int
     /// Focal length as a fraction of the image's long side (0.7527: an iPhone wide camera,
     /// fx ≈ 1445 px at 1920×1440, about 67° across).
-    public var focalRatio: Double = 0.7527
+    package var focalRatio: Double = 0.7527
     /// Noise, holes and the hostile variations.
-    public var options: Options
+    package var options: Options
 
     /// A scan of the default room along the default path.
-    public init(frameCount: Int, colorWidth: Int = 1920, colorHeight: Int = 1440, depthWidth: Int = 256,
+    package init(frameCount: Int, colorWidth: Int = 1920, colorHeight: Int = 1440, depthWidth: Int = 256,
                 depthHeight: Int = 192, fps: Double = 60, room: SyntheticRoom = SyntheticRoom(),
                 options: Options = Options()) {
         self.room = room
@@ -84,7 +84,7 @@ public struct SyntheticScan: Sendable {
 
     /// The colour camera (K at the colour size). `portrait`: the phone held upright, images
     /// stored `colorHeight × colorWidth` (taller than wide), as Record3D stores portrait scans.
-    public func colorCamera(portrait: Bool = false) -> SynthPinhole {
+    package func colorCamera(portrait: Bool = false) -> SynthPinhole {
         let w = portrait ? colorHeight : colorWidth, h = portrait ? colorWidth : colorHeight
         let f = focalRatio * Double(max(w, h))
         // The principal point a little off centre, as in real calibrations.
@@ -94,36 +94,36 @@ public struct SyntheticScan: Sendable {
 
     /// The depth camera: the colour camera's field of view on the depth grid (K scaled by
     /// `depthWidth / colorWidth` and `depthHeight / colorHeight`).
-    public func depthCamera(portrait: Bool = false) -> SynthPinhole {
+    package func depthCamera(portrait: Bool = false) -> SynthPinhole {
         portrait ? colorCamera(portrait: true).resized(width: depthHeight, height: depthWidth)
             : colorCamera().resized(width: depthWidth, height: depthHeight)
     }
 
     /// One rendered frame.
-    public struct Frame: Sendable {
+    package struct Frame: Sendable {
         /// Frame number, from 0.
-        public var index: Int
+        package var index: Int
         /// Timestamp, seconds.
-        public var timestamp: Double
+        package var timestamp: Double
         /// Camera-to-world pose, OpenCV camera axes, in the room's world.
-        public var pose: SynthPose
+        package var pose: SynthPose
         /// The colour camera.
-        public var colorCamera: SynthPinhole
+        package var colorCamera: SynthPinhole
         /// The depth camera.
-        public var depthCamera: SynthPinhole
+        package var depthCamera: SynthPinhole
         /// RGB, 8 bits per channel (empty when not rendered).
-        public var color: ColorImage
+        package var color: ColorImage
         /// Depth, metres, camera-frame z; NaN = no depth (a hole).
-        public var depth: DepthMap
+        package var depth: DepthMap
         /// ARKit confidence per depth pixel: 2 high, 1 medium (grazing angles, depth
         /// edges), 0 low (beyond `Options.confidenceRange`, holes).
-        public var confidence: ImageBuffer<UInt8>
+        package var confidence: ImageBuffer<UInt8>
     }
 
     /// Renders frame `index`: colour (unless `color` is false) and depth with confidence.
     /// `portrait`: the portrait camera of `colorCamera(portrait:)`. `depthSize` overrides the
     /// depth grid (same field of view).
-    public func render(frame index: Int, portrait: Bool = false, color: Bool = true,
+    package func render(frame index: Int, portrait: Bool = false, color: Bool = true,
                        depthSize: SIMD2<Int>? = nil) -> Frame {
         let pose = trajectory.pose(frame: index)
         let colorK = colorCamera(portrait: portrait)
@@ -138,7 +138,7 @@ public struct SyntheticScan: Sendable {
 
     /// The exact depth (camera-frame z, metres) seen at pixel `(u, v)` of `camera` from
     /// `pose`, or nil when the ray leaves the room (it cannot from inside).
-    public func trueDepth(u: Double, v: Double, camera: SynthPinhole, pose: SynthPose) -> Double? {
+    package func trueDepth(u: Double, v: Double, camera: SynthPinhole, pose: SynthPose) -> Double? {
         // The ray's direction has camera z = 1, so the ray parameter is the depth.
         room.cast(origin: pose.translation, direction: pose.rotation * camera.ray(u, v))?.t
     }

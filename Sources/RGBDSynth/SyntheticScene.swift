@@ -11,50 +11,50 @@ import RGBDKit
 ///
 /// Everything is analytic, so the true depth and color seen along any ray are known
 /// exactly; the tests compare rgbd's output with them.
-public struct SyntheticScene: Sendable {
+package struct SyntheticScene: Sendable {
     /// Distance of the wall plane `z = wallZ`.
-    public var wallZ: Double = 3.0
+    package var wallZ: Double = 3.0
     /// Side of the wall's checker squares.
-    public var checkerSize: Double = 0.1
+    package var checkerSize: Double = 0.1
     /// A corner of the checker pattern (the lines are `x = origin.x + k·size` and
     /// `y = origin.y + k·size` on the wall).
-    public var checkerOrigin: SIMD2<Double> = SIMD2(0.013, -0.027)
+    package var checkerOrigin: SIMD2<Double> = SIMD2(0.013, -0.027)
     /// The floor plane `y = floorY` (below the camera).
-    public var floorY: Double = 1.2
+    package var floorY: Double = 1.2
     /// The box's opposite corners (axis-aligned, standing on the floor).
-    public var boxMin: SIMD3<Double> = SIMD3(-0.95, 0.55, 1.6)
+    package var boxMin: SIMD3<Double> = SIMD3(-0.95, 0.55, 1.6)
     /// See `boxMin`.
-    public var boxMax: SIMD3<Double> = SIMD3(-0.35, 1.2, 2.0)
+    package var boxMax: SIMD3<Double> = SIMD3(-0.35, 1.2, 2.0)
 
     /// Printed AprilTags standing in the scene (plates in front of whatever is behind them).
-    public var tags: [SyntheticTag] = []
+    package var tags: [SyntheticTag] = []
 
     /// The surfaces of the scene (a tag's `face` in `hit` is its index in `tags`).
-    public enum Surface: Sendable { case wall, floor, box, tag }
+    package enum Surface: Sendable { case wall, floor, box, tag }
 
     /// Colors of the surfaces.
-    public static let lightSquare: SIMD3<Double> = SIMD3(225, 205, 170)
+    package static let lightSquare: SIMD3<Double> = SIMD3(225, 205, 170)
     /// See `lightSquare`.
-    public static let darkSquare: SIMD3<Double> = SIMD3(30, 40, 75)
+    package static let darkSquare: SIMD3<Double> = SIMD3(30, 40, 75)
 
     /// The camera's rotation in the scene (camera to scene axes, translation ignored), nil
     /// for a camera level with the scene (the default: camera axes are scene axes). The
     /// scene's own axes are level: gravity along its +y (the floor is below), its +z the
     /// horizontal direction the wall faces.
-    public var cameraToScene: Pose? = nil
+    package var cameraToScene: Pose? = nil
 
     /// The printed black and white of tags (paper is not quite white, toner not quite black).
-    public static let tagBlack: SIMD3<Double> = SIMD3(22, 22, 26)
+    package static let tagBlack: SIMD3<Double> = SIMD3(22, 22, 26)
     /// See `tagBlack`.
-    public static let tagWhite: SIMD3<Double> = SIMD3(232, 232, 226)
+    package static let tagWhite: SIMD3<Double> = SIMD3(232, 232, 226)
 
     /// A scene with the default layout.
-    public init() {}
+    package init() {}
 
     /// The camera turned `pitchDown` degrees below the horizon (about its x axis) after
     /// being rolled `roll` degrees about its optical axis (positive: the image's +x toward
     /// the scene's +y): `R = Rx(−pitchDown)·Rz(roll)`, camera to scene.
-    public static func tilt(pitchDown: Double, roll: Double) -> Pose {
+    package static func tilt(pitchDown: Double, roll: Double) -> Pose {
         let p = -pitchDown * .pi / 180, r = roll * .pi / 180
         let rx = Pose(row0: SIMD3(1, 0, 0), row1: SIMD3(0, cos(p), -sin(p)), row2: SIMD3(0, sin(p), cos(p)), translation: .zero)
         let rz = Pose(row0: SIMD3(cos(r), -sin(r), 0), row1: SIMD3(sin(r), cos(r), 0), row2: SIMD3(0, 0, 1), translation: .zero)
@@ -70,7 +70,7 @@ public struct SyntheticScene: Sendable {
 
     /// The nearest surface along the ray through `(a, b, 1)`: its depth `z` and which
     /// surface it is. The wall is infinite, so every forward ray hits something.
-    public func hit(_ a: Double, _ b: Double) -> (z: Double, surface: Surface, face: Int) {
+    package func hit(_ a: Double, _ b: Double) -> (z: Double, surface: Surface, face: Int) {
         // The ray t·d in scene axes; t is the camera's depth z.
         let d = sceneRay(a, b)
         var best = (z: d.z > 0 ? wallZ / d.z : Double.infinity, surface: Surface.wall, face: 0)
@@ -104,7 +104,7 @@ public struct SyntheticScene: Sendable {
     /// samples of such a ramp equal the area samples of a sharp edge, so the rendered
     /// image is what a sensor integrating over its pixels would record, without the
     /// quantization of supersampling.
-    public func color(_ a: Double, _ b: Double, pixelAngle: Double) -> SIMD3<Double> {
+    package func color(_ a: Double, _ b: Double, pixelAngle: Double) -> SIMD3<Double> {
         let h = hit(a, b)
         let p = sceneRay(a, b) * h.z
         let x = p.x, y = p.y, z = p.z
@@ -153,7 +153,7 @@ public struct SyntheticScene: Sendable {
     }
 
     /// The box's front-face corners (at `z = boxMin.z`), top-left first, clockwise.
-    public var boxFrontCorners: [SIMD3<Double>] {
+    package var boxFrontCorners: [SIMD3<Double>] {
         [SIMD3(boxMin.x, boxMin.y, boxMin.z), SIMD3(boxMax.x, boxMin.y, boxMin.z),
          SIMD3(boxMax.x, boxMax.y, boxMin.z), SIMD3(boxMin.x, boxMax.y, boxMin.z)]
     }

@@ -13,27 +13,27 @@ import Darwin
 /// The pattern comes from the AprilTag library itself (`apriltag_to_image` over the family's
 /// own code table), not from a copy, so a mistake in rgbd's reading of tags cannot be
 /// mirrored here.
-public struct SyntheticTag: Sendable {
+package struct SyntheticTag: Sendable {
     /// The family.
-    public var family: TagFamily
+    package var family: TagFamily
     /// The ID (an index into the family's code table).
-    public var id: Int
+    package var id: Int
     /// Edge of the black square, meters.
-    public var size: Double
+    package var size: Double
     /// Tag-to-camera pose: tag frame x right, y down, z into the tag (the library's frame);
     /// its origin is the tag's centre. A frontal tag facing the camera has the identity rotation.
-    public var pose: SynthPose
+    package var pose: SynthPose
     /// True when the depth map has no depth over the plate (a hole in the depth).
-    public var depthMissing = false
+    package var depthMissing = false
     /// The pattern's cells, row by row, `cells × cells`, true = white.
-    public let pattern: [Bool]
+    package let pattern: [Bool]
     /// Cells per side of `pattern` (the family's whole pattern, its outer white ring included
     /// for tag36h11).
-    public let cells: Int
+    package let cells: Int
 
     /// A tag of `family` with `id`, black square `size` meters, at `pose` (tag to camera);
     /// nil when `id` is not in the family's table.
-    public init?(family: TagFamily = .tag36h11, id: Int, size: Double, pose: SynthPose) {
+    package init?(family: TagFamily = .tag36h11, id: Int, size: Double, pose: SynthPose) {
         let table: UnsafeMutablePointer<apriltag_family_t>
         switch family {
         case .tag36h11: table = tag36h11_create()
@@ -63,13 +63,13 @@ public struct SyntheticTag: Sendable {
     }
 
     /// Edge of one cell, meters.
-    public var cellSize: Double { size / Double(family.borderCells) }
+    package var cellSize: Double { size / Double(family.borderCells) }
     /// Half the plate's edge: the pattern plus one white cell of margin on every side.
-    public var plateHalf: Double { (Double(cells) / 2 + 1) * cellSize }
+    package var plateHalf: Double { (Double(cells) / 2 + 1) * cellSize }
 
     /// The black square's corners in the camera frame, in the detector's order
     /// (`TagDetection.modelCorners`).
-    public var cornersInCamera: [SIMD3<Double>] { TagDetection.modelCorners(size: size).map(pose.apply) }
+    package var cornersInCamera: [SIMD3<Double>] { TagDetection.modelCorners(size: size).map(pose.apply) }
 
     /// Where the ray through `(a, b, 1)` meets the plate: depth `z` and the point in tag
     /// coordinates; nil when it misses.
@@ -110,7 +110,7 @@ public struct SyntheticTag: Sendable {
     /// A frontal-ish pose: the tag centred at `center` (camera frame), turned by `yaw` about
     /// the camera's y axis and `pitch` about its x axis (radians), then `roll` about its own
     /// normal.
-    public static func pose(center: SIMD3<Double>, yaw: Double = 0, pitch: Double = 0, roll: Double = 0) -> SynthPose {
+    package static func pose(center: SIMD3<Double>, yaw: Double = 0, pitch: Double = 0, roll: Double = 0) -> SynthPose {
         let r = SynthMatrix3.rotation(axis: SIMD3(0, 1, 0), angle: yaw)
             * SynthMatrix3.rotation(axis: SIMD3(1, 0, 0), angle: pitch)
             * SynthMatrix3.rotation(axis: SIMD3(0, 0, 1), angle: roll)
@@ -119,7 +119,7 @@ public struct SyntheticTag: Sendable {
 
     /// `count` tag36h11 tags (IDs 0, 1, …) of black square `size`, in a row across the view
     /// 1.6 to 2.8 m away, each turned a little: the tags `rgbd-synth capture --tags` paints.
-    public static func row(count: Int, size: Double = 0.16) -> [SyntheticTag] {
+    package static func row(count: Int, size: Double = 0.16) -> [SyntheticTag] {
         (0..<max(0, count)).compactMap { i in
             let t = count > 1 ? Double(i) / Double(count - 1) : 0.5
             let center = SIMD3(-0.9 + 1.8 * t, -0.2 + 0.3 * Double(i % 2), 1.6 + 1.2 * t)

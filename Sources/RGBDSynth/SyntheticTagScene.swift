@@ -6,20 +6,20 @@ import RGBDKit
 /// Each capture is a `SyntheticCapture` whose scene holds the tags moved into that
 /// camera's frame; its wall, floor and box stay in the camera's frame (they are background
 /// only: the tags are the one thing the captures share).
-public struct SyntheticTagScene: Sendable {
+package struct SyntheticTagScene: Sendable {
     /// A tag in the world.
-    public struct Placement: Sendable {
+    package struct Placement: Sendable {
         /// The family.
-        public var family: TagFamily
+        package var family: TagFamily
         /// The ID.
-        public var id: Int
+        package var id: Int
         /// Black-square edge, meters.
-        public var size: Double
+        package var size: Double
         /// Tag-to-world (tag frame x right, y down, z into the tag).
-        public var pose: SynthPose
+        package var pose: SynthPose
 
         /// A tag at `pose` in the world.
-        public init(family: TagFamily = .tag36h11, id: Int, size: Double, pose: SynthPose) {
+        package init(family: TagFamily = .tag36h11, id: Int, size: Double, pose: SynthPose) {
             self.family = family
             self.id = id
             self.size = size
@@ -28,16 +28,16 @@ public struct SyntheticTagScene: Sendable {
     }
 
     /// The tags.
-    public var tags: [Placement]
+    package var tags: [Placement]
     /// The background wall's distance from each camera, meters (behind every tag).
-    public var wallZ = 8.0
+    package var wallZ = 8.0
 
     /// A scene of `tags`.
-    public init(tags: [Placement]) { self.tags = tags }
+    package init(tags: [Placement]) { self.tags = tags }
 
     /// The capture seen by a camera at `camera` (camera-to-world, OpenCV axes): every tag in
     /// front of the camera moved into its frame; image sizes and the calibration as given.
-    public func capture(camera: SynthPose, colorWidth: Int, colorHeight: Int, depthWidth: Int, depthHeight: Int,
+    package func capture(camera: SynthPose, colorWidth: Int, colorHeight: Int, depthWidth: Int, depthHeight: Int,
                         calibration: Calibration = SyntheticCapture.iPhoneCalibration()) -> SyntheticCapture {
         var scene = SyntheticScene()
         scene.wallZ = wallZ
@@ -59,7 +59,7 @@ public struct SyntheticTagScene: Sendable {
     /// different sides, drawn from `seed` (deterministic). The world is the first tag's
     /// frame turned so that world y is down the wall (OpenCV-like: x right, y down, z into
     /// the first wall).
-    public static func room(seed: UInt64, tags count: Int = 4, size: Double = 0.16, cameras: Int = 3)
+    package static func room(seed: UInt64, tags count: Int = 4, size: Double = 0.16, cameras: Int = 3)
         -> (scene: SyntheticTagScene, cameras: [SynthPose]) {
         var numbers = SplitMix(state: seed)
         func random() -> Double { numbers.next() }

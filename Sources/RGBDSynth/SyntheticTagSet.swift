@@ -4,30 +4,30 @@ import RGBDKit
 /// at known poses, each capture written in the exporter layout (JPEG, capture JSON with
 /// Apple-style lens tables, depth whose noise grows with the square of the distance), and
 /// a truth file with every camera's and tag's pose. The input `rgbd register` is tested on.
-public struct SyntheticTagSet: Sendable {
+package struct SyntheticTagSet: Sendable {
     /// The tags, in the world.
-    public var scene: SyntheticTagScene
+    package var scene: SyntheticTagScene
     /// Camera-to-world per capture (OpenCV axes).
-    public var cameras: [SynthPose]
+    package var cameras: [SynthPose]
     /// Color image size.
-    public var colorWidth = 1920
+    package var colorWidth = 1920
     /// See `colorWidth`.
-    public var colorHeight = 1440
+    package var colorHeight = 1440
     /// Depth map size.
-    public var depthWidth = 640
+    package var depthWidth = 640
     /// See `depthWidth`.
-    public var depthHeight = 480
+    package var depthHeight = 480
     /// The calibration written into every capture (reference 4032×3024, lens tables).
-    public var calibration = SyntheticCapture.iPhoneCalibration()
+    package var calibration = SyntheticCapture.iPhoneCalibration()
     /// Depth noise: Gaussian, σ = this × z² (meters; 0.5 mm at 1 m is 4.5 mm at 3 m).
-    public var depthNoiseAtOneMeter = 0.0005
+    package var depthNoiseAtOneMeter = 0.0005
     /// Color noise, 8-bit levels.
-    public var colorNoise = 3.0
+    package var colorNoise = 3.0
     /// Seeds the noise (each capture gets its own from it).
-    public var seed: UInt64
+    package var seed: UInt64
 
     /// A set of `scene` seen from `cameras`; noise seeded by `seed`.
-    public init(scene: SyntheticTagScene, cameras: [SynthPose], seed: UInt64) {
+    package init(scene: SyntheticTagScene, cameras: [SynthPose], seed: UInt64) {
         self.scene = scene
         self.cameras = cameras
         self.seed = seed
@@ -40,7 +40,7 @@ public struct SyntheticTagSet: Sendable {
     /// 10° up or down, each aimed at a point of the wall that keeps at least one tag in
     /// view. Deterministic in `seed`. The world: x right along the wall, y down, z into
     /// the wall, origin at the middle of the tags' row (the tags face −z).
-    public static func wall(seed: UInt64, tags count: Int = 3, size: Double = 0.16, cameras: Int = 5,
+    package static func wall(seed: UInt64, tags count: Int = 3, size: Double = 0.16, cameras: Int = 5,
                             distances: ClosedRange<Double> = 1...4) -> SyntheticTagSet {
         var numbers = SplitMix(state: seed &* 0x2545_F491_4F6C_DD1D &+ 0x1234_5678)
         func random() -> Double { numbers.next() }
@@ -72,7 +72,7 @@ public struct SyntheticTagSet: Sendable {
     }
 
     /// Capture `index` (its own noise seed).
-    public func capture(_ index: Int) -> SyntheticCapture {
+    package func capture(_ index: Int) -> SyntheticCapture {
         var capture = scene.capture(camera: cameras[index], colorWidth: colorWidth, colorHeight: colorHeight,
                                     depthWidth: depthWidth, depthHeight: depthHeight, calibration: calibration)
         capture.colorNoise = colorNoise
@@ -83,11 +83,11 @@ public struct SyntheticTagSet: Sendable {
 
     /// The lowest tag ID: the origin tag `rgbd register` chooses when two captures see it,
     /// and the frame of the truth file's `camera_to_origin_tag` poses.
-    public var originTag: Int { scene.tags.map(\.id).min() ?? 0 }
+    package var originTag: Int { scene.tags.map(\.id).min() ?? 0 }
 
     /// Camera `index`'s pose in the frame of tag `id` (the world `rgbd register` writes
     /// when `id` is its origin tag); nil when there is no such tag.
-    public func camera(_ index: Int, inFrameOfTag id: Int) -> SynthPose? {
+    package func camera(_ index: Int, inFrameOfTag id: Int) -> SynthPose? {
         guard let tag = scene.tags.first(where: { $0.id == id }) else { return nil }
         return tag.pose.inverse * cameras[index]
     }
@@ -96,7 +96,7 @@ public struct SyntheticTagSet: Sendable {
     /// camera, in the exporter layout) and `<stem>.set.truth.json` into `directory`;
     /// returns the capture JSON paths.
     @discardableResult
-    public func write(to directory: String, stem: String = "cam", jpegQuality: Int = 92) throws -> [String] {
+    package func write(to directory: String, stem: String = "cam", jpegQuality: Int = 92) throws -> [String] {
         var paths: [String] = []
         for index in cameras.indices {
             paths.append(try capture(index).write(to: directory, stem: "\(stem)\(index)", jpegQuality: jpegQuality).json)
@@ -110,7 +110,7 @@ public struct SyntheticTagSet: Sendable {
     /// The set's truth: tags' tag-to-world and cameras' camera-to-world 4×4 matrices
     /// (row-major, OpenCV camera axes) in the generator's world, and each camera in the
     /// frame of the lowest tag ID (`camera_to_origin_tag`).
-    public func truthJSON(stem: String = "cam") -> String {
+    package func truthJSON(stem: String = "cam") -> String {
         func matrix(_ p: SynthPose) -> String {
             let r = p.rotation, t = p.translation
             let values = [r.r0.x, r.r0.y, r.r0.z, t.x, r.r1.x, r.r1.y, r.r1.z, t.y, r.r2.x, r.r2.y, r.r2.z, t.z, 0, 0, 0, 1]

@@ -6,41 +6,41 @@
 /// Poses are camera-to-world in **OpenCV camera axes** (x right, y down, z forward) in the
 /// room's ARKit-like world (gravity-aligned, +y up, metres). Frame `i` is at
 /// `startTime + i / fps` seconds.
-public struct SyntheticTrajectory: Equatable, Sendable {
+package struct SyntheticTrajectory: Equatable, Sendable {
     /// Frames per second.
-    public var fps: Double = 60
+    package var fps: Double = 60
     /// The first frame's timestamp, seconds (ARKit counts from the device's boot).
-    public var startTime: Double = 1250.125
+    package var startTime: Double = 1250.125
     /// Seconds for one loop around the ellipse.
-    public var loopSeconds: Double = 24
+    package var loopSeconds: Double = 24
     /// The ellipse's centre (x, z) and half-axes (x, z), metres.
-    public var center: SIMD2<Double> = SIMD2(0.4, 0.2)
+    package var center: SIMD2<Double> = SIMD2(0.4, 0.2)
     /// See `center`.
-    public var radii: SIMD2<Double> = SIMD2(1.2, 0.8)
+    package var radii: SIMD2<Double> = SIMD2(1.2, 0.8)
     /// Camera height above the floor, metres.
-    public var height: Double = 1.45
+    package var height: Double = 1.45
     /// The gaze's angle from straight outward (toward the nearest wall) toward the walking
     /// direction, radians: `x + y·sin(2π·t/15 s)` (so it sweeps from the walls to across the room).
-    public var gazeSweep: SIMD2<Double> = SIMD2(1.4, 1.7)
+    package var gazeSweep: SIMD2<Double> = SIMD2(1.4, 1.7)
     /// Mean downward pitch, radians.
-    public var pitch: Double = 0.2
+    package var pitch: Double = 0.2
     /// Amplitude of the hand-held roll, radians.
-    public var rollAmplitude: Double = 0.06
+    package var rollAmplitude: Double = 0.06
 
     /// The default path (60 fps).
-    public init() {}
+    package init() {}
 
     /// A path at `fps` frames per second.
-    public init(fps: Double) { self.fps = fps }
+    package init(fps: Double) { self.fps = fps }
 
     /// The timestamp of frame `i`, seconds.
-    public func timestamp(frame i: Int) -> Double { startTime + Double(i) / fps }
+    package func timestamp(frame i: Int) -> Double { startTime + Double(i) / fps }
 
     /// The camera-to-world pose (OpenCV camera axes) of frame `i`.
-    public func pose(frame i: Int) -> SynthPose { pose(at: Double(i) / fps) }
+    package func pose(frame i: Int) -> SynthPose { pose(at: Double(i) / fps) }
 
     /// The camera-to-world pose (OpenCV camera axes) `seconds` after the first frame.
-    public func pose(at seconds: Double) -> SynthPose {
+    package func pose(at seconds: Double) -> SynthPose {
         let s = seconds
         let phase = 2 * Double.pi * s / loopSeconds + 0.4
         let position = SIMD3(center.x + radii.x * cosine(phase) + 0.04 * sine(1.7 * s + 0.3),

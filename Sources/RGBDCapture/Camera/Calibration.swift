@@ -49,14 +49,14 @@ public struct Calibration: Equatable, Sendable {
 
     /// Relative difference between the aspect ratio of a `width × height` image and the
     /// reference dimensions'.
-    public func aspectMismatch(width: Int, height: Int) -> Double {
+    package func aspectMismatch(width: Int, height: Int) -> Double {
         let reference = Double(intrinsics.width) / Double(intrinsics.height)
         let image = Double(width) / Double(height)
         return abs(image / reference - 1)
     }
 
     /// How an image's shape agrees with the reference dimensions (docs/format.md, "Sizes").
-    public enum AspectAgreement: Equatable, Sendable {
+    package enum AspectAgreement: Equatable, Sendable {
         /// The same aspect ratio, within `aspectRoundingTolerance` (whole-pixel sizes,
         /// such as a 3088×2320 photo of a 3088×2316 reference).
         case same
@@ -72,13 +72,13 @@ public struct Calibration: Equatable, Sendable {
 
     /// How far an image's aspect ratio may be from the reference's (or from the shapes of
     /// `AspectAgreement.crop`) and still count as the same: 1 %.
-    public static let aspectRoundingTolerance = 0.01
+    package static let aspectRoundingTolerance = 0.01
 
     /// The most elongated crop cameras write, long side over short side: 16:9.
-    public static let widestCropAspect = 16.0 / 9.0
+    package static let widestCropAspect = 16.0 / 9.0
 
     /// How a `width × height` image's shape agrees with the reference dimensions.
-    public func aspectAgreement(width: Int, height: Int) -> AspectAgreement {
+    package func aspectAgreement(width: Int, height: Int) -> AspectAgreement {
         let tolerance = Self.aspectRoundingTolerance
         if aspectMismatch(width: width, height: height) <= tolerance { return .same }
         let (W, H) = referenceSize
@@ -128,7 +128,7 @@ extension Calibration {
     /// (true) or in its transpose (false): the one nearer the center in units of each
     /// frame's sides. Nil when the reference is square or the point is about as near to
     /// both (within 5 % of a side), so that it tells nothing.
-    public var principalPointAgreesWithReference: Bool? {
+    package var principalPointAgreesWithReference: Bool? {
         let (W, H) = (Double(intrinsics.width), Double(intrinsics.height))
         guard W != H else { return nil }
         let (cx, cy) = (intrinsics.cx, intrinsics.cy)

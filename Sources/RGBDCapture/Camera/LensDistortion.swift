@@ -51,7 +51,7 @@ public struct LensDistortion: Equatable, Sendable {
     /// dimensions (`referenceWidth × referenceHeight`, where `center` is given), checked
     /// as capture reading checks them: positive sizes, a finite center, at least two
     /// finite table entries in (−1, 10).
-    public static func validated(center: SIMD2<Double>, referenceWidth: Int, referenceHeight: Int, table: [Float],
+    package static func validated(center: SIMD2<Double>, referenceWidth: Int, referenceHeight: Int, table: [Float],
                                  width: Int, height: Int) throws -> LensDistortion {
         guard referenceWidth > 0, referenceHeight > 0, width > 0, height > 0 else {
             throw RGBDError(.invalidArgument, "sizes must be positive (reference \(referenceWidth)×\(referenceHeight), image \(width)×\(height))")
@@ -73,7 +73,7 @@ public struct LensDistortion: Equatable, Sendable {
     /// buffers), after two checks of the frame: its size is 1 to 2³¹ pixels, and it is
     /// not the reference size transposed (such a frame was rotated; frames are rectified
     /// in sensor orientation, docs/format.md).
-    public static func forFrame(center: SIMD2<Double>, referenceWidth: Int, referenceHeight: Int, table: [Float],
+    package static func forFrame(center: SIMD2<Double>, referenceWidth: Int, referenceHeight: Int, table: [Float],
                                 width: Int, height: Int) throws -> LensDistortion {
         guard width > 0, height > 0, width * height <= 1 << 31 else {
             throw RGBDError(.invalidArgument, "image size \(width)×\(height) is out of range")
@@ -97,7 +97,7 @@ public struct LensDistortion: Equatable, Sendable {
 
     /// Whether a distortion center is finite and within one image size of the image
     /// (real centers are near the middle; absurd ones would overflow the arithmetic).
-    public static func isPlausibleCenter(_ center: SIMD2<Double>, width: Int, height: Int) -> Bool {
+    package static func isPlausibleCenter(_ center: SIMD2<Double>, width: Int, height: Int) -> Bool {
         let w = Double(width), h = Double(height)
         return center.x >= -w && center.x <= 2 * w && center.y >= -h && center.y <= 2 * h
     }
@@ -139,7 +139,7 @@ public struct LensDistortion: Equatable, Sendable {
     }
 
     /// The same model with another table (for instance the inverse table).
-    public func with(table: [Float]) -> LensDistortion {
+    package func with(table: [Float]) -> LensDistortion {
         LensDistortion(center: center, table: table, width: width, height: height)
     }
 }

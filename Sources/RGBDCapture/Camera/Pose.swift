@@ -30,7 +30,7 @@ public struct Pose: Equatable, Sendable {
     /// How far a quaternion's norm may be from 1 and still be taken for a rotation: files
     /// store float32 quaternions (norm within about 1e-6 of 1); a larger error means the
     /// numbers are not a rotation.
-    public static let quaternionNormTolerance = 1e-3
+    package static let quaternionNormTolerance = 1e-3
 
     /// The pose of a unit quaternion (Hamilton convention, components given by name, so
     /// the order in a file is the reader's business) and a translation; nil when a number

@@ -70,7 +70,7 @@ public struct Capture: Sendable {
     }
 
     /// A capture from its parts, as they are (no checks).
-    public init(jsonPath: String, imagePath: String, calibration: Calibration, depth: DepthMap, color: ColorImage,
+    package init(jsonPath: String, imagePath: String, calibration: Calibration, depth: DepthMap, color: ColorImage,
                 warnings: [String] = []) {
         self.jsonPath = jsonPath
         self.imagePath = imagePath
@@ -82,7 +82,7 @@ public struct Capture: Sendable {
 
     /// The photo beside a capture JSON: same directory and stem, extension `jpg` or
     /// `jpeg` in any case, else `heic` or `heif` (a JPEG is preferred when both exist).
-    public static func imagePath(besideJSON json: String) throws -> String {
+    package static func imagePath(besideJSON json: String) throws -> String {
         guard FileSystem.exists(json) else { throw RGBDError(.io, file: json, "no such file") }
         let directory = Path.directory(of: json)
         let stem = Path.stem(json)

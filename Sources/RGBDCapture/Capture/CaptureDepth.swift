@@ -15,9 +15,9 @@ public struct CaptureReadingOptions: Sendable, Equatable {
 }
 
 /// Where a capture's depth map came from, for messages and `rgbd info`.
-public struct DepthSource: Sendable, Equatable, CustomStringConvertible {
+package struct DepthSource: Sendable, Equatable, CustomStringConvertible {
     /// The encoding the depth was read from.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// Rows of meters in the JSON (`[[…], […]]`).
         case rows
         /// One flat array of meters in the JSON, with its width and height given by keys.
@@ -35,17 +35,17 @@ public struct DepthSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The encoding.
-    public var kind: Kind
+    package var kind: Kind
     /// The JSON key the depth map (or the depth image's name) was found under; nil for an
     /// image found beside the JSON.
-    public var key: String?
+    package var key: String?
     /// The depth image's path; nil when the depth map is in the JSON.
-    public var path: String?
+    package var path: String?
     /// The keys that gave a flat map's width and height (`depth_width, depth_height`).
-    public var sizeKeys: String?
+    package var sizeKeys: String?
 
     /// One phrase, such as `shot.depth.png beside the JSON (16-bit PNG, millimeters)`.
-    public var description: String {
+    package var description: String {
         switch kind {
         case .rows:
             return "\(key ?? "depth") (rows of meters in the JSON)"
@@ -64,28 +64,28 @@ public struct DepthSource: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Depth pixels read as "no depth", counted by how the exporter marked them.
-public struct DepthDiscards: Sendable, Equatable {
+package struct DepthDiscards: Sendable, Equatable {
     /// `0` (or `-0`): the usual marker, also of 16-bit PNGs.
-    public var zero = 0
+    package var zero = 0
     /// Negative values (`-1.0` is one app's NaN), including `-Infinity`.
-    public var negative = 0
+    package var negative = 0
     /// `null`, `NaN` (or NaN in a TIFF).
-    public var notANumber = 0
+    package var notANumber = 0
     /// Values beyond the physical maximum (`9999.0` markers, `Infinity`, overflowing numbers).
-    public var beyondMaximum = 0
+    package var beyondMaximum = 0
     /// The physical maximum applied, meters.
-    public var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
+    package var maxValidDepth: Float = CaptureReadingOptions.defaultMaxValidDepth
     /// The most negative value discarded, if any.
-    public var mostNegative: Float?
+    package var mostNegative: Float?
     /// The largest value discarded as beyond the maximum, if any.
-    public var largest: Float?
+    package var largest: Float?
 
     /// Every discarded pixel.
-    public var total: Int { zero + negative + notANumber + beyondMaximum }
+    package var total: Int { zero + negative + notANumber + beyondMaximum }
 
     /// The warning for the unusual markers (negatives and depths beyond the maximum),
     /// naming `file`; nil when there were none (zeros and NaN are the normal holes).
-    public func warning(file: String) -> String? {
+    package func warning(file: String) -> String? {
         var parts: [String] = []
         if negative > 0 {
             let example = mostNegative.map { " (down to \(DepthDiscards.format($0)) m)" } ?? ""
@@ -291,7 +291,7 @@ extension Capture {
     /// The depth image beside a capture JSON that is read when the JSON holds no depth
     /// map: `NAME.depth.tiff`, `NAME.depth.tif`, then `NAME.depth.png` (extensions in any
     /// case); nil if there is none.
-    public static func depthImagePath(besideJSON json: String) -> String? {
+    package static func depthImagePath(besideJSON json: String) -> String? {
         CaptureDepth.besidePath(json: json)
     }
 

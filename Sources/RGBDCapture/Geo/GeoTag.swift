@@ -6,60 +6,60 @@ import Darwin
 
 /// Where a photo was taken, which way its camera faced and which way was down, read from
 /// its EXIF (docs/geo.md), with where each came from and how uncertain it is.
-public struct GeoTag: Equatable, Sendable {
+package struct GeoTag: Equatable, Sendable {
     /// The camera's position from the EXIF GPS tags.
-    public struct Location: Equatable, Sendable {
+    package struct Location: Equatable, Sendable {
         /// Degrees north.
-        public var latitude: Double
+        package var latitude: Double
         /// Degrees east.
-        public var longitude: Double
+        package var longitude: Double
         /// Meters above mean sea level (EXIF's reference; not the ellipsoid), if recorded.
-        public var altitude: Double?
+        package var altitude: Double?
         /// The horizontal positioning error the phone recorded (`GPSHPositioningError`),
         /// meters, if it did.
-        public var horizontalError: Double?
+        package var horizontalError: Double?
         /// When the fix was taken, ISO 8601 UTC, if recorded.
-        public var time: String?
+        package var time: String?
         /// Where it came from.
-        public var source: String { "EXIF GPS" }
+        package var source: String { "EXIF GPS" }
     }
 
     /// The direction the camera faced (`GPSImgDirection`).
-    public struct Heading: Equatable, Sendable {
+    package struct Heading: Equatable, Sendable {
         /// Degrees clockwise from north, `[0, 360)`.
-        public var degrees: Double
+        package var degrees: Double
         /// Whether north is true north (`T`) or magnetic north (`M`; the declination is not
         /// applied anywhere in rgbd).
-        public var isMagnetic: Bool
+        package var isMagnetic: Bool
         /// Where it came from.
-        public var source: String { "EXIF GPSImgDirection (\(isMagnetic ? "magnetic" : "true") north)" }
+        package var source: String { "EXIF GPSImgDirection (\(isMagnetic ? "magnetic" : "true") north)" }
         /// What is known of its uncertainty: EXIF stores none.
-        public static let uncertaintyNote = "EXIF stores no heading uncertainty; phone compasses are typically off by a few degrees, sometimes 10 to 25 degrees"
+        package static let uncertaintyNote = "EXIF stores no heading uncertainty; phone compasses are typically off by a few degrees, sometimes 10 to 25 degrees"
     }
 
     /// Gravity measured by the phone's accelerometer at the moment of the photo (Apple's
     /// MakerNote `AccelerationVector`), in the photo's OpenCV camera axes (x right, y down,
     /// z forward; pixels as stored, sensor orientation; back camera).
-    public struct Gravity: Equatable, Sendable {
+    package struct Gravity: Equatable, Sendable {
         /// The accelerometer's reading as stored, in g (phone axes).
-        public var acceleration: SIMD3<Double>
+        package var acceleration: SIMD3<Double>
         /// The unit vector pointing down, camera axes: `normalize(−a_y, −a_x, −a_z)`.
-        public var down: SIMD3<Double>
+        package var down: SIMD3<Double>
         /// Degrees the optical axis (+z) points above the horizon (negative: below):
         /// `asin(−down_z)`.
-        public var pitch: Double
+        package var pitch: Double
         /// Degrees from the image's downward axis (+y) to gravity's direction in the image
         /// plane, positive toward the image's right (+x): `atan2(down_x, down_y)`. 0 when
         /// the stored image's rows are level; ±90° for a phone held in portrait.
-        public var roll: Double
+        package var roll: Double
         /// `|a|` in g: near 1 when the phone was still; far from it, it was accelerating
         /// and `down` is less certain.
-        public var magnitude: Double
+        package var magnitude: Double
         /// Where it came from.
-        public var source: String { "Apple MakerNote AccelerationVector" }
+        package var source: String { "Apple MakerNote AccelerationVector" }
 
         /// Gravity from an accelerometer reading `a` (g, the phone's axes).
-        public init?(acceleration a: SIMD3<Double>) {
+        package init?(acceleration a: SIMD3<Double>) {
             let m = (a * a).sum().squareRoot()
             guard m > 0, m.isFinite else { return nil }
             acceleration = a
@@ -71,22 +71,22 @@ public struct GeoTag: Equatable, Sendable {
     }
 
     /// The camera's position, if the EXIF has a usable one.
-    public var location: Location?
+    package var location: Location?
     /// The camera's heading, if recorded.
-    public var heading: Heading?
+    package var heading: Heading?
     /// Gravity in camera axes, if recorded and usable for these pixels.
-    public var gravity: Gravity?
+    package var gravity: Gravity?
     /// What the EXIF says that cannot be used, one line each (no file name).
-    public var warnings: [String] = []
+    package var warnings: [String] = []
 
     /// Nothing known.
-    public init() {}
+    package init() {}
 
     /// What `exif` says, for a photo whose pixels are `width × height` as stored. The
     /// MakerNote's vector is in the phone's sensor axes: pixels not in the sensor's
     /// (landscape) orientation, or an EXIF Orientation other than 1 to 8 for the raw sensor
     /// rows, are said in `warnings` and their gravity is not used.
-    public init(exif: EXIFMetadata, width: Int, height: Int) {
+    package init(exif: EXIFMetadata, width: Int, height: Int) {
         warnings = exif.warnings
         if let gps = exif.gps, let latitude = gps.latitude, let longitude = gps.longitude {
             location = Location(latitude: latitude, longitude: longitude, altitude: gps.altitude,
@@ -105,13 +105,13 @@ public struct GeoTag: Equatable, Sendable {
     }
 
     /// Whether nothing is known.
-    public var isEmpty: Bool { location == nil && heading == nil && gravity == nil }
+    package var isEmpty: Bool { location == nil && heading == nil && gravity == nil }
 }
 
 extension GeoTag {
     /// The geotag of a photo's bytes (JPEG or HEIF) whose stored size is `width × height`;
     /// nil when the photo has no EXIF.
-    public init?(photo: [UInt8], width: Int, height: Int) {
+    package init?(photo: [UInt8], width: Int, height: Int) {
         guard let exif = EXIFMetadata(photo: photo) else { return nil }
         self.init(exif: exif, width: width, height: height)
     }

@@ -9,17 +9,17 @@ import Darwin
 /// end, degrees clockwise from true north. Agrees with Karney's algorithm (GeographicLib)
 /// to well under a millimeter except for nearly antipodal places, where the iteration does
 /// not converge and `init` returns nil.
-public struct Geodesic: Equatable, Sendable {
+package struct Geodesic: Equatable, Sendable {
     /// Meters along the ellipsoid.
-    public var distance: Double
+    package var distance: Double
     /// The bearing at the start toward the end, degrees in `[0, 360)`.
-    public var initialBearing: Double
+    package var initialBearing: Double
     /// The bearing of the path where it arrives, degrees in `[0, 360)`.
-    public var finalBearing: Double
+    package var finalBearing: Double
 
     /// The geodesic from `start` to `end` (heights ignored); nil when the iteration does
     /// not converge (nearly antipodal places).
-    public init?(from start: GeodeticPosition, to end: GeodeticPosition) {
+    package init?(from start: GeodeticPosition, to end: GeodeticPosition) {
         let a = WGS84.semiMajorAxis, b = WGS84.semiMinorAxis, f = WGS84.flattening
         let degrees = Double.pi / 180
         let u1 = atan((1 - f) * tan(start.latitude * degrees))
@@ -66,7 +66,7 @@ public struct Geodesic: Equatable, Sendable {
     }
 
     /// A geodesic from its parts.
-    public init(distance: Double, initialBearing: Double, finalBearing: Double) {
+    package init(distance: Double, initialBearing: Double, finalBearing: Double) {
         self.distance = distance
         self.initialBearing = initialBearing
         self.finalBearing = finalBearing

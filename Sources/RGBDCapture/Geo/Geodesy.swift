@@ -23,7 +23,7 @@ public struct GeodeticPosition: Equatable, Sendable {
 
     /// Earth-centred, Earth-fixed coordinates, meters: `N = a/√(1 − e² sin²φ)`,
     /// `X = (N + h) cos φ cos λ`, `Y = (N + h) cos φ sin λ`, `Z = (N (1 − e²) + h) sin φ`.
-    public var ecef: SIMD3<Double> {
+    package var ecef: SIMD3<Double> {
         let phi = latitude * .pi / 180, lambda = longitude * .pi / 180
         let e2 = WGS84.eccentricitySquared
         let n = WGS84.semiMajorAxis / (1 - e2 * sin(phi) * sin(phi)).squareRoot()
@@ -35,7 +35,7 @@ public struct GeodeticPosition: Equatable, Sendable {
 extension GeodeticPosition {
     /// The geodetic position of an ECEF point (meters), by fixed-point iteration on the
     /// latitude (well under a millimeter after a few steps away from the Earth's centre).
-    public init(ecef q: SIMD3<Double>) {
+    package init(ecef q: SIMD3<Double>) {
         let a = WGS84.semiMajorAxis, e2 = WGS84.eccentricitySquared
         let p = (q.x * q.x + q.y * q.y).squareRoot()
         let lambda = atan2(q.y, q.x)
@@ -51,29 +51,29 @@ extension GeodeticPosition {
 }
 
 /// The WGS84 ellipsoid.
-public enum WGS84 {
+package enum WGS84 {
     /// Semi-major axis a, meters.
-    public static let semiMajorAxis = 6_378_137.0
+    package static let semiMajorAxis = 6_378_137.0
     /// Flattening f = 1/298.257223563.
-    public static let flattening = 1 / 298.257_223_563
+    package static let flattening = 1 / 298.257_223_563
     /// Semi-minor axis b = a (1 − f).
-    public static let semiMinorAxis = semiMajorAxis * (1 - flattening)
+    package static let semiMinorAxis = semiMajorAxis * (1 - flattening)
     /// First eccentricity squared e² = f (2 − f).
-    public static let eccentricitySquared = flattening * (2 - flattening)
+    package static let eccentricitySquared = flattening * (2 - flattening)
 }
 
 /// A local East-North-Up frame at a geodetic origin: meters east, north and up (along the
 /// ellipsoid's normal) from the origin, a right-handed frame.
-public struct ENUFrame: Equatable, Sendable {
+package struct ENUFrame: Equatable, Sendable {
     /// The origin.
-    public let origin: GeodeticPosition
+    package let origin: GeodeticPosition
     /// The origin in ECEF.
     let originECEF: SIMD3<Double>
     /// Rows of the ECEF-to-ENU rotation: east, north, up.
     let east: SIMD3<Double>, north: SIMD3<Double>, up: SIMD3<Double>
 
     /// The frame at `origin`.
-    public init(origin: GeodeticPosition) {
+    package init(origin: GeodeticPosition) {
         self.origin = origin
         originECEF = origin.ecef
         let phi = origin.latitude * .pi / 180, lambda = origin.longitude * .pi / 180
@@ -83,19 +83,19 @@ public struct ENUFrame: Equatable, Sendable {
     }
 
     /// The ENU coordinates of an ECEF point, meters.
-    public func enu(ecef p: SIMD3<Double>) -> SIMD3<Double> {
+    package func enu(ecef p: SIMD3<Double>) -> SIMD3<Double> {
         let d = p - originECEF
         return SIMD3((east * d).sum(), (north * d).sum(), (up * d).sum())
     }
 
     /// The ENU coordinates of a geodetic position, meters.
-    public func enu(_ position: GeodeticPosition) -> SIMD3<Double> { enu(ecef: position.ecef) }
+    package func enu(_ position: GeodeticPosition) -> SIMD3<Double> { enu(ecef: position.ecef) }
 
     /// The geodetic position of ENU coordinates (through ECEF).
-    public func geodetic(enu p: SIMD3<Double>) -> GeodeticPosition { GeodeticPosition(ecef: ecef(enu: p)) }
+    package func geodetic(enu p: SIMD3<Double>) -> GeodeticPosition { GeodeticPosition(ecef: ecef(enu: p)) }
 
     /// The ECEF point of ENU coordinates (the inverse of `enu(ecef:)`).
-    public func ecef(enu p: SIMD3<Double>) -> SIMD3<Double> {
+    package func ecef(enu p: SIMD3<Double>) -> SIMD3<Double> {
         originECEF + east * p.x + north * p.y + up * p.z
     }
 }

@@ -6,18 +6,18 @@ import Darwin
 
 /// A named place (`--placemarks places.csv`, docs/geo.md): WGS84 latitude and longitude,
 /// and optionally its altitude above mean sea level.
-public struct Placemark: Equatable, Sendable {
+package struct Placemark: Equatable, Sendable {
     /// Its name, as the file gives it.
-    public var name: String
+    package var name: String
     /// Degrees north.
-    public var latitude: Double
+    package var latitude: Double
     /// Degrees east.
-    public var longitude: Double
+    package var longitude: Double
     /// Meters above mean sea level, if given.
-    public var altitude: Double?
+    package var altitude: Double?
 
     /// A place from its parts.
-    public init(name: String, latitude: Double, longitude: Double, altitude: Double? = nil) {
+    package init(name: String, latitude: Double, longitude: Double, altitude: Double? = nil) {
         self.name = name
         self.latitude = latitude
         self.longitude = longitude
@@ -25,7 +25,7 @@ public struct Placemark: Equatable, Sendable {
     }
 
     /// The most places one file may list.
-    public static let maxCount = 10_000
+    package static let maxCount = 10_000
 
     /// The places of a CSV file: one per line, `name,latitude,longitude[,altitude]`
     /// (degrees, meters above sea level); a first line whose latitude is not a number is a
@@ -36,7 +36,7 @@ public struct Placemark: Equatable, Sendable {
     /// - Throws: `RGBDError` naming `file` and the line: a wrong number of fields, a number
     ///   that is not one, a latitude beyond 90° or a longitude beyond 180°, more than
     ///   `maxCount` places.
-    public static func read(csv bytes: [UInt8], file: String) throws -> [Placemark] {
+    package static func read(csv bytes: [UInt8], file: String) throws -> [Placemark] {
         var places: [Placemark] = []
         var firstLine = true
         for (number, raw) in CSVTable.lines(bytes) {
@@ -78,42 +78,42 @@ public struct Placemark: Equatable, Sendable {
 /// ellipsoid, and, with the photo's heading (and gravity), whether it falls in the photo's
 /// horizontal field of view, at which column (and row), and whether the depth map shows
 /// something nearer in that direction.
-public struct PlacemarkSighting: Equatable, Sendable {
+package struct PlacemarkSighting: Equatable, Sendable {
     /// The place.
-    public var place: Placemark
+    package var place: Placemark
     /// Meters along the ellipsoid from the camera (nil for nearly antipodal places).
-    public var distance: Double?
+    package var distance: Double?
     /// Degrees clockwise from true north, at the camera.
-    public var bearing: Double?
+    package var bearing: Double?
     /// `bearing − heading`, degrees in `(−180, 180]` (nil without a heading).
-    public var relativeBearing: Double?
+    package var relativeBearing: Double?
     /// Whether its column lies within the rectified photo (nil without a heading).
-    public var inView: Bool?
+    package var inView: Bool?
     /// Its column in the rectified photo (pixel centers at integers), when in front of the camera.
-    public var column: Double?
+    package var column: Double?
     /// Its row, when both altitudes, gravity and a position in front of the camera allow.
-    public var row: Double?
+    package var row: Double?
     /// Whether the depth map shows something nearer in its direction (nil when not known:
     /// no row, outside the photo, or no depth there).
-    public var occluded: Bool?
+    package var occluded: Bool?
     /// The depth (meters along the optical axis) the depth map has there, if any.
-    public var depthThere: Double?
+    package var depthThere: Double?
     /// The place's own depth along the optical axis, meters (when in front of the camera).
-    public var placeDepth: Double?
+    package var placeDepth: Double?
     /// Whether the camera was taken to be level for lack of gravity.
-    public var assumedLevel: Bool
+    package var assumedLevel: Bool
 }
 
 extension PlacemarkSighting {
     /// A place's depth counts as behind the depth map's surface when it is more than this
     /// fraction deeper (depth sensors are a few percent off).
-    public static let occlusionMargin = 0.05
+    package static let occlusionMargin = 0.05
 
     /// Where `places` lie as seen from a photo with geotag `geo`, whose rectified photo has
     /// intrinsics `intrinsics`. `depth(u, v)` gives the depth (meters along the optical
     /// axis) the capture's depth map has at rectified photo pixel `(u, v)`, nil for none.
     /// Without a location nothing can be said: every field but the place is nil.
-    public static func locate(_ places: [Placemark], geo: GeoTag?, intrinsics k: Intrinsics,
+    package static func locate(_ places: [Placemark], geo: GeoTag?, intrinsics k: Intrinsics,
                               depth: (Double, Double) -> Double?) -> [PlacemarkSighting] {
         places.map { place in
             var sighting = PlacemarkSighting(place: place, assumedLevel: geo?.gravity == nil)

@@ -48,12 +48,20 @@ public struct WorldFrame: Equatable, Sendable {
         self.origin = origin
     }
 
+    /// The frame `kind` for `capture`, from what its photo's EXIF says (gravity; for `enu`
+    /// also a position and a heading).
+    ///
+    /// - Throws: `RGBDError` naming the photo when it lacks what the frame needs.
+    public static func forCapture(_ kind: Kind, capture: Capture) throws -> WorldFrame {
+        try forCapture(kind, geo: capture.metadata.geo, file: capture.imagePath)
+    }
+
     /// The frame `kind` for a capture whose photo's geotag is `geo` (`file` names the
     /// photo in errors).
     ///
     /// - Throws: `RGBDError` naming the file when the photo lacks what the frame needs
     ///   (gravity for `level` and `enu`; a GPS position and heading for `enu`).
-    public static func forCapture(_ kind: Kind, geo: GeoTag?, file: String) throws -> WorldFrame {
+    package static func forCapture(_ kind: Kind, geo: GeoTag?, file: String) throws -> WorldFrame {
         switch kind {
         case .camera:
             return .camera

@@ -2,7 +2,7 @@
 /// named `.jpg` is a HEIC). This is the one place that tells formats apart: the photo
 /// decoder, the Portrait-photo check, the depth-image reader and the batch planner all ask
 /// it.
-public enum FileFormat: String, Sendable, CaseIterable {
+package enum FileFormat: String, Sendable, CaseIterable {
     /// JPEG: the SOI marker `FF D8`.
     case jpeg = "JPEG"
     /// HEIF / HEIC: an ISO base media file whose `ftyp` box names a HEIF brand.
@@ -14,7 +14,7 @@ public enum FileFormat: String, Sendable, CaseIterable {
 
     /// How many leading bytes `init?(bytes:)` may look at (a `ftyp` box lists its brands
     /// within them).
-    public static let prefixLength = 64
+    package static let prefixLength = 64
 
     /// The HEIF brands (ISO/IEC 23008-12) that make an ISO base media file a HEIF image
     /// rgbd hands to its decoders: HEVC images and sequences (`heic`, `heix`, `heim`,
@@ -23,7 +23,7 @@ public enum FileFormat: String, Sendable, CaseIterable {
     static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]
 
     /// The format of a file that begins with `bytes`, or nil if it is none of these.
-    public init?(bytes: some Collection<UInt8>) {
+    package init?(bytes: some Collection<UInt8>) {
         let b = Array(bytes.prefix(Self.prefixLength))
         if b.count >= 2, b[0] == 0xFF, b[1] == 0xD8 {
             self = .jpeg
@@ -41,20 +41,20 @@ public enum FileFormat: String, Sendable, CaseIterable {
 
     /// The format of the file at `path` from its first bytes; nil if it cannot be read or
     /// is none of these.
-    public init?(path: String) {
+    package init?(path: String) {
         guard let bytes = try? FileSystem.readPrefix(path, count: Self.prefixLength) else { return nil }
         self.init(bytes: bytes)
     }
 
     /// Whether the format is a photo rgbd decodes (JPEG or HEIF).
-    public var isPhoto: Bool { self == .jpeg || self == .heif }
+    package var isPhoto: Bool { self == .jpeg || self == .heif }
 
     /// File name extensions of photos (compared lowercased), in the order a photo beside a
     /// capture JSON is preferred: a JPEG before a HEIC.
-    public static let photoExtensions = ["jpg", "jpeg", "heic", "heif"]
+    package static let photoExtensions = ["jpg", "jpeg", "heic", "heif"]
 
     /// Whether `path` is named like a photo (`photoExtensions`, any case).
-    public static func isNamedLikePhoto(_ path: String) -> Bool {
+    package static func isNamedLikePhoto(_ path: String) -> Bool {
         photoExtensions.contains(Path.pathExtension(path))
     }
 

@@ -6,7 +6,7 @@ extension ImageBuffer where Sample == Float {
     public static func isDepth(_ z: Float) -> Bool { z.isFinite && z > 0 }
 
     /// How many of the pixels hold a depth (`isDepth`) and how many are holes.
-    public var coverage: DepthCoverage {
+    package var coverage: DepthCoverage {
         var valid = 0
         for z in samples where DepthMap.isDepth(z) { valid += 1 }
         return DepthCoverage(validCount: valid, holeCount: samples.count - valid)
@@ -15,20 +15,20 @@ extension ImageBuffer where Sample == Float {
 
 /// The pixels of a depth map that hold a depth and the holes: the counts `rgbd info`
 /// and `rgbd preview` report (`DepthMap.coverage`).
-public struct DepthCoverage: Equatable, Sendable {
+package struct DepthCoverage: Equatable, Sendable {
     /// Pixels with a depth.
-    public var validCount: Int
+    package var validCount: Int
     /// Pixels without (NaN: 0, negative, `null`, … in the file).
-    public var holeCount: Int
+    package var holeCount: Int
 
     /// Counts made elsewhere.
-    public init(validCount: Int, holeCount: Int) {
+    package init(validCount: Int, holeCount: Int) {
         self.validCount = validCount
         self.holeCount = holeCount
     }
 
     /// `holeCount / (validCount + holeCount)`, 0 for an empty map.
-    public var holeFraction: Double {
+    package var holeFraction: Double {
         validCount + holeCount > 0 ? Double(holeCount) / Double(validCount + holeCount) : 0
     }
 }

@@ -17,7 +17,7 @@ public struct ImageBuffer<Sample: BitwiseCopyable & Sendable>: Sendable {
     public var rowStride: Int { width * channels }
 
     /// Number of bytes a buffer for an image of this shape needs.
-    public static func byteCount(width: Int, height: Int, channels: Int) -> Int {
+    package static func byteCount(width: Int, height: Int, channels: Int) -> Int {
         width * height * channels * MemoryLayout<Sample>.stride
     }
 

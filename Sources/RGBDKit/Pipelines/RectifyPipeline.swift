@@ -6,16 +6,16 @@
 /// first touch), the other parses the JSON, rectifies the depth map and does the
 /// caller's depth-side work (staging the depth files). Then the color image is rectified
 /// on every processor.
-public enum RectifyPipeline {
+package enum RectifyPipeline {
     /// What a pipeline returns: its output, the warnings reading gave, and what only some
     /// sources carry (a Portrait photo's depth metadata).
-    public struct Result<Output: Sendable>: Sendable {
+    package struct Result<Output: Sendable>: Sendable {
         /// The pipeline's product.
-        public var output: Output
+        package var output: Output
         /// Things worth telling the user that did not stop the work.
-        public var warnings: [String]
+        package var warnings: [String]
         /// The capture's metadata (`CaptureMetadata`).
-        public var metadata: CaptureMetadata
+        package var metadata: CaptureMetadata
     }
 
     /// What the decoding thread produces: the image and, if asked, the touched memory
@@ -102,7 +102,7 @@ public enum RectifyPipeline {
     /// map, the color and depth intrinsics and the metadata) while the color is being
     /// decoded or rectified. With `alignment`, the capture is the pixel-aligned pair
     /// `Capture.rectified(with:alignedTo:)` gives.
-    public static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
+    package static func rectified(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                  alignment: PixelAlignment? = nil,
                                  reading: CaptureReadingOptions = CaptureReadingOptions(), timings: StageTimings? = nil,
                                  alongsideDepth: (DepthMap, Intrinsics, Intrinsics, CaptureMetadata) throws -> Void
@@ -169,7 +169,7 @@ public enum RectifyPipeline {
     /// `upright`: the cloud of the capture turned as its photo asks to be shown (the
     /// stored cloud turned about the optical axis; `OutputGeometry.upright`), for
     /// `frame` `.camera` only (a level or ENU frame places the points itself).
-    public static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
+    package static func pointCloud(json: String, image: String?, rectifier: Rectifier = Rectifier(),
                                   options: PointCloudOptions = PointCloudOptions(),
                                   reading: CaptureReadingOptions = CaptureReadingOptions(), frame: WorldFrame.Kind = .camera,
                                   upright: Bool = false,
@@ -218,7 +218,7 @@ public enum RectifyPipeline {
     /// `geometry` turns the outputs upright and crops them to their valid pixels
     /// (`OutputGeometry`; by default they are as stored).
     @discardableResult
-    public static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
+    package static func run(json: String, image: String?, directory: String, rectifier: Rectifier = Rectifier(),
                            alignment: PixelAlignment? = nil, geometry: OutputGeometry = .asStored,
                            pngEffort: PNGCodec.Effort = .fast,
                            reading: CaptureReadingOptions = CaptureReadingOptions(),

@@ -3,9 +3,9 @@
 /// rounded down to a meter), colors as 16-bit (8-bit values × 257), one return per point,
 /// and, when given, the coordinate system as OGC WKT in a `LASF_Projection` VLR (record
 /// 2112) with the header's WKT bit set. laspy, PDAL, QGIS and CloudCompare read it.
-public enum LASWriter {
+package enum LASWriter {
     /// Coordinate resolution, meters.
-    public static let scale = 0.0001
+    package static let scale = 0.0001
 
     /// The file's bytes for `count` points (`positions`: 3 doubles each, meters in the file's
     /// frame; `colors`: 3 bytes each, or nil for white) and an optional WKT coordinate
@@ -13,7 +13,7 @@ public enum LASWriter {
     ///
     /// - Throws: `RGBDError` when a coordinate lies beyond what 32-bit integers at this scale
     ///   hold around the offset (±214 km).
-    public static func bytes(positions: [Double], colors: [UInt8]?, wkt: String?) throws -> [UInt8] {
+    package static func bytes(positions: [Double], colors: [UInt8]?, wkt: String?) throws -> [UInt8] {
         let count = positions.count / 3
         guard positions.count == count * 3, colors.map({ $0.count == count * 3 }) ?? true else {
             throw RGBDError(.invalidArgument, "positions and colors must hold 3 values per point")
@@ -88,7 +88,7 @@ public enum LASWriter {
     }
 
     /// Writes `bytes(...)` to `path` atomically (temporary name, then rename).
-    public static func write(path: String, positions: [Double], colors: [UInt8]?, wkt: String?) throws {
+    package static func write(path: String, positions: [Double], colors: [UInt8]?, wkt: String?) throws {
         let data = try bytes(positions: positions, colors: colors, wkt: wkt)
         try FileSystem.createDirectory(Path.directory(of: path))
         let files = StagedFiles()

@@ -10,7 +10,7 @@ public enum PLYWriter {
 
     /// The header for `count` vertices (and `faces` triangles, `vertex_indices` lists of
     /// three `int`s, when given), with comments on units, frame, intrinsics and source.
-    public static func header(count: Int, normals: Bool, encoding: Encoding, comments: [String], faces: Int? = nil) -> String {
+    package static func header(count: Int, normals: Bool, encoding: Encoding, comments: [String], faces: Int? = nil) -> String {
         var lines = ["ply", "format \(encoding.rawValue) 1.0"]
         lines += comments.map { "comment " + $0.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.reduce(into: "") { $0.append($1) } }
         lines.append("element vertex \(count)")
@@ -25,7 +25,7 @@ public enum PLYWriter {
     /// Streams `cloud` to an open descriptor (closed afterwards) through a 256 KiB
     /// buffer: the points are never all in memory at once. Returns the number of points.
     @discardableResult
-    public static func write(_ cloud: PointCloud, fd: Int32, path: String, encoding: Encoding,
+    package static func write(_ cloud: PointCloud, fd: Int32, path: String, encoding: Encoding,
                              comments: [String]) throws -> Int {
         guard encoding == .binaryLittleEndian else {
             return try write(count: cloud.count, normals: cloud.options.normals, fd: fd, path: path, encoding: encoding,
@@ -78,7 +78,7 @@ public enum PLYWriter {
     /// point), to an open descriptor (closed afterwards), then `faces` (triangles, three
     /// vertex indices each) when given. Returns the number of points written.
     @discardableResult
-    public static func write(count: Int, normals: Bool, fd: Int32, path: String, encoding: Encoding, comments: [String],
+    package static func write(count: Int, normals: Bool, fd: Int32, path: String, encoding: Encoding, comments: [String],
                              faces: [UInt32]? = nil,
                              points: ((PointCloud.Point) throws -> Void) throws -> Void) throws -> Int {
         defer { FileSystem.closeFile(fd) }
@@ -148,7 +148,7 @@ public enum PLYWriter {
 extension PLYWriter {
     /// Writes points given as arrays (`count·3` floats, `count·3` color bytes or nil for
     /// white, `count·3` normal floats or nil for none) to `path`, atomically.
-    public static func write(path: String, points: UnsafeBufferPointer<Float>, colors: UnsafeBufferPointer<UInt8>?,
+    package static func write(path: String, points: UnsafeBufferPointer<Float>, colors: UnsafeBufferPointer<UInt8>?,
                              normals: UnsafeBufferPointer<Float>?, encoding: Encoding, comments: [String] = []) throws {
         let count = points.count / 3
         guard points.count == count * 3, colors.map({ $0.count == count * 3 }) ?? true,

@@ -19,7 +19,7 @@ extension RectifiedCapture {
     /// are complete, so a failure leaves none of them half-written. The depth files are
     /// written in the background while the color PNG is encoded on all processors.
     @discardableResult
-    public func write(to directory: String, pngEffort: PNGCodec.Effort = .fast,
+    package func write(to directory: String, pngEffort: PNGCodec.Effort = .fast,
                       timings: StageTimings? = nil) throws -> [String] {
         try FileSystem.createDirectory(directory)
         let paths = outputPaths(in: directory)

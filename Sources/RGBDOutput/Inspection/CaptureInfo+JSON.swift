@@ -1,7 +1,7 @@
 extension CaptureInfo {
     /// Version of the JSON form (`info_version`); docs/info.md describes it. Fields are
     /// only ever added within a version.
-    public static let jsonVersion = 1
+    package static let jsonVersion = 1
 
     /// The capture as one entry of `rgbd info --json` (docs/info.md).
     package var jsonValue: JSONValue {
@@ -97,7 +97,7 @@ extension CaptureInfo {
     /// Where the depth map came from, in one word: `json` (in the capture JSON),
     /// `depth_image` (a PNG or TIFF beside it or named by it) or `portrait_xmp` (a
     /// Portrait photo's depth image and XMP).
-    public var depthOrigin: String {
+    package var depthOrigin: String {
         if portrait != nil { return "portrait_xmp" }
         if let source = depthSource, source.contains("in the JSON") { return "json" }
         return depthSource == nil ? "json" : "depth_image"

@@ -1,7 +1,7 @@
 extension CaptureInfo {
     /// The human-readable block of `rgbd info` for this capture: its JSON's path, then
     /// one labelled row per line, indented by two spaces.
-    public var text: String {
+    package var text: String {
         let info = self
         var rows: [(String, String)] = []
         func row(_ label: String, _ value: String) { rows.append((label, value)) }

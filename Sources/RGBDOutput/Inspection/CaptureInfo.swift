@@ -6,24 +6,24 @@
 ///
 /// Reading one parses the JSON (depth map included) and only the photo's header: the
 /// photo is never decoded.
-public struct CaptureInfo: Sendable {
+package struct CaptureInfo: Sendable {
     /// An image (the photo or the depth map) and the calibration scaled to it.
-    public struct ImageGeometry: Equatable, Sendable {
+    package struct ImageGeometry: Equatable, Sendable {
         /// Width in pixels.
-        public var width: Int
+        package var width: Int
         /// Height in pixels.
-        public var height: Int
+        package var height: Int
         /// Per-axis scale from the reference dimensions: `width / W`, `height / H`.
-        public var scale: SIMD2<Double>
+        package var scale: SIMD2<Double>
         /// The intrinsics scaled to this image (those of its rectified version).
-        public var intrinsics: Intrinsics
+        package var intrinsics: Intrinsics
         /// The distortion center scaled to this image.
-        public var distortionCenter: SIMD2<Double>
+        package var distortionCenter: SIMD2<Double>
         /// The table's last sample radius in this image's pixels (`LensDistortion.maxRadius`).
-        public var maxRadius: Double
+        package var maxRadius: Double
         /// Relative difference of this image's aspect ratio from the reference's
         /// (`Calibration.aspectMismatch`); rgbd warns above 0.01.
-        public var aspectMismatch: Double
+        package var aspectMismatch: Double
 
         init(width: Int, height: Int, calibration: Calibration) {
             let (W, H) = calibration.referenceSize
@@ -39,36 +39,36 @@ public struct CaptureInfo: Sendable {
     }
 
     /// The photo: where it is and what its header says.
-    public struct Photo: Equatable, Sendable {
+    package struct Photo: Equatable, Sendable {
         /// Its path.
-        public var path: String
+        package var path: String
         /// Its format, recognised by content.
-        public var format: FileFormat
+        package var format: FileFormat
         /// File size in bytes.
-        public var fileBytes: Int
+        package var fileBytes: Int
     }
 
     /// A lens lookup table's values.
-    public struct TableSummary: Equatable, Sendable {
+    package struct TableSummary: Equatable, Sendable {
         /// Number of entries.
-        public var count: Int
+        package var count: Int
         /// The first entry (the magnification at the distortion center).
-        public var first: Double
+        package var first: Double
         /// The last entry (at `r_max`, and beyond).
-        public var last: Double
+        package var last: Double
         /// The smallest entry.
-        public var min: Double
+        package var min: Double
         /// The largest entry.
-        public var max: Double
+        package var max: Double
         /// Whether the entries never decrease, or never increase, from one to the next.
-        public var monotonic: Bool
+        package var monotonic: Bool
         /// Whether the mapped radius `r·(1 + mag(r))` rises strictly from the center to
         /// `r_max` and beyond, so that every point has exactly one preimage. When false,
         /// the model folds and the other direction is ambiguous there.
-        public var radiusRises: Bool
+        package var radiusRises: Bool
 
         /// The summary of `table` (at least one entry).
-        public init(_ table: [Float]) {
+        package init(_ table: [Float]) {
             let values = table.map(shortestDouble)
             count = values.count
             first = values.first ?? .nan
@@ -96,15 +96,15 @@ public struct CaptureInfo: Sendable {
     }
 
     /// How far the forward table moves one corner pixel of the photo.
-    public struct CornerDisplacement: Equatable, Sendable {
+    package struct CornerDisplacement: Equatable, Sendable {
         /// Which corner: `top-left`, `top-right`, `bottom-right` or `bottom-left`.
-        public var name: String
+        package var name: String
         /// The corner pixel's center in the rectified photo.
-        public var pixel: SIMD2<Double>
+        package var pixel: SIMD2<Double>
         /// Where the forward table puts it in the photo as captured.
-        public var distorted: SIMD2<Double>
+        package var distorted: SIMD2<Double>
         /// `|distorted − pixel|`, pixels of the photo.
-        public var pixels: Double
+        package var pixels: Double
     }
 
     /// How well the inverse table undoes the forward table on the photo.
@@ -114,105 +114,105 @@ public struct CaptureInfo: Sendable {
     /// its last entry, so the round trip there says nothing about the tables (a
     /// pincushion lens pushes the photo's corners out that far). Those points are
     /// counted in `beyondTable` instead.
-    public struct InverseConsistency: Equatable, Sendable {
+    package struct InverseConsistency: Equatable, Sendable {
         /// Grid columns and rows: points evenly spaced from pixel center 0 to `w − 1`
         /// (`h − 1`), ends included.
-        public var columns: Int
+        package var columns: Int
         /// See `columns`.
-        public var rows: Int
+        package var rows: Int
         /// Largest `|inverse(forward(p)) − p|` over the measured grid points, pixels (NaN
         /// if none was measured).
-        public var maxError: Double
+        package var maxError: Double
         /// Mean of the same, pixels (NaN if none was measured).
-        public var meanError: Double
+        package var meanError: Double
         /// Grid points not measured because `forward(p)` lies beyond the inverse table's
         /// radius.
-        public var beyondTable: Int = 0
+        package var beyondTable: Int = 0
 
         /// Grid points measured: `columns · rows − beyondTable`.
-        public var measured: Int { columns * rows - beyondTable }
+        package var measured: Int { columns * rows - beyondTable }
     }
 
     /// Statistics of the depth map as captured (`CaptureInfo.depthStatistics`): its
     /// `DepthCoverage`, and the exact extremes, mean and percentiles of its depths.
-    public struct DepthStatistics: Equatable, Sendable {
+    package struct DepthStatistics: Equatable, Sendable {
         /// Pixels with a depth (`DepthCoverage.validCount`).
-        public var validCount: Int
+        package var validCount: Int
         /// Pixels without (NaN: 0, negative, `null`, … in the file).
-        public var holeCount: Int
+        package var holeCount: Int
         /// `holeCount / (width · height)` (`DepthCoverage.holeFraction`).
-        public var holeFraction: Double
+        package var holeFraction: Double
         /// Smallest depth, meters, as the shortest decimal of its Float value (nil when
         /// there is no valid pixel, as for the rest).
-        public var min: Double?
+        package var min: Double?
         /// Largest depth, meters.
-        public var max: Double?
+        package var max: Double?
         /// Mean depth, meters.
-        public var mean: Double?
+        package var mean: Double?
         /// Percentiles 5, 50 and 95 (empty when there is no valid pixel).
-        public var percentiles: [Percentile]
+        package var percentiles: [Percentile]
     }
 
     /// A percentile of the valid depths, interpolated linearly between the sorted values
     /// (`numpy.percentile`'s default): at position `(n − 1)·percent/100`.
-    public struct Percentile: Equatable, Sendable {
+    package struct Percentile: Equatable, Sendable {
         /// 5, 50 or 95.
-        public var percent: Int
+        package var percent: Int
         /// The depth, meters.
-        public var meters: Double
+        package var meters: Double
     }
 
     /// The capture JSON's path.
-    public var json: String
+    package var json: String
     /// The JSON file's size in bytes (nil if it could not be read again).
-    public var jsonBytes: Int?
+    package var jsonBytes: Int?
     /// The key set that matched (`CaptureSchema.name`).
-    public var schema: String
+    package var schema: String
     /// The photo.
-    public var photo: Photo
+    package var photo: Photo
     /// The calibration as captured (at its reference dimensions).
-    public var calibration: Calibration
+    package var calibration: Calibration
     /// The photo's size and the calibration scaled to it.
-    public var color: ImageGeometry
+    package var color: ImageGeometry
     /// The depth map's size and the calibration scaled to it.
-    public var depth: ImageGeometry
+    package var depth: ImageGeometry
     /// Where the depth map came from (a JSON key and its form, or a file); nil only for
     /// values made by hand.
-    public var depthSource: String?
+    package var depthSource: String?
     /// How many depth values were discarded as "no depth" markers: negatives and values
     /// beyond the physical maximum (zeros, nulls and NaN are ordinary holes, counted in
     /// `depthStatistics`). Nil only for values made by hand.
-    public var discardedSentinels: Int?
+    package var discardedSentinels: Int?
     /// The forward table (`lens_distortion_lookup_table`).
-    public var table: TableSummary
+    package var table: TableSummary
     /// The inverse table, nil if the capture has none.
-    public var inverseTable: TableSummary?
+    package var inverseTable: TableSummary?
     /// The forward table's displacement of the photo's four corner pixels.
-    public var corners: [CornerDisplacement]
+    package var corners: [CornerDisplacement]
     /// Forward then inverse on the photo, nil without an inverse table.
-    public var inverseConsistency: InverseConsistency?
+    package var inverseConsistency: InverseConsistency?
     /// Depth statistics.
-    public var depthStatistics: DepthStatistics
+    package var depthStatistics: DepthStatistics
     /// What rectifying would warn about, and what looks wrong in the tables.
-    public var warnings: [String]
+    package var warnings: [String]
     /// For a Portrait photo: what its depth metadata says (kind, accuracy, value range).
-    public var portrait: PortraitDepth? = nil
+    package var portrait: PortraitDepth? = nil
     /// For a Portrait photo: the size of its Portrait Effects Matte, if it has one.
-    public var matteSize: (width: Int, height: Int)? = nil
+    package var matteSize: (width: Int, height: Int)? = nil
     /// What the photo's EXIF says about place, heading and gravity (nil: no EXIF).
-    public var geo: GeoTag? = nil
+    package var geo: GeoTag? = nil
     /// Where the places given to `read` lie as seen from the photo (docs/geo.md).
-    public var placemarks: [PlacemarkSighting] = []
+    package var placemarks: [PlacemarkSighting] = []
     /// What `rectify`, `cloud` and `preview` refuse this capture for though it can be
     /// described: an image whose aspect ratio no crop or rounding explains
     /// (`Calibration.aspectAgreement`). Empty if none.
-    public var errors: [RGBDError] = []
+    package var errors: [RGBDError] = []
 
     /// The largest corner displacement, pixels of the photo.
-    public var maxCornerDisplacement: Double { corners.map(\.pixels).max() ?? 0 }
+    package var maxCornerDisplacement: Double { corners.map(\.pixels).max() ?? 0 }
 
     /// Grid size of `InverseConsistency`.
-    public static let inverseGrid = (columns: 41, rows: 31)
+    package static let inverseGrid = (columns: 41, rows: 31)
 
     /// Reads capture `json` and the header of its photo (`image`, default the photo beside
     /// the JSON as `Capture.imagePath(besideJSON:)` finds it), with the checks rectifying
@@ -226,7 +226,7 @@ public struct CaptureInfo: Sendable {
     /// `placemarks` are located as seen from the photo (`PlacemarkSighting.locate`, with
     /// the rectified photo's intrinsics and the depth map as captured, looked up through the
     /// lens model).
-    public static func read(json: String, image: String? = nil, placemarks: [Placemark] = []) throws -> CaptureInfo {
+    package static func read(json: String, image: String? = nil, placemarks: [Placemark] = []) throws -> CaptureInfo {
         let opening = try CaptureOpening(json: json, image: image)
         // The photo checked as decoding it would (on the other processor while the depth
         // side is read), so that info refuses what rectifying refuses.
@@ -281,16 +281,16 @@ public struct CaptureInfo: Sendable {
     }
 
     /// How far `fx / fy` may be from 1 before `calibrationWarnings` warns (5 %).
-    public static let focalRatioTolerance = 0.05
+    package static let focalRatioTolerance = 0.05
     /// How far the distortion center may be from the principal point, as a fraction of
     /// the reference image's diagonal, before `calibrationWarnings` warns (5 %).
-    public static let centerOffsetTolerance = 0.05
+    package static let centerOffsetTolerance = 0.05
 
     /// Warnings about a calibration that is unusual enough to doubt (rgbd uses it as
     /// given): `fx / fy` more than `focalRatioTolerance` from 1 (iPhone pixels are
     /// square), or a distortion center farther than `centerOffsetTolerance` of the
     /// reference diagonal from the principal point (they are normally a few pixels apart).
-    public static func calibrationWarnings(_ calibration: Calibration, json: String) -> [String] {
+    package static func calibrationWarnings(_ calibration: Calibration, json: String) -> [String] {
         let k = calibration.intrinsics
         var warnings: [String] = []
         let ratio = k.fx / k.fy
@@ -308,7 +308,7 @@ public struct CaptureInfo: Sendable {
 
     /// The forward model's displacement of the four corner pixels (centers `(0, 0)`,
     /// `(w − 1, 0)`, `(w − 1, h − 1)`, `(0, h − 1)`).
-    public static func cornerDisplacements(_ distortion: LensDistortion) -> [CornerDisplacement] {
+    package static func cornerDisplacements(_ distortion: LensDistortion) -> [CornerDisplacement] {
         let right = Double(distortion.width - 1), bottom = Double(distortion.height - 1)
         let corners: [(String, SIMD2<Double>)] = [
             ("top-left", SIMD2(0, 0)), ("top-right", SIMD2(right, 0)),
@@ -324,7 +324,7 @@ public struct CaptureInfo: Sendable {
     /// `|inverse(forward(p)) − p|` over an `inverseGrid` of points of the image, for the
     /// points whose `forward(p)` lies within `inverse.maxRadius` of `inverse.center`; the
     /// others are counted in `beyondTable` (see `InverseConsistency`).
-    public static func inverseConsistency(forward: LensDistortion, inverse: LensDistortion) -> InverseConsistency {
+    package static func inverseConsistency(forward: LensDistortion, inverse: LensDistortion) -> InverseConsistency {
         let (columns, rows) = inverseGrid
         var worst = 0.0, total = 0.0, beyond = 0
         for j in 0..<rows {
@@ -350,7 +350,7 @@ public struct CaptureInfo: Sendable {
 
     /// Counts, extremes, mean and percentiles 5, 50, 95 of the valid depths
     /// (`DepthMap.isDepth`; the counts are `depth.coverage`).
-    public static func depthStatistics(_ depth: DepthMap) -> DepthStatistics {
+    package static func depthStatistics(_ depth: DepthMap) -> DepthStatistics {
         let coverage = depth.coverage
         var values = depth.samples.filter(DepthMap.isDepth)
         let n = values.count

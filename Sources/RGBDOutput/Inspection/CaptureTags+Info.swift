@@ -7,14 +7,14 @@ import Darwin
 extension CaptureTags {
     /// Reads and rectifies the capture `json` (its photo `image`, or the one beside it) and
     /// finds its tags (`rgbd info --tags`).
-    public static func read(json: String, image: String? = nil, options: TagOptions) throws -> CaptureTags {
+    package static func read(json: String, image: String? = nil, options: TagOptions) throws -> CaptureTags {
         find(in: try Capture.load(json: json, image: image).rectified(), options: options)
     }
 
     /// `rgbd info --tags`'s rows: one per tag (ID, centre, distance, tilt, residuals, depth
     /// agreement), those left out, the depth scale, warnings; indented two spaces like the
     /// capture's rows.
-    public var text: String {
+    package var text: String {
         func f(_ v: Double, _ d: Int) -> String { DecimalText.fixed(v, d) }
         func degrees(_ r: Double) -> String { f(r * 180 / .pi, 2) + "°" }
         var lines: [String] = []

@@ -1,46 +1,46 @@
 /// What `rgbd info` says about a scan: its app and layout, frames, timing, sizes,
 /// intrinsics, poses and world, trajectory, and depth statistics over a sample of frames.
-public struct SceneInfo: Sendable {
+package struct SceneInfo: Sendable {
     /// The scene described.
-    public let scene: Scene
+    package let scene: Scene
     /// Frames with depth and pose.
-    public var frameCount: Int { scene.frames.count }
+    package var frameCount: Int { scene.frames.count }
     /// Seconds from the first to the last frame, when the scan has timestamps.
-    public let duration: Double?
+    package let duration: Double?
     /// Whether the color intrinsics differ between frames (more than 0.01 px).
-    public let intrinsicsVary: Bool
+    package let intrinsicsVary: Bool
     /// The camera centres' path length, meters.
-    public let trajectoryLength: Double
+    package let trajectoryLength: Double
     /// The camera centres' bounding box, meters, in the world.
-    public let extent: (min: SIMD3<Double>, max: SIMD3<Double>)
+    package let extent: (min: SIMD3<Double>, max: SIMD3<Double>)
     /// Time gaps between consecutive frames longer than 2.5 frame intervals: the frame
     /// after the gap and the gap in seconds.
-    public let gaps: [(frame: Int, seconds: Double)]
+    package let gaps: [(frame: Int, seconds: Double)]
     /// Depth statistics over the sampled frames.
-    public let depth: DepthStatistics
+    package let depth: DepthStatistics
     /// How many frames the statistics sampled.
-    public let sampledFrames: Int
+    package let sampledFrames: Int
 
     /// Depth and confidence statistics.
-    public struct DepthStatistics: Sendable {
+    package struct DepthStatistics: Sendable {
         /// Percentiles 5, 50, 95 of valid depth, meters; nil without valid depth.
-        public var percentiles: (p5: Double, p50: Double, p95: Double)?
+        package var percentiles: (p5: Double, p50: Double, p95: Double)?
         /// The fraction of pixels without depth.
-        public var holes: Double
+        package var holes: Double
         /// The fraction of pixels per confidence level (0, 1, 2), nil without confidence maps.
-        public var confidence: (low: Double, medium: Double, high: Double)?
+        package var confidence: (low: Double, medium: Double, high: Double)?
     }
 
     /// How many frames the statistics read at most (spread evenly over the scan).
-    public static let maxSampledFrames = 60
+    package static let maxSampledFrames = 60
 
     /// Opens and describes the scan at `path`.
-    public static func read(_ path: String) throws -> SceneInfo {
+    package static func read(_ path: String) throws -> SceneInfo {
         try SceneInfo(scene: Scene.open(path))
     }
 
     /// Describes an open scene (reads up to `maxSampledFrames` depth maps, no color).
-    public init(scene: Scene) throws {
+    package init(scene: Scene) throws {
         self.scene = scene
         let frames = scene.frames
         if let first = frames.first?.time, let last = frames.last?.time { duration = last - first } else { duration = nil }
@@ -101,7 +101,7 @@ public struct SceneInfo: Sendable {
     }
 
     /// How the file stores poses, in words.
-    public var poseConvention: String {
+    package var poseConvention: String {
         switch scene.format.app {
         case .strayScanner: "camera-to-world, OpenCV camera axes (x right, y down, z forward), quaternion x y z w: used as stored"
         case .record3D: "camera-to-world, OpenGL camera axes (x right, y up, z backward), quaternion x y z w: converted to OpenCV axes"
@@ -110,7 +110,7 @@ public struct SceneInfo: Sendable {
     }
 
     /// The human-readable block of `rgbd info` for this scan.
-    public var text: String {
+    package var text: String {
         var rows: [(String, String)] = []
         func row(_ label: String, _ value: String) { rows.append((label, value)) }
         func f(_ v: Double, _ d: Int) -> String { DecimalText.fixed(v, d) }

@@ -1,7 +1,7 @@
 /// What a Portrait photo's depth metadata says about its depth image (docs/portrait.md).
-public struct PortraitDepth: Equatable, Sendable {
+package struct PortraitDepth: Equatable, Sendable {
     /// What the stored values measure.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// Disparity in 1/m: depth = 1 / disparity.
         case disparity
         /// Depth in meters.
@@ -9,46 +9,46 @@ public struct PortraitDepth: Equatable, Sendable {
     }
 
     /// Disparity or depth.
-    public var kind: Kind
+    package var kind: Kind
     /// `Accuracy`: `relative` (right relative to itself, scale not guaranteed) or
     /// `absolute`; nil if the packet does not say.
-    public var accuracy: String?
+    package var accuracy: String?
     /// `Quality` (`high`, `low`), if given.
-    public var quality: String?
+    package var quality: String?
     /// `Filtered` (holes filled by the camera), if given.
-    public var filtered: Bool?
+    package var filtered: Bool?
     /// `StoredFormat` as four characters (`L008`), if given.
-    public var storedFormat: String?
+    package var storedFormat: String?
     /// `NativeFormat` as four characters (`hdis`), if given.
-    public var nativeFormat: String?
+    package var nativeFormat: String?
     /// The stored integer range (`IntMinValue`, `IntMaxValue`).
-    public var intRange: SIMD2<Double>
+    package var intRange: SIMD2<Double>
     /// The float range it maps to linearly (`FloatMinValue`, `FloatMaxValue`), in 1/m for
     /// disparity, meters for depth.
-    public var floatRange: SIMD2<Double>
+    package var floatRange: SIMD2<Double>
     /// Bits per stored sample.
-    public var bits: Int
+    package var bits: Int
     /// Where the depth image was: `HEIC depth image` or `JPEG MPF image N`.
-    public var container: String
+    package var container: String
     /// `ExtrinsicMatrix` as stored, when it holds 12 numbers: a 3×4 matrix listed column
     /// by column (AVFoundation's `matrix_float4x3`), the rotation's three columns then
     /// the translation. Shown by `rgbd info`; rgbd does not use it.
-    public var extrinsicMatrix: [Double]? = nil
+    package var extrinsicMatrix: [Double]? = nil
 
     /// Whether the depth's scale is not guaranteed (`Accuracy = relative`).
-    public var isRelative: Bool { accuracy?.lowercased() == "relative" }
+    package var isRelative: Bool { accuracy?.lowercased() == "relative" }
 
     /// The sentence rgbd prints about a relative depth.
-    public static let relativeNote = "Accuracy = relative: the depth is right relative to itself, but its scale (meters) is not guaranteed"
+    package static let relativeNote = "Accuracy = relative: the depth is right relative to itself, but its scale (meters) is not guaranteed"
 
     /// The value a stored sample stands for: linear from `intRange` to `floatRange`.
-    public func value(ofStored stored: Double) -> Double {
+    package func value(ofStored stored: Double) -> Double {
         floatRange.x + (stored - intRange.x) * (floatRange.y - floatRange.x) / (intRange.y - intRange.x)
     }
 
     /// The depth in meters a stored sample stands for, NaN where there is none (a
     /// disparity or depth that is not positive).
-    public func meters(ofStored stored: Double) -> Float {
+    package func meters(ofStored stored: Double) -> Float {
         let v = value(ofStored: stored)
         guard v > 0, v.isFinite else { return .nan }
         return Float(kind == .disparity ? 1 / v : v)

@@ -4,7 +4,7 @@
 extension EXIFMetadata {
     /// The EXIF of a JPEG or HEIF photo (recognised by content), nil if it has none (or
     /// is neither). Never fails: a broken block gives `warnings`.
-    public init?(photo bytes: [UInt8]) {
+    package init?(photo bytes: [UInt8]) {
         switch PhotoDecoder.format(of: bytes) {
         case .jpeg?:
             let signature: [UInt8] = Array("Exif\u{0}\u{0}".utf8)

@@ -6,48 +6,48 @@
 /// Reading never fails: what is missing is nil and what is broken is one line in
 /// `warnings` (a loop between IFDs, an offset past the end, a count that overflows, a
 /// rational with a zero denominator, a latitude beyond 90°), the rest still read.
-public struct EXIFMetadata: Equatable, Sendable {
+package struct EXIFMetadata: Equatable, Sendable {
     /// `Make` (IFD0 0x010F).
-    public var make: String?
+    package var make: String?
     /// `Model` (IFD0 0x0110).
-    public var model: String?
+    package var model: String?
     /// `LensModel` (EXIF 0xA434).
-    public var lensModel: String?
+    package var lensModel: String?
     /// `Orientation` (IFD0 0x0112): 1 = pixels as displayed, 6 = rotate 90° clockwise to
     /// display, … (TIFF's eight values).
-    public var orientation: Int?
+    package var orientation: Int?
     /// The GPS IFD's tags, if it has any of those rgbd reads.
-    public var gps: GPS?
+    package var gps: GPS?
     /// Apple MakerNote tag 0x0008 (`AccelerationVector`): three signed rationals, in g,
     /// in the phone's accelerometer axes (`GeoTag.Gravity` turns it into gravity).
-    public var accelerationVector: SIMD3<Double>?
+    package var accelerationVector: SIMD3<Double>?
     /// What could not be read, one line each (no file name: the caller adds it).
-    public var warnings: [String] = []
+    package var warnings: [String] = []
 
     /// The GPS tags, signs applied.
-    public struct GPS: Equatable, Sendable {
+    package struct GPS: Equatable, Sendable {
         /// Degrees north (negative: south), from `GPSLatitude` and `GPSLatitudeRef`.
-        public var latitude: Double?
+        package var latitude: Double?
         /// Degrees east (negative: west), from `GPSLongitude` and `GPSLongitudeRef`.
-        public var longitude: Double?
+        package var longitude: Double?
         /// Meters above mean sea level (negative: below, `GPSAltitudeRef` 1).
-        public var altitude: Double?
+        package var altitude: Double?
         /// `GPSHPositioningError`, meters.
-        public var horizontalError: Double?
+        package var horizontalError: Double?
         /// `GPSImgDirection`: the direction the camera faced, degrees clockwise from north.
-        public var imageDirection: Double?
+        package var imageDirection: Double?
         /// `GPSImgDirectionRef`: `T` (true north) or `M` (magnetic north).
-        public var imageDirectionReference: String?
+        package var imageDirectionReference: String?
         /// `GPSDateStamp` and `GPSTimeStamp` as ISO 8601 UTC (`2018-02-05T07:11:43.07Z`),
         /// or the time alone (`07:11:43.07Z`) without a date.
-        public var time: String?
+        package var time: String?
 
         /// No tags.
-        public init() {}
+        package init() {}
     }
 
     /// Nothing read.
-    public init() {}
+    package init() {}
 }
 
 /// The tags rgbd reads, by IFD.
@@ -68,7 +68,7 @@ extension EXIFMetadata {
 
     /// Reads the EXIF of a TIFF structure: `bytes[start..<end]` begins with its `II`/`MM`
     /// header (a JPEG's APP1 after `Exif\0\0`, a HEIC's `Exif` item after its offset).
-    public init(tiff bytes: [UInt8], start: Int = 0, end: Int? = nil) {
+    package init(tiff bytes: [UInt8], start: Int = 0, end: Int? = nil) {
         self.init()
         let end = min(end ?? bytes.count, bytes.count)
         let tiff: TIFFDirectory, first: Int

@@ -14,9 +14,9 @@ import Dispatch
 /// ISA-L (igzip), or libdeflate for `Effort.small`'s slower candidates. libpng writes the file
 /// around it: signature, IHDR, one IDAT chunk per strip, IEND. Decoding is libpng's
 /// simplified API (`png_image_*`).
-public enum PNGCodec {
+package enum PNGCodec {
     /// How hard the encoder works to make the file small.
-    public enum Effort: Sendable {
+    package enum Effort: Sendable {
         /// The Paeth filter on every row, each strip deflated by ISA-L at level 1 with
         /// matches at most 4 bytes back (8 for 16-bit images): the command-line default.
         case fast
@@ -31,7 +31,7 @@ public enum PNGCodec {
     ///
     /// The same image and effort always give the same bytes. Throws if the image is
     /// empty or too large for PNG.
-    public static func encodeRGB(_ image: ColorImage, effort: Effort = .fast) throws -> [UInt8] {
+    package static func encodeRGB(_ image: ColorImage, effort: Effort = .fast) throws -> [UInt8] {
         try encodeRGB(image, effort: effort, threads: Host.processorCount)
     }
 
@@ -50,7 +50,7 @@ public enum PNGCodec {
     ///
     /// The same image and effort always give the same bytes. Throws if the image is
     /// empty or too large for PNG.
-    public static func encodeGray16(width: Int, height: Int, samples: [UInt16], effort: Effort = .fast) throws -> [UInt8] {
+    package static func encodeGray16(width: Int, height: Int, samples: [UInt16], effort: Effort = .fast) throws -> [UInt8] {
         try encodeGray16(width: width, height: height, samples: samples, effort: effort,
                          threads: Host.processorCount)
     }
@@ -68,7 +68,7 @@ public enum PNGCodec {
 
     /// For benchmarks: the image's PNG scanlines as `Effort.fast` filters them (each row
     /// its filter-type byte, then the Paeth-filtered bytes), in one buffer.
-    public static func filteredScanlines(_ image: ColorImage) -> [UInt8] {
+    package static func filteredScanlines(_ image: ColorImage) -> [UInt8] {
         precondition(image.channels == 3, "filteredScanlines takes RGB images")
         let rowBytes = image.width * 3
         let filter = Candidate.all(for: .fast, rgb: true)[0].filter
@@ -86,7 +86,7 @@ public enum PNGCodec {
 
     /// For benchmarks: `bytes` deflated by ISA-L at `level` (0 to 3) with its default
     /// 32 KiB window as one zlib stream, on the calling thread.
-    public static func zlibStreamISAL(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
+    package static func zlibStreamISAL(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
         let coder = try ISALCoder(level: level, historyBits: 15)
         let strip = try bytes.withUnsafeBufferPointer { input in
             try coder.code(input, last: true, prefix: [0x78, 0x01], reserve: 4)
@@ -267,7 +267,7 @@ public enum PNGCodec {
     /// - Throws: `RGBDError(.invalidImage)` naming `file` for anything libpng rejects, and,
     ///   before any pixel memory is allocated, for a header claiming more pixels than the
     ///   limit or than its compressed bytes could hold (`checkPlausible`).
-    public static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
+    package static func decodeRGB(_ bytes: [UInt8], file: String? = nil) throws -> ColorImage {
         let (w, h, samples): (Int, Int, [UInt8]) = try decode(bytes, format: rgbd_png_format_rgb(), channels: 3,
                                                                maxPixels: JPEGCodec.maxPixels, file: file)
         return ColorImage(width: w, height: h, channels: 3, samples: samples)
@@ -276,7 +276,7 @@ public enum PNGCodec {
     /// Decodes a 16-bit (or 8-bit) grayscale PNG file to 16-bit values as stored: a
     /// depth image, so at most `InputLimits.maxDepthPixels` pixels. The same checks as
     /// `decodeRGB` before any pixel memory is allocated.
-    public static func decodeGray16(_ bytes: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt16> {
+    package static func decodeGray16(_ bytes: [UInt8], file: String? = nil) throws -> ImageBuffer<UInt16> {
         let (w, h, samples): (Int, Int, [UInt16]) = try decode(bytes, format: rgbd_png_format_linear_y(), channels: 1,
                                                                 maxPixels: InputLimits.maxDepthPixels, file: file)
         return ImageBuffer(width: w, height: h, channels: 1, samples: samples)

@@ -33,7 +33,7 @@ public struct FrameSelection: Equatable, Sendable {
     }
 
     /// The positions kept out of `count` frames without looking at them (not `sharpest`).
-    public func positions(count: Int) -> [Int] {
+    package func positions(count: Int) -> [Int] {
         let stepped = Array(stride(from: 0, to: count, by: every))
         guard let maxFrames, stepped.count > maxFrames else { return stepped }
         if maxFrames == 1 { return [stepped[0]] }
@@ -42,7 +42,7 @@ public struct FrameSelection: Equatable, Sendable {
     }
 
     /// The windows `sharpest` picks one frame from: consecutive, covering `0..<count`.
-    public func windows(count: Int) -> [Range<Int>] {
+    package func windows(count: Int) -> [Range<Int>] {
         guard count > 0 else { return [] }
         if let maxFrames, (count + every - 1) / every > maxFrames {
             return (0..<maxFrames).map { k in (k * count / maxFrames)..<((k + 1) * count / maxFrames) }
@@ -53,7 +53,7 @@ public struct FrameSelection: Equatable, Sendable {
 
     /// The sharpest position of each window, given every frame's sharpness (ties: the
     /// earlier frame).
-    public func sharpestPositions(scores: [Double]) -> [Int] {
+    package func sharpestPositions(scores: [Double]) -> [Int] {
         windows(count: scores.count).map { window in
             var best = window.lowerBound
             for i in window where scores[i] > scores[best] { best = i }
