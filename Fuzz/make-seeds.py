@@ -204,10 +204,10 @@ def main():
     write(r, "issue28-tiff-claims-32768x16384", depth_tiff(32768, 16384, data=b"\0" * 16))
     write(r, "issue28-tiff-claims-4000x4000", depth_tiff(4000, 4000, data=b"\0" * 16))
 
-    # Portrait photos (Scripts/fixtures/portrait_files.py composes them), their XMP alone,
+    # Portrait photos (Tests/python/portrait_files.py composes them), their XMP alone,
     # one without XMP and one without depth.
     import sys
-    sys.path.insert(0, str(HERE.parent / "Scripts" / "fixtures"))
+    sys.path.insert(0, str(HERE.parent / "Tests" / "python"))
     import portrait_files as pf
     p = CORPUS / "FuzzPortrait"
     scene = pf.Scene(128, 96)

@@ -23,34 +23,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
-
-def room_distance(points, truth):
-    """Exact distance of (N, 3) points in the layout's world to the room's surfaces."""
-    w = np.array(truth["world_from_room"], dtype=np.float64)
-    # Room coordinates: inverse of world_from_room.
-    r, t = w[:3, :3], w[:3, 3]
-    p = (points - t) @ r   # = r.T @ (p - t) per row
-    room = truth["room"]
-    lo, hi = np.array(room["min_corner"]), np.array(room["max_corner"])
-
-    def box_surface(q, half):
-        d = np.abs(q) - half
-        outside = np.linalg.norm(np.maximum(d, 0), axis=1)
-        inside = np.minimum(d.max(axis=1), 0)
-        return np.abs(outside + inside)
-
-    best = box_surface(p - (lo + hi) / 2, (hi - lo) / 2)
-    for box in room["boxes"]:
-        c, s = np.cos(box["yaw"]), np.sin(box["yaw"])
-        v = p - np.array(box["center"])
-        local = np.stack([c * v[:, 0] - s * v[:, 2], v[:, 1], s * v[:, 0] + c * v[:, 2]], axis=1)
-        best = np.minimum(best, box_surface(local, np.array(box["half_size"])))
-    for sphere in room.get("spheres", []):
-        best = np.minimum(best, np.abs(np.linalg.norm(p - np.array(sphere["center"]), axis=1) - sphere["radius"]))
-    return best
+# The room's exact surfaces: the tests' helper (Tests/python/synthetic_room.py), shared.
+sys.dont_write_bytecode = True  # importing it must not leave Tests/python/__pycache__
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Tests" / "python"))
+from synthetic_room import room_distance  # noqa: E402
 
 
 def cast(origins, directions, truth):

@@ -4,7 +4,7 @@ Portrait benchmark (Benchmarks/cases.toml, case portrait).
     python Scripts/make_portrait.py CAPTURE.json PHOTO.jpg OUTDIR [--quality 75]
 
 Writes OUTDIR/portrait.heic (the photo as one HEVC image, its depth map as an 8-bit
-disparity depth image with Apple's depth XMP, composed by Scripts/fixtures/portrait_files.py)
+disparity depth image with Apple's depth XMP, composed by Tests/python/portrait_files.py, the tests' helper)
 and OUTDIR/portrait-json.json, the same calibration (the tables computed from the XMP's
 coefficients) and depth (meters, as the Portrait photo stores them) as a capture JSON,
 to be rectified with --image portrait.heic: the two paths decode the same photo.
@@ -20,8 +20,8 @@ import numpy as np
 import pillow_heif
 from PIL import Image
 
-sys.dont_write_bytecode = True  # importing the shared module must not leave Scripts/fixtures/__pycache__
-sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures"))
+sys.dont_write_bytecode = True  # importing the shared module must not leave Tests/python/__pycache__
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Tests" / "python"))
 import portrait_files as pf  # noqa: E402
 
 

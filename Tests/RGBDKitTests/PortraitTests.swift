@@ -177,7 +177,7 @@ import Testing
     }
 }
 
-/// Portrait photos made by Scripts/fixtures/portrait_files.py (`python Scripts/fixtures/portrait_files.py
+/// Portrait photos made by Tests/python/portrait_files.py (`python Tests/python/portrait_files.py
 /// Tests/RGBDKitTests/Fixtures/portrait --width 320 --height 240`): the scene's truth is in
 /// truth.json (tables computed there with numpy), portrait-equivalent.json is the same
 /// capture as a JSON.

@@ -11,7 +11,7 @@ import struct
 CONTAINERS = {b"meta": 4, b"iprp": 0}  # box type -> header bytes after size/type (full box)
 
 
-def _boxes(data, start, end):
+def boxes(data, start, end):
     """(type, box start, payload start, box end) of the boxes between start and end."""
     pos = start
     while pos + 8 <= end:
@@ -26,8 +26,9 @@ def _boxes(data, start, end):
         pos += size
 
 
-def _find(data, start, end, kind):
-    for k, box, payload, box_end in _boxes(data, start, end):
+def find(data, start, end, kind):
+    """(box start, payload start, box end) of the first box of type `kind` between start and end."""
+    for k, box, payload, box_end in boxes(data, start, end):
         if k == kind:
             return box, payload, box_end
     raise ValueError(f"no {kind!r} box")
@@ -49,16 +50,16 @@ def clap(width, height, offset_x=0, offset_y=0):
 def add_property(data: bytes, prop: bytes) -> bytes:
     """The HEIF file `data` with `prop` (a whole box) applied to its primary item."""
     data = bytearray(data)
-    meta, meta_payload, meta_end = _find(data, 0, len(data), b"meta")
+    meta, meta_payload, meta_end = find(data, 0, len(data), b"meta")
     children = meta_payload + 4  # full box: version and flags
-    _, pitm_payload, _ = _find(data, children, meta_end, b"pitm")
+    _, pitm_payload, _ = find(data, children, meta_end, b"pitm")
     pitm_version = data[pitm_payload]
     primary = (struct.unpack(">H", data[pitm_payload + 4:pitm_payload + 6])[0] if pitm_version == 0
                else struct.unpack(">I", data[pitm_payload + 4:pitm_payload + 8])[0])
-    iprp, iprp_payload, iprp_end = _find(data, children, meta_end, b"iprp")
-    ipco, ipco_payload, ipco_end = _find(data, iprp_payload, iprp_end, b"ipco")
-    index = sum(1 for _ in _boxes(data, ipco_payload, ipco_end)) + 1
-    ipma, ipma_payload, ipma_end = _find(data, iprp_payload, iprp_end, b"ipma")
+    iprp, iprp_payload, iprp_end = find(data, children, meta_end, b"iprp")
+    ipco, ipco_payload, ipco_end = find(data, iprp_payload, iprp_end, b"ipco")
+    index = sum(1 for _ in boxes(data, ipco_payload, ipco_end)) + 1
+    ipma, ipma_payload, ipma_end = find(data, iprp_payload, iprp_end, b"ipma")
 
     # The new ipma, with the association added to the primary item.
     version, flags = data[ipma_payload], int.from_bytes(data[ipma_payload + 1:ipma_payload + 4], "big")
@@ -88,7 +89,7 @@ def add_property(data: bytes, prop: bytes) -> bytes:
     grown = len(prop) + len(new_ipma) - (ipma_end - ipma)
 
     # iloc file offsets (construction method 0) past the meta box move by `grown`.
-    _, iloc_payload, _ = _find(data, children, meta_end, b"iloc")
+    _, iloc_payload, _ = find(data, children, meta_end, b"iloc")
     _shift_iloc(data, iloc_payload, meta_end, grown)
 
     result = (data[:ipco_end] + prop + data[ipco_end:ipma] + new_ipma + data[ipma_end:])

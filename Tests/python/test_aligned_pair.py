@@ -240,8 +240,6 @@ def test_color_aligned_depth_keeps_holes_and_native_values(outputs):
 
 def _rgbd():
     """The Python package of this repository (over $RGBD_LIBRARY or the build)."""
-    import sys
-    sys.path.insert(0, str(REPO / "python"))
     import rgbd
     return rgbd
 

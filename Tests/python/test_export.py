@@ -683,9 +683,6 @@ def test_scan_without_poses(rgbd_bin, stray, tmp_path):
 # ---------- Python: Scene.export over the C library ----------
 
 def test_python_scene_export(r3d, tmp_path):
-    import sys
-    from conftest import REPO
-    sys.path.insert(0, str(REPO / "python"))
     import rgbd
 
     with rgbd.load_scene(r3d.path) as scene:

@@ -22,11 +22,10 @@ import cv2
 import numpy as np
 import pytest
 
+import rgbd
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_DIR = REPO / "python"
-sys.path.insert(0, str(PYTHON_DIR))
-
-import rgbd  # noqa: E402
 
 HEADER = REPO / "Sources" / "CRGBD" / "include" / "rgbd.h"
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"

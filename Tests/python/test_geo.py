@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import rgbd
 from conftest import REPO
 
-sys.path.insert(0, str(REPO / "python"))
-import rgbd  # noqa: E402
 
 PITCH_DOWN, ROLL = 21.0, -8.0
 LAT, LON, ALT, HEADING = 51.4778, -0.0015, 46.0, 75.0

@@ -20,13 +20,12 @@ from pathlib import Path
 
 import pytest
 
+import rgbd
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_DIR = REPO / "python"
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"
 SAMPLE_JPEG = SAMPLE.with_suffix(".jpg")
-sys.path.insert(0, str(PYTHON_DIR))
-
-import rgbd  # noqa: E402  (imported from <repo>/python)
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +116,6 @@ def _portrait(field, value):
     """A Portrait HEIC whose depth XMP has `field` (an attribute) set to `value`."""
     def make(directory):
         import re
-        sys.path.insert(0, str(REPO / "Scripts" / "fixtures"))
         import portrait_files as pf
         scene = pf.Scene(128, 96)
         xmp = scene.xmp(False, ("p", "q")).decode()
@@ -166,10 +164,9 @@ REPRODUCERS = {
 
 _SCRIPT = r'''
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
 import rgbd
 results = []
-for path in sys.argv[2:]:
+for path in sys.argv[1:]:
     start = time.monotonic()
     try:
         capture = rgbd.load_capture(path)
@@ -192,8 +189,8 @@ def _limit_private_memory():
 def test_reproducer_raises_one_line_and_the_batch_goes_on(library, tmp_path, case):
     make, expected = REPRODUCERS[case]
     bad = make(tmp_path)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(PYTHON_DIR), str(bad), str(SAMPLE)],
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(bad), str(SAMPLE)],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
                           preexec_fn=_limit_private_memory)
     assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"

@@ -8,7 +8,6 @@ test_python_package.py.
 """
 
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -16,9 +15,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import rgbd
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
-import rgbd  # noqa: E402  (imported from <repo>/python)
 
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"
 

@@ -1,6 +1,6 @@
 """Portrait photos (HEIC and JPEG with a depth image) as captures: the real rgbd binary and
 the Python package (the real library) on photos made at test time by
-Scripts/fixtures/portrait_files.py, from a scene with known lens, lines and planes.
+portrait_files.py (beside the tests), from a scene with known lens, lines and planes.
 
 Ground truth: the lens tables are computed here with numpy from the coefficients in the
 photo (portrait_files.lens_table, Apple's formula written independently of rgbd), the
@@ -9,7 +9,6 @@ lines of the rectified image and the planes' depths are those the scene was draw
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -17,11 +16,9 @@ import numpy as np
 import pytest
 import tifffile
 
+import portrait_files
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
-# The Portrait file composer lives with the scripts (the benchmark's workload maker uses it too).
-sys.path.insert(0, str(REPO / "Scripts" / "fixtures"))
-import portrait_files  # noqa: E402
 
 
 @pytest.fixture(scope="module")

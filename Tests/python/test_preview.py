@@ -8,7 +8,6 @@ found as users find it ($RGBD_LIBRARY, or the repository's build folders).
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -16,10 +15,10 @@ import matplotlib
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+import rgbd
 
-import rgbd  # noqa: E402  (imported from <repo>/python)
+REPO = Path(__file__).resolve().parents[2]
+
 
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"
 

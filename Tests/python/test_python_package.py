@@ -1,11 +1,11 @@
 """Tests of the `rgbd` Python package (python/) against the real C library (issue 4).
 
 Run with `python3 -m pytest -q Tests/python` (requirements: Tests/python/requirements.txt).
-The package is imported from <repo>/python (inserted at the front of sys.path, so no
-install is needed); it finds the library as it does for users: $RGBD_LIBRARY (test.sh: the
-shipped build of Scripts/build-library.sh), else next to the package, else the repository's
-builds (.build/dist/release/, .build/release/). The CLI is $RGBD_BIN, else
-<repo>/.build/release/rgbd. A missing library or binary is a failure, never a skip.
+The package is imported from <repo>/python (put at the front of sys.path by pytest.ini's
+pythonpath, and given to child interpreters through PYTHONPATH, so no install is needed);
+it finds the library as it does for users: $RGBD_LIBRARY (test.sh: the shipped build of
+Scripts/build-library.sh), else next to the package, else the repository's builds
+(.build/dist/release/, .build/release/). The CLI is $RGBD_BIN, else <repo>/.build/release/rgbd. A missing library or binary is a failure, never a skip.
 
 What is checked: every function of rgbd.h is declared exactly as the header says; results
 equal the CLI's outputs bit for bit; shapes, dtypes and NaN conventions; 1000 load/rectify
@@ -42,10 +42,9 @@ from plyfile import PlyData
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_DIR = REPO / "python"
-sys.path.insert(0, str(PYTHON_DIR))
 
-import rgbd  # noqa: E402  (imported from <repo>/python)
-from rgbd import _lib  # noqa: E402
+import rgbd  # (from <repo>/python: Tests/python/pytest.ini's pythonpath)
+from rgbd import _lib
 
 HEADER = REPO / "Sources" / "CRGBD" / "include" / "rgbd.h"
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"
@@ -543,10 +542,9 @@ def test_close_waits_for_calls_in_other_threads(library):
 
 _CORRUPT_SCRIPT = r'''
 import json, math, os, sys
-sys.path.insert(0, sys.argv[1])
 import numpy as np
 import rgbd
-sample, work = sys.argv[2], sys.argv[3]
+sample, work = sys.argv[1], sys.argv[2]
 json_bytes = open(sample, "rb").read()
 jpeg_bytes = open(sample[:-5] + ".jpg", "rb").read()
 doc = json.loads(json_bytes)
@@ -696,12 +694,18 @@ def _no_core_dumps():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _child_env(**extra):
+    """The environment of a child interpreter that imports rgbd from <repo>/python."""
+    return {**os.environ, "PYTHONPATH": str(PYTHON_DIR), **extra}
+
+
 @pytest.fixture(scope="module")
 def corrupt_results(library, tmp_path_factory):
     """Every corrupt case, run in a child interpreter that must exit 0 (no crash)."""
     work = tmp_path_factory.mktemp("corrupt")
-    proc = subprocess.run([sys.executable, "-c", _CORRUPT_SCRIPT, str(PYTHON_DIR), str(SAMPLE), str(work)],
-                          capture_output=True, text=True, timeout=300, cwd=work, preexec_fn=_no_core_dumps)
+    proc = subprocess.run([sys.executable, "-c", _CORRUPT_SCRIPT, str(SAMPLE), str(work)],
+                          capture_output=True, text=True, timeout=300, cwd=work, env=_child_env(),
+                          preexec_fn=_no_core_dumps)
     assert proc.returncode == 0, \
         f"the interpreter running the corrupt inputs died with status {proc.returncode}:\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -807,35 +811,39 @@ def test_rectify_image_argument_checks(cap):
 
 
 def test_too_small_buffers_are_refused_by_the_library(cap):
-    """Python never passes a short buffer; the raw C calls prove the library checks anyway."""
+    """Python never passes a short buffer; the raw C calls prove the library checks anyway
+    (their status, which the table's errcheck raises as RGBDError's, and rgbd_last_error())."""
     loaded = _lib.lib()
     short = np.empty(10, np.uint8)
     handle = cap._handle
-    status = loaded.rgbd_capture_rectified_color(handle, short.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)),
-                                                 short.size)
-    assert status == rgbd.Status.INVALID_ARGUMENT
+    with pytest.raises(rgbd.RGBDError) as error:
+        loaded.rgbd_capture_rectified_color(handle, short.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), short.size)
+    assert error.value.status == rgbd.Status.INVALID_ARGUMENT
     assert b"rgb" in loaded.rgbd_last_error()
     count = cap.point_cloud_count()
     points = np.empty((count, 3), np.float32)
     colors = np.empty((count, 3), np.uint8)
     written = ctypes.c_size_t(12345)
-    status = loaded.rgbd_capture_point_cloud(
-        handle, None, points.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-        colors.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), None, count - 1, ctypes.byref(written))
-    assert status == rgbd.Status.INVALID_ARGUMENT and written.value == 12345, "outputs written only on success"
-    assert loaded.rgbd_capture_rectified_depth(None, None, 0) == rgbd.Status.INVALID_ARGUMENT
+    with pytest.raises(rgbd.RGBDError) as error:
+        loaded.rgbd_capture_point_cloud(
+            handle, None, points.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+            colors.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), None, count - 1, ctypes.byref(written))
+    assert error.value.status == rgbd.Status.INVALID_ARGUMENT and written.value == 12345, \
+        "outputs written only on success"
+    with pytest.raises(rgbd.RGBDError) as error:
+        loaded.rgbd_capture_rectified_depth(None, None, 0)
+    assert error.value.status == rgbd.Status.INVALID_ARGUMENT
     assert loaded.rgbd_last_error() == b"capture is NULL"
     loaded.rgbd_capture_destroy(None)
 
 
 _HUGE_CENTER_SCRIPT = r'''
 import json, sys
-sys.path.insert(0, sys.argv[1])
 import rgbd
-doc = json.load(open(sys.argv[2]))
+doc = json.load(open(sys.argv[1]))
 doc["calibration_data"]["lens_distortion_center"] = [1e100, 1e100]
 try:
-    rgbd.load_capture_bytes(json.dumps(doc).encode(), open(sys.argv[2][:-5] + ".jpg", "rb").read()).rectified_depth()
+    rgbd.load_capture_bytes(json.dumps(doc).encode(), open(sys.argv[1][:-5] + ".jpg", "rb").read()).rectified_depth()
 except rgbd.RGBDError as error:
     print("RGBDError:", error)
 '''
@@ -843,8 +851,9 @@ except rgbd.RGBDError as error:
 
 def test_absurd_distortion_center_does_not_crash(library, tmp_path):
     # Once a crash (a NaN table index read out of bounds): now rejected when reading.
-    proc = subprocess.run([sys.executable, "-c", _HUGE_CENTER_SCRIPT, str(PYTHON_DIR), str(SAMPLE)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path, preexec_fn=_no_core_dumps)
+    proc = subprocess.run([sys.executable, "-c", _HUGE_CENTER_SCRIPT, str(SAMPLE)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_child_env(),
+                          preexec_fn=_no_core_dumps)
     assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}"
     assert "RGBDError" in proc.stdout and "lens_distortion_center" in proc.stdout, proc.stdout
     with pytest.raises(rgbd.RGBDError, match="far outside"):
@@ -853,24 +862,27 @@ def test_absurd_distortion_center_does_not_crash(library, tmp_path):
 
 _HUGE_CAPACITY_SCRIPT = r'''
 import ctypes, sys
-sys.path.insert(0, sys.argv[1])
 import numpy as np
 import rgbd
 from rgbd import _lib
-cap = rgbd.load_capture(sys.argv[2])
+cap = rgbd.load_capture(sys.argv[1])
 n = cap.point_cloud_count()
 points, colors, written = np.empty((n, 3), np.float32), np.empty((n, 3), np.uint8), ctypes.c_size_t()
-status = _lib.lib().rgbd_capture_point_cloud(
-    cap._handle, None, points.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-    colors.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), None, 2**62, ctypes.byref(written))
+try:
+    status = _lib.lib().rgbd_capture_point_cloud(
+        cap._handle, None, points.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+        colors.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), None, 2**62, ctypes.byref(written))
+except rgbd.RGBDError as error:  # the table's errcheck: any status but RGBD_OK
+    status = int(error.status)
 print(status, _lib.lib().rgbd_last_error())
 '''
 
 
 def test_absurd_capacity_does_not_crash(library, tmp_path):
     # Once a crash (an overflow trap in capacity * 3): now RGBD_ERROR_INVALID_ARGUMENT.
-    proc = subprocess.run([sys.executable, "-c", _HUGE_CAPACITY_SCRIPT, str(PYTHON_DIR), str(SAMPLE)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path, preexec_fn=_no_core_dumps)
+    proc = subprocess.run([sys.executable, "-c", _HUGE_CAPACITY_SCRIPT, str(SAMPLE)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_child_env(),
+                          preexec_fn=_no_core_dumps)
     assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}"
     assert proc.stdout.startswith("5 ") and "capacity" in proc.stdout, proc.stdout
 
@@ -925,14 +937,13 @@ def _claiming(width, height, jpeg):
 
 _FORGED_SCRIPT = r'''
 import json, os, sys
-sys.path.insert(0, sys.argv[1])
 import rgbd
-sample, jpeg = sys.argv[2], open(sys.argv[3], "rb").read()
+sample, jpeg = sys.argv[1], open(sys.argv[2], "rb").read()
 try:
-    if sys.argv[4] == "bytes":
+    if sys.argv[3] == "bytes":
         rgbd.load_capture_bytes(open(sample, "rb").read(), jpeg, name="forged").point_cloud()
     else:
-        rgbd.load_capture(sample, sys.argv[3]).point_cloud()
+        rgbd.load_capture(sample, sys.argv[2]).point_cloud()
     print(json.dumps(["no error", None, ""]))
 except rgbd.RGBDError as error:
     print(json.dumps(["RGBDError", int(error.status), error.message]))
@@ -962,8 +973,8 @@ def test_forged_jpeg_headers_cost_no_memory(library, tmp_path, case, how):
     width, height = (12000, 16000) if case == "portrait" else (16000, 12000)
     path = tmp_path / "forged.jpg"
     path.write_bytes(SAMPLE_JPEG.read_bytes() if case == "sound" else _claiming(width, height, jpeg.tobytes()))
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-c", _FORGED_SCRIPT, str(PYTHON_DIR), str(SAMPLE), str(path), how],
+    env = _child_env(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", _FORGED_SCRIPT, str(SAMPLE), str(path), how],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
                           preexec_fn=_limit_private_memory)
     assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"
@@ -990,8 +1001,8 @@ def test_big_photo_with_a_bad_json_costs_no_memory(library, rgbd_bin, tmp_path):
     text = (SAMPLE).read_text()
     broken = tmp_path / "big.json"
     broken.write_text(text[: len(text) // 2])
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-c", _FORGED_SCRIPT, str(PYTHON_DIR), str(broken), str(image), "path"],
+    env = _child_env(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", _FORGED_SCRIPT, str(broken), str(image), "path"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
                           preexec_fn=_limit_private_memory)
     assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"
@@ -1050,10 +1061,9 @@ def test_c_program_uses_the_header_alone(c_program, cli_cloud, cli_rectified):
 
 _SMALL_COLOR_SCRIPT = r'''
 import json, sys
-sys.path.insert(0, sys.argv[1])
 import numpy as np
 import rgbd
-cap = rgbd.load_capture(sys.argv[2])
+cap = rgbd.load_capture(sys.argv[1])
 count = cap.point_cloud_count()
 kept = cap.point_cloud_count(keep_edges=True)
 points, colors = cap.point_cloud()
@@ -1084,8 +1094,9 @@ def test_point_cloud_of_a_color_image_smaller_than_the_depth_map(library, small_
     # Once killed the interpreter (a precondition trap in the area average): now each
     # depth pixel takes the nearest color pixel. Run in a child, so a crash is a failure.
     path, solid = small_color_capture
-    proc = subprocess.run([sys.executable, "-c", _SMALL_COLOR_SCRIPT, str(PYTHON_DIR), str(path)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path, preexec_fn=_no_core_dumps)
+    proc = subprocess.run([sys.executable, "-c", _SMALL_COLOR_SCRIPT, str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_child_env(),
+                          preexec_fn=_no_core_dumps)
     assert proc.returncode == 0, f"the interpreter died with status {proc.returncode}:\n{proc.stderr[-2000:]}"
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["count"] == result["points"] and 0 < result["count"] <= result["kept"]
@@ -1168,7 +1179,7 @@ def test_batch_process_pool_example(cap, cli_cloud, capture_dir, tmp_path, capsy
     out = tmp_path / "out"
     start = time.perf_counter()
     proc = run(sys.executable, EXAMPLES / "batch_process_pool.py", capture_dir, "-o", out, "--workers", "2",
-               env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)})
+               env=_child_env())
     elapsed = time.perf_counter() - start
     assert proc.stdout.count("ok") >= 3, proc.stdout
     check_batch_outputs(out, cap, cli_cloud)
@@ -1185,7 +1196,7 @@ def test_batch_dask_example(cap, cli_cloud, capture_dir, tmp_path, capsys):
     out = tmp_path / "out"
     start = time.perf_counter()
     proc = run(sys.executable, EXAMPLES / "batch_dask.py", capture_dir, "-o", out, "--workers", "2",
-               "--threads", env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)})
+               "--threads", env=_child_env())
     elapsed = time.perf_counter() - start
     assert proc.stdout.count("ok") >= 3, proc.stdout
     check_batch_outputs(out, cap, cli_cloud)
@@ -1221,7 +1232,7 @@ def test_batch_example_reports_a_broken_capture(capture_dir, tmp_path):
     (broken / "b.json").write_text("{")
     proc = subprocess.run([sys.executable, EXAMPLES / "batch_process_pool.py", broken, "-o", tmp_path / "out",
                            "--workers", "2"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)})
+                          env=_child_env())
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "b.json" in proc.stderr and (tmp_path / "out" / "a.ply").is_file() \
         and (tmp_path / "out" / "c.ply").is_file()
@@ -1243,7 +1254,7 @@ def test_rectify_and_view_example(tmp_path):
 
 def test_export_open3d_example(tmp_path):
     ply = tmp_path / "open3d.ply"
-    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
+    env = _child_env()
     proc = run(sys.executable, EXAMPLES / "export_open3d.py", SAMPLE, "-o", ply, env=env)
     try:
         import open3d  # noqa: F401

@@ -16,7 +16,6 @@ import json
 import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -24,10 +23,10 @@ import numpy as np
 import pytest
 import tifffile
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+import rgbd
 
-import rgbd  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+
 
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"
 

@@ -5,7 +5,6 @@ an EXIF-turned photo's turned outputs.
 """
 
 import json
-import sys
 from pathlib import Path
 
 import cv2
@@ -13,11 +12,10 @@ import numpy as np
 import pytest
 import tifffile
 
+import portrait_files
+import rgbd
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(REPO / "Scripts" / "fixtures"))
-import portrait_files  # noqa: E402
-import rgbd  # noqa: E402
 
 SAMPLE = REPO / "Examples" / "sample" / "shot.json"
 TRUTH = json.loads((REPO / "Examples" / "sample" / "shot.truth.json").read_text())

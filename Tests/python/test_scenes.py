@@ -17,10 +17,9 @@ import sys
 import numpy as np
 import pytest
 
+import rgbd
 from conftest import REPO
-
-sys.path.insert(0, str(REPO / "python"))
-import rgbd  # noqa: E402
+from synthetic_room import room_distance
 
 
 def make_scan(synth, tmp_path, layout, frames=6, extra=()):
@@ -133,9 +132,6 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
 
     from plyfile import PlyData
 
-    sys.path.insert(0, str(REPO / "Scripts"))
-    from fuse_quality import room_distance
-
     path = make_scan(synth, tmp_path, "stray", frames=10)
     with rgbd.load_scene(path) as scene:
         mesh = scene.fuse(voxel=0.02)
@@ -189,9 +185,6 @@ def test_fuse_and_export_level_frame(synth, tmp_path, rgbd_bin, layout, extra):
     import json
 
     from plyfile import PlyData
-
-    sys.path.insert(0, str(REPO / "Scripts"))
-    from fuse_quality import room_distance
 
     path = make_scan(synth, tmp_path, layout, frames=10, extra=extra)
     truth = json.loads((tmp_path / f"{layout}.truth.json").read_text())
@@ -249,9 +242,6 @@ def test_fused_mesh_opens_in_meshlab(synth, tmp_path, rgbd_bin):
     non-manifold edge."""
     pymeshlab = pytest.importorskip("pymeshlab")
     import json
-
-    sys.path.insert(0, str(REPO / "Scripts"))
-    from fuse_quality import room_distance
 
     path = make_scan(synth, tmp_path, "stray", frames=10)
     ply = tmp_path / "mesh.ply"

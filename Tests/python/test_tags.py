@@ -11,15 +11,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import REPO
-
-sys.path.insert(0, str(REPO / "python"))
-import rgbd  # noqa: E402
+import rgbd
 
 
 def make_capture(synth, directory, name, depth_scale=1.0):

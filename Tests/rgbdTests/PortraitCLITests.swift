@@ -3,7 +3,7 @@ import Testing
 import RGBDKit
 
 /// The real `rgbd` binary on Portrait photos (Tests/RGBDKitTests/Fixtures/portrait, made
-/// by Scripts/fixtures/portrait_files.py: planes at 1, 1.25 and 2 m, relative accuracy, a matte).
+/// by Tests/python/portrait_files.py: planes at 1, 1.25 and 2 m, relative accuracy, a matte).
 @Suite(.serialized) struct PortraitCLITests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("RGBDKitTests/Fixtures/portrait").path

@@ -33,16 +33,14 @@ from __future__ import annotations
 from pathlib import Path as _Path
 
 from . import _lib
-from ._capture import (AlignedPair, Capture, CaptureIntrinsics, Intrinsics, Lens, load_capture, load_capture_bytes,
-                       load_photo_bytes)
+from ._capture import Capture, load_capture, load_capture_bytes, load_photo_bytes
 from ._errors import RGBDError, Status
-from ._files import RectifyResult, rectify_files
+from ._files import rectify_files
 from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
-from ._scene import Frame, Scene, load_scene
-from ._scene import Mesh
-from ._tags import Tag, register
+from ._scene import Scene, load_scene, register
+from ._types import AlignedPair, CaptureIntrinsics, Frame, Intrinsics, Lens, Mesh, RectifyResult, Tag
 
 # rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
 # of the version number (the library's rgbd_version() says the same); a file in the

@@ -5,103 +5,31 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-import threading
-import weakref
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _lib
-from ._errors import check
+from ._handle import Handle
+from ._tags import capture_tags
+from ._types import AlignedPair, CaptureIntrinsics, Intrinsics, Lens
 from ._util import PathLike, as_bytes, cloud_options, encode_path, encode_text, output_array, pointer
 
-__all__ = ["Intrinsics", "CaptureIntrinsics", "AlignedPair", "Lens", "Capture", "load_capture",
-           "load_capture_bytes"]
+__all__ = ["Capture", "load_capture", "load_capture_bytes", "load_photo_bytes"]
 
 PointCloud = Union[Tuple[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-
-@dataclass(frozen=True)
-class Intrinsics:
-    """Pinhole intrinsics (OpenCV model) in pixels of a ``width`` × ``height`` image.
-
-    Pixel coordinates are integer pixel indices (the center of the top-left pixel is 0, 0).
-    """
-
-    fx: float
-    fy: float
-    cx: float
-    cy: float
-    width: int
-    height: int
-
-    @property
-    def matrix(self) -> np.ndarray:
-        """The 3×3 camera matrix ``[[fx, 0, cx], [0, fy, cy], [0, 0, 1]]`` (float64, a new array)."""
-        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
-
-    def as_dict(self) -> Dict[str, Any]:
-        """``{"width", "height", "intrinsic_matrix"}`` as Open3D's ``read_pinhole_camera_intrinsic``
-        reads it (the matrix as 9 numbers, column-major), the layout of rgbd's sidecar."""
-        return {
-            "width": self.width,
-            "height": self.height,
-            "intrinsic_matrix": [self.fx, 0.0, 0.0, 0.0, self.fy, 0.0, self.cx, self.cy, 1.0],
-        }
-
-    @classmethod
-    def _from_c(cls, k: _lib.RgbdIntrinsics) -> "Intrinsics":
-        return cls(k.fx, k.fy, k.cx, k.cy, int(k.width), int(k.height))
-
-
-class CaptureIntrinsics(NamedTuple):
-    """The intrinsics of a capture's rectified images: ``color`` and ``depth``."""
-
-    color: Intrinsics
-    depth: Intrinsics
-
-
-class AlignedPair(NamedTuple):
-    """A capture's rectified color and depth on one pixel grid (:meth:`Capture.aligned`).
-
-    Pixel ``(u, v)`` of ``color`` (H×W×3 uint8 RGB) and of ``depth`` (H×W float32 meters,
-    NaN = no depth) sees the same point; ``intrinsics`` describes both.
-    """
-
-    color: np.ndarray
-    depth: np.ndarray
-    intrinsics: Intrinsics
-
 
 _ALIGNMENTS = {"depth": _lib.RGBD_ALIGN_DEPTH, "color": _lib.RGBD_ALIGN_COLOR}
 
 
-class Lens(NamedTuple):
-    """The calibration values :func:`rgbd.rectify_image` takes, from one capture.
-
-    ``rgbd.rectify_image(frame, *cap.lens)`` rectifies another frame of the same camera.
-    """
-
-    reference_size: Tuple[int, int]
-    distortion_center: Tuple[float, float]
-    lookup_table: np.ndarray
-
-
-def _destroy(handle: Any) -> None:
-    """Releases a capture handle (the finalizer of :class:`Capture`; runs at most once)."""
-    _lib.lib().rgbd_capture_destroy(handle)
-
-
 def _size(function: Any, handle: Any) -> Tuple[int, int]:
     width, height = ctypes.c_int32(), ctypes.c_int32()
-    check(function(handle, ctypes.byref(width), ctypes.byref(height)))
+    function(handle, ctypes.byref(width), ctypes.byref(height))
     return width.value, height.value
 
 
-class Capture:
+class Capture(Handle):
     """A loaded capture (calibration, depth map, color photo), backed by an ``rgbd_capture``.
 
     Create one with :func:`load_capture` or :func:`load_capture_bytes`. The capture is
@@ -119,13 +47,7 @@ class Capture:
 
         Use :func:`load_capture` / :func:`load_capture_bytes` instead of calling this.
         """
-        if not handle:
-            raise ValueError("handle is NULL")
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, _destroy, handle)
-        self._state = threading.Condition(threading.Lock())
-        self._busy = 0
-        self._closed = False
+        super().__init__(handle)
         #: A name for messages: the JSON's stem, or the name given to load_capture_bytes.
         self.name = name
         #: The JSON file it was loaded from (None for load_capture_bytes).
@@ -137,52 +59,14 @@ class Capture:
         self._depth_size = _size(lib.rgbd_capture_depth_size, handle)
         self._reference_size = _size(lib.rgbd_capture_reference_size, handle)
 
-    # ---- lifetime ----------------------------------------------------------------------
+    # ---- lifetime (rgbd._handle.Handle) ------------------------------------------------------
 
-    @contextmanager
-    def _use(self) -> Iterator[Any]:
-        """The handle, kept alive (close() waits) for the duration of the block."""
-        with self._state:
-            if self._closed:
-                raise ValueError(f"capture {self.name!r} is closed")
-            self._busy += 1
-        try:
-            yield self._handle
-        finally:
-            with self._state:
-                self._busy -= 1
-                if self._busy == 0:
-                    self._state.notify_all()
+    _destroy_function = "rgbd_capture_destroy"
+    _pickle_message = ("rgbd.Capture cannot be pickled (it wraps a handle of the C library); "
+                       "pass the file paths to the worker and load the capture there")
 
-    def close(self) -> None:
-        """Releases the library's handle (``rgbd_capture_destroy``). Idempotent.
-
-        Waits for calls on this capture running in other threads to finish first.
-        """
-        with self._state:
-            if self._closed:
-                return
-            self._closed = True
-            while self._busy:
-                self._state.wait()
-        self._finalizer()
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` has been called."""
-        return self._closed
-
-    def __enter__(self) -> "Capture":
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
-
-    def __reduce__(self) -> Any:
-        raise TypeError(
-            "rgbd.Capture cannot be pickled (it wraps a handle of the C library); "
-            "pass the file paths to the worker and load the capture there"
-        )
+    def _closed_message(self) -> str:
+        return f"capture {self.name!r} is closed"
 
     def __repr__(self) -> str:
         if self._closed:
@@ -210,7 +94,7 @@ class Capture:
     def _intrinsics(self, which: int) -> Intrinsics:
         k = _lib.RgbdIntrinsics()
         with self._use() as handle:
-            check(_lib.lib().rgbd_capture_intrinsics(handle, which, ctypes.byref(k)))
+            _lib.lib().rgbd_capture_intrinsics(handle, which, ctypes.byref(k))
         return Intrinsics._from_c(k)
 
     @property
@@ -229,7 +113,7 @@ class Capture:
         """``(x, y)`` of ``lens_distortion_center``, in pixels at :attr:`reference_size`."""
         x, y = ctypes.c_double(), ctypes.c_double()
         with self._use() as handle:
-            check(_lib.lib().rgbd_capture_distortion_center(handle, ctypes.byref(x), ctypes.byref(y)))
+            _lib.lib().rgbd_capture_distortion_center(handle, ctypes.byref(x), ctypes.byref(y))
         return x.value, y.value
 
     # ---- place, heading and gravity (the photo's EXIF; docs/geo.md) ------------------------
@@ -237,7 +121,7 @@ class Capture:
     def _geo(self) -> "_lib.RgbdGeo":
         geo = _lib.RgbdGeo()
         with self._use() as handle:
-            check(_lib.lib().rgbd_capture_geo(handle, ctypes.byref(geo)))
+            _lib.lib().rgbd_capture_geo(handle, ctypes.byref(geo))
         return geo
 
     @property
@@ -277,10 +161,10 @@ class Capture:
         lib = _lib.lib()
         count = ctypes.c_size_t()
         with self._use() as handle:
-            check(lib.rgbd_capture_lookup_table(handle, inverse, None, 0, ctypes.byref(count)))
+            lib.rgbd_capture_lookup_table(handle, inverse, None, 0, ctypes.byref(count))
             table = np.empty(count.value, dtype=np.float32)
-            check(lib.rgbd_capture_lookup_table(handle, inverse, pointer(table, ctypes.c_float), table.size,
-                                                ctypes.byref(count)))
+            lib.rgbd_capture_lookup_table(handle, inverse, pointer(table, ctypes.c_float), table.size,
+                                          ctypes.byref(count))
         return table[: count.value]
 
     @property
@@ -309,7 +193,7 @@ class Capture:
             array = output_array(out, (height, width), np.float32)
             data = pointer(array, ctypes.c_float)
         with self._use() as handle:
-            check(getattr(_lib.lib(), function_name)(handle, data, array.size))
+            getattr(_lib.lib(), function_name)(handle, data, array.size)
         return array
 
     def _cached(self, key: str, function_name: str, color: bool) -> np.ndarray:
@@ -336,7 +220,7 @@ class Capture:
         ``"relative"`` (the depth's scale is not guaranteed); None for other captures."""
         text = ctypes.c_char_p()
         with self._use() as handle:
-            check(_lib.lib().rgbd_capture_depth_accuracy(handle, ctypes.byref(text)))
+            _lib.lib().rgbd_capture_depth_accuracy(handle, ctypes.byref(text))
         value = (text.value or b"").decode("utf-8", errors="replace")
         return value or None
 
@@ -381,12 +265,12 @@ class Capture:
         lib = _lib.lib()
         k = _lib.RgbdIntrinsics()
         with self._use() as handle:
-            check(lib.rgbd_capture_aligned(handle, which, None, 0, None, 0, ctypes.byref(k)))
+            lib.rgbd_capture_aligned(handle, which, None, 0, None, 0, ctypes.byref(k))
             width, height = int(k.width), int(k.height)
             color = np.empty((height, width, 3), dtype=np.uint8)
             depth = np.empty((height, width), dtype=np.float32)
-            check(lib.rgbd_capture_aligned(handle, which, pointer(color, ctypes.c_uint8), color.size,
-                                           pointer(depth, ctypes.c_float), depth.size, ctypes.byref(k)))
+            lib.rgbd_capture_aligned(handle, which, pointer(color, ctypes.c_uint8), color.size,
+                                     pointer(depth, ctypes.c_float), depth.size, ctypes.byref(k))
         return AlignedPair(color, depth, Intrinsics._from_c(k))
 
     # ---- tags ------------------------------------------------------------------------------
@@ -397,8 +281,6 @@ class Capture:
 
         ``size`` is the tags' black-square edge in meters (None: each measured in the depth).
         """
-        from ._tags import capture_tags
-
         with self._use() as handle:
             return capture_tags(handle, family, size)
 
@@ -427,12 +309,12 @@ class Capture:
             raise ValueError(f"max_depth must be positive, not {max_depth!r}")
         turn = int(bool(upright))
         with self._use() as handle:
-            check(lib.rgbd_capture_preview_upright(handle, int(width), float(min_depth), top, turn, None, 0,
-                                                   ctypes.byref(sheet_width), ctypes.byref(sheet_height)))
+            lib.rgbd_capture_preview_upright(handle, int(width), float(min_depth), top, turn, None, 0,
+                                             ctypes.byref(sheet_width), ctypes.byref(sheet_height))
             sheet = np.empty((sheet_height.value, sheet_width.value, 3), dtype=np.uint8)
-            check(lib.rgbd_capture_preview_upright(handle, int(width), float(min_depth), top, turn,
-                                                   pointer(sheet, ctypes.c_uint8), sheet.size,
-                                                   ctypes.byref(sheet_width), ctypes.byref(sheet_height)))
+            lib.rgbd_capture_preview_upright(handle, int(width), float(min_depth), top, turn,
+                                             pointer(sheet, ctypes.c_uint8), sheet.size,
+                                             ctypes.byref(sheet_width), ctypes.byref(sheet_height))
         return sheet
 
     # ---- point clouds ---------------------------------------------------------------------
@@ -444,7 +326,7 @@ class Capture:
         options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, False, axes, frame)
         count = ctypes.c_size_t()
         with self._use() as handle:
-            check(_lib.lib().rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count)))
+            _lib.lib().rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count))
         return count.value
 
     def point_cloud(self, min_depth: float = 0.0, max_depth: float = math.inf, stride: int = 1,
@@ -474,14 +356,14 @@ class Capture:
         lib = _lib.lib()
         count, written = ctypes.c_size_t(), ctypes.c_size_t()
         with self._use() as handle:
-            check(lib.rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count)))
+            lib.rgbd_capture_point_cloud_count(handle, ctypes.byref(options), ctypes.byref(count))
             n = count.value
             points = np.empty((n, 3), dtype=np.float32)
             colors = np.empty((n, 3), dtype=np.uint8)
             normal_array = np.empty((n, 3), dtype=np.float32) if normals else None
-            check(lib.rgbd_capture_point_cloud(
+            lib.rgbd_capture_point_cloud(
                 handle, ctypes.byref(options), pointer(points, ctypes.c_float), pointer(colors, ctypes.c_uint8),
-                pointer(normal_array, ctypes.c_float), n, ctypes.byref(written)))
+                pointer(normal_array, ctypes.c_float), n, ctypes.byref(written))
         if written.value != n:  # the header allows *written < capacity; keep what was written
             points, colors = points[: written.value], colors[: written.value]
             normal_array = None if normal_array is None else normal_array[: written.value]
@@ -501,7 +383,7 @@ class Capture:
         options = cloud_options(min_depth, max_depth, stride, keep_edges, edge_threshold, normals, axes, frame)
         raw = encode_path(path)
         with self._use() as handle:
-            check(_lib.lib().rgbd_capture_write_ply(handle, ctypes.byref(options), raw, 1 if ascii else 0))
+            _lib.lib().rgbd_capture_write_ply(handle, ctypes.byref(options), raw, 1 if ascii else 0)
 
 
 # ---- loading -------------------------------------------------------------------------------
@@ -525,7 +407,7 @@ def load_capture(json_path: PathLike, image_path: Optional[PathLike] = None) -> 
     json_raw = encode_path(json_path, "json_path")
     image_raw = None if image_path is None else encode_path(image_path, "image_path")
     out = _lib.RgbdCaptureP()
-    check(_lib.lib().rgbd_capture_load(json_raw, image_raw, ctypes.byref(out)))
+    _lib.lib().rgbd_capture_load(json_raw, image_raw, ctypes.byref(out))
     name = Path(os.fsdecode(json_raw)).stem
     return Capture(out, name, os.fsdecode(json_raw), None if image_raw is None else os.fsdecode(image_raw))
 
@@ -539,7 +421,7 @@ def load_photo_bytes(photo_bytes: Any, name: Optional[str] = None) -> Capture:
     data = as_bytes(photo_bytes, "photo_bytes")
     name_raw = None if name is None else encode_text(name, "name")
     out = _lib.RgbdCaptureP()
-    check(_lib.lib().rgbd_capture_load_photo_memory(pointer(data, ctypes.c_uint8), data.size, name_raw, ctypes.byref(out)))
+    _lib.lib().rgbd_capture_load_photo_memory(pointer(data, ctypes.c_uint8), data.size, name_raw, ctypes.byref(out))
     return Capture(out, "memory" if name is None else Path(name).stem)
 
 
@@ -553,7 +435,7 @@ def load_capture_bytes(json_bytes: Any, jpeg_bytes: Any, name: Optional[str] = N
     jpeg_data = as_bytes(jpeg_bytes, "jpeg_bytes")
     name_raw = None if name is None else encode_text(name, "name")
     out = _lib.RgbdCaptureP()
-    check(_lib.lib().rgbd_capture_load_memory(
+    _lib.lib().rgbd_capture_load_memory(
         pointer(json_data, ctypes.c_uint8), json_data.size, pointer(jpeg_data, ctypes.c_uint8), jpeg_data.size,
-        name_raw, ctypes.byref(out)))
+        name_raw, ctypes.byref(out))
     return Capture(out, "memory" if name is None else name)

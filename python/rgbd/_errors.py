@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import enum
-from typing import Union
+from typing import Optional, Union
 
-from . import _lib
+__all__ = ["Status", "RGBDError", "error_for"]
 
-__all__ = ["Status", "RGBDError", "check"]
+# The status codes of rgbd.h (``_lib`` re-exports them with the rest of the header's
+# constants; they are defined here, beside the exception that carries them, so that
+# ``_lib`` can raise it without this module importing ``_lib``).
+RGBD_OK = 0
+RGBD_ERROR_IO = 1
+RGBD_ERROR_INVALID_JSON = 2
+RGBD_ERROR_INVALID_CAPTURE = 3
+RGBD_ERROR_INVALID_IMAGE = 4
+RGBD_ERROR_INVALID_ARGUMENT = 5
+RGBD_ERROR_INVALID_SCENE = 6
 
 
 class Status(enum.IntEnum):
     """Status codes of rgbd.h (``RGBD_OK``, ``RGBD_ERROR_*``)."""
 
-    OK = _lib.RGBD_OK
-    IO = _lib.RGBD_ERROR_IO  #: a file could not be read or written
-    INVALID_JSON = _lib.RGBD_ERROR_INVALID_JSON  #: the JSON is not valid JSON (empty, cut short, syntax)
-    INVALID_CAPTURE = _lib.RGBD_ERROR_INVALID_CAPTURE  #: valid JSON; a key is missing or holds the wrong value
-    INVALID_IMAGE = _lib.RGBD_ERROR_INVALID_IMAGE  #: an image cannot be decoded or has the wrong size
-    INVALID_ARGUMENT = _lib.RGBD_ERROR_INVALID_ARGUMENT  #: NULL pointer, buffer too small, bad option
-    INVALID_SCENE = _lib.RGBD_ERROR_INVALID_SCENE  #: a scan's table, frame, pose or archive is malformed
+    OK = RGBD_OK
+    IO = RGBD_ERROR_IO  #: a file could not be read or written
+    INVALID_JSON = RGBD_ERROR_INVALID_JSON  #: the JSON is not valid JSON (empty, cut short, syntax)
+    INVALID_CAPTURE = RGBD_ERROR_INVALID_CAPTURE  #: valid JSON; a key is missing or holds the wrong value
+    INVALID_IMAGE = RGBD_ERROR_INVALID_IMAGE  #: an image cannot be decoded or has the wrong size
+    INVALID_ARGUMENT = RGBD_ERROR_INVALID_ARGUMENT  #: NULL pointer, buffer too small, bad option
+    INVALID_SCENE = RGBD_ERROR_INVALID_SCENE  #: a scan's table, frame, pose or archive is malformed
 
 
 class RGBDError(Exception):
@@ -48,16 +57,10 @@ class RGBDError(Exception):
         return f"RGBDError({self.message!r}, status={name})"
 
 
-def check(status: int) -> None:
-    """Raises :class:`RGBDError` with ``rgbd_last_error()`` if ``status`` is not ``RGBD_OK``.
-
-    Must be called on the thread that made the failing call, before any other rgbd call
-    (the message is thread-local and only valid until the next failure).
-    """
-    if status == _lib.RGBD_OK:
-        return
-    raw = _lib.lib().rgbd_last_error()
-    message = raw.decode("utf-8", errors="replace") if raw else ""
+def error_for(status: int, raw_message: Optional[bytes]) -> RGBDError:
+    """The :class:`RGBDError` of a failed call: its status and ``rgbd_last_error()``'s text
+    (``raw_message``), or a message saying there was none."""
+    message = raw_message.decode("utf-8", errors="replace") if raw_message else ""
     if not message:
         message = f"rgbd call failed with status {status} and no message"
-    raise RGBDError(message, status)
+    return RGBDError(message, status)

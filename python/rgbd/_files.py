@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import ctypes
-from typing import List, NamedTuple, Optional
+from typing import Optional
 
 from . import _lib
-from ._errors import check
+from ._types import RectifyResult
 from ._util import PathLike, encode_path, real
 
 _ALIGN = {None: _lib.RGBD_ALIGN_NONE, "depth": _lib.RGBD_ALIGN_DEPTH, "color": _lib.RGBD_ALIGN_COLOR}
-
-
-class RectifyResult(NamedTuple):
-    """What :func:`rectify_files` wrote, and what ``rgbd rectify`` would have warned about."""
-
-    #: The warnings, one line each (discarded depth markers, an aspect ratio a crop explains,
-    #: a mirroring orientation ``upright`` left as stored).
-    warnings: List[str]
 
 
 def rectify_files(
@@ -64,12 +56,12 @@ def rectify_files(
     options.max_blend_step = real(max_blend_step, "max_blend_step")
     options.max_valid_depth = real(max_valid_depth, "max_valid_depth")
     warnings = ctypes.c_char_p()
-    check(_lib.lib().rgbd_rectify_files(
+    _lib.lib().rgbd_rectify_files(
         encode_path(json_path, "json_path"),
         None if image_path is None else encode_path(image_path, "image_path"),
         encode_path(directory, "directory"),
         ctypes.byref(options),
         ctypes.byref(warnings),
-    ))
+    )
     text = (warnings.value or b"").decode("utf-8", errors="replace")
     return RectifyResult(warnings=[line for line in text.split("\n") if line])

@@ -8,7 +8,6 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _lib
-from ._errors import check
 from ._util import INT32_MAX, PathLike, encode_path, int32, output_array, pair, pointer, real
 
 __all__ = ["rectify_image", "write_ply"]
@@ -104,11 +103,11 @@ def rectify_image(
         raise ValueError("out must not overlap image")
     lib = _lib.lib()
     if channels:
-        check(lib.rgbd_rectify_u8(ctypes.byref(lens), pointer(source, ctypes.c_uint8), width, height, channels,
-                                  pointer(result, ctypes.c_uint8)))
+        lib.rgbd_rectify_u8(ctypes.byref(lens), pointer(source, ctypes.c_uint8), width, height, channels,
+                            pointer(result, ctypes.c_uint8))
     else:
-        check(lib.rgbd_rectify_f32(ctypes.byref(lens), pointer(source, ctypes.c_float), width, height, step,
-                                   pointer(result, ctypes.c_float)))
+        lib.rgbd_rectify_f32(ctypes.byref(lens), pointer(source, ctypes.c_float), width, height, step,
+                             pointer(result, ctypes.c_float))
     return result
 
 
@@ -155,7 +154,7 @@ def write_ply(
         normals_data = _vectors(normals, "normals")
         if normals_data.shape[0] != count:
             raise ValueError(f"normals must have shape ({count}, 3) like points, not {normals_data.shape}")
-    check(_lib.lib().rgbd_write_ply(raw, pointer(points_data, ctypes.c_float), pointer(colors_data, ctypes.c_uint8),
-                                    pointer(normals_data, ctypes.c_float), count, 1 if ascii else 0))
+    _lib.lib().rgbd_write_ply(raw, pointer(points_data, ctypes.c_float), pointer(colors_data, ctypes.c_uint8),
+                              pointer(normals_data, ctypes.c_float), count, 1 if ascii else 0)
 
 

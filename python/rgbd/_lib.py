@@ -2,8 +2,10 @@
 
 Everything here mirrors ``Sources/CRGBD/include/rgbd.h`` (the single source of truth for
 the C ABI): the status codes, the structs and one ``argtypes``/``restype`` pair for every
-function of the header. The library is loaded once, on first use, and is the only global
-state of the package.
+function of the header. Every function that returns a status has an ``errcheck`` that
+raises :class:`rgbd.RGBDError` (with ``rgbd_last_error()``, read on the calling thread
+right after the call) for any status but ``RGBD_OK``, so callers never check one. The
+library is loaded once, on first use, and is the only global state of the package.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import ctypes
 import os
 import threading
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
+
+from ._errors import (RGBD_ERROR_INVALID_ARGUMENT, RGBD_ERROR_INVALID_CAPTURE, RGBD_ERROR_INVALID_IMAGE,
+                      RGBD_ERROR_INVALID_JSON, RGBD_ERROR_INVALID_SCENE, RGBD_ERROR_IO, RGBD_OK, error_for)
 
 __all__ = [
     "RGBD_OK",
@@ -62,13 +67,8 @@ __all__ = [
 
 # ---- Constants of rgbd.h ------------------------------------------------------------
 
-RGBD_OK = 0
-RGBD_ERROR_IO = 1
-RGBD_ERROR_INVALID_JSON = 2
-RGBD_ERROR_INVALID_CAPTURE = 3
-RGBD_ERROR_INVALID_IMAGE = 4
-RGBD_ERROR_INVALID_ARGUMENT = 5
-RGBD_ERROR_INVALID_SCENE = 6
+# RGBD_OK and RGBD_ERROR_*: imported from _errors, which defines them beside the exception
+# that carries them.
 
 RGBD_INTRINSICS_REFERENCE = 0
 RGBD_INTRINSICS_COLOR = 1
@@ -506,6 +506,23 @@ def _declare(library: ctypes.CDLL, path: Path) -> None:
         function = getattr(library, name)
         function.restype = restype
         function.argtypes = argtypes
+        if restype is ctypes.c_int:
+            function.errcheck = _status_check(library)
+
+
+def _status_check(library: ctypes.CDLL) -> Any:
+    """The ``errcheck`` of the functions that return a status: raises the call's
+    :class:`rgbd.RGBDError` for any status but ``RGBD_OK`` (the message is thread-local and
+    valid until the next failure: it is read here, on the calling thread, before anything
+    else is called)."""
+    last_error = library.rgbd_last_error
+
+    def check(status: int, function: Any, arguments: Any) -> int:
+        if status != RGBD_OK:
+            raise error_for(status, last_error())
+        return status
+
+    return check
 
 
 _lock = threading.Lock()

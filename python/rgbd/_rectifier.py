@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import ctypes
-import threading
-import weakref
-from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _lib
-from ._errors import check
+from ._handle import Handle
 from ._image import lens_struct
 from ._util import int32, pair, pointer, real
 
 __all__ = ["Rectifier"]
-
-
-def _destroy(handle: Any) -> None:
-    """Releases a rectifier handle (the finalizer of :class:`Rectifier`; runs at most once)."""
-    _lib.lib().rgbd_rectifier_destroy(handle)
 
 
 def _plane(array: np.ndarray, height: int, width: int, pixel_bytes: int) -> Tuple[int, int]:
@@ -38,7 +30,7 @@ def _plane(array: np.ndarray, height: int, width: int, pixel_bytes: int) -> Tupl
     return row_bytes, (height - 1) * row_bytes + width * pixel_bytes
 
 
-class Rectifier:
+class Rectifier(Handle):
     """Rectifies the frames of one camera at one frame size, created once for any number of frames.
 
     ``rgbd.Rectifier(lens, (width, height))`` with ``lens`` a capture's :attr:`Capture.lens`
@@ -91,54 +83,23 @@ class Rectifier:
             raise ValueError(f"max_map_bytes must be a non-negative int, not {max_map_bytes!r}")
         handle = _lib.RgbdRectifierP()
         lib = _lib.lib()
-        check(lib.rgbd_rectifier_create(ctypes.byref(c_lens), self._width, self._height,
-                                        real(max_relative_step, "max_relative_step"),
-                                        min(max_map_bytes, 2**63 - 1), ctypes.byref(handle)))
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, _destroy, handle)
-        self._state = threading.Condition(threading.Lock())
-        self._busy = 0
-        self._closed = False
+        lib.rgbd_rectifier_create(ctypes.byref(c_lens), self._width, self._height,
+                                  real(max_relative_step, "max_relative_step"),
+                                  min(max_map_bytes, 2**63 - 1), ctypes.byref(handle))
+        super().__init__(handle)
         held, cw, ch = ctypes.c_size_t(), ctypes.c_int32(), ctypes.c_int32()
-        check(lib.rgbd_rectifier_info(handle, ctypes.byref(held), ctypes.byref(cw), ctypes.byref(ch)))
+        lib.rgbd_rectifier_info(handle, ctypes.byref(held), ctypes.byref(cw), ctypes.byref(ch))
         self._bytes_held = held.value
         self._chroma_size = (cw.value, ch.value)
 
-    # ---- lifetime ----------------------------------------------------------------------
+    # ---- lifetime (rgbd._handle.Handle) ------------------------------------------------------
 
-    @contextmanager
-    def _use(self) -> Iterator[Any]:
-        with self._state:
-            if self._closed:
-                raise ValueError("the rectifier is closed")
-            self._busy += 1
-        try:
-            yield self._handle
-        finally:
-            with self._state:
-                self._busy -= 1
-                if self._busy == 0:
-                    self._state.notify_all()
+    _destroy_function = "rgbd_rectifier_destroy"
+    _pickle_message = ("rgbd.Rectifier cannot be pickled (it wraps a handle of the C library); "
+                       "create one per process")
 
-    def close(self) -> None:
-        """Releases the library's handle (``rgbd_rectifier_destroy``). Idempotent; waits for
-        calls running in other threads."""
-        with self._state:
-            if self._closed:
-                return
-            self._closed = True
-            while self._busy:
-                self._state.wait()
-        self._finalizer()
-
-    def __enter__(self) -> "Rectifier":
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
-
-    def __reduce__(self) -> Any:
-        raise TypeError("rgbd.Rectifier cannot be pickled (it wraps a handle of the C library); create one per process")
+    def _closed_message(self) -> str:
+        return "the rectifier is closed"
 
     def __repr__(self) -> str:
         state = " (closed)" if self._closed else f", holds {self._bytes_held} bytes"
@@ -223,11 +184,11 @@ class Rectifier:
         lib = _lib.lib()
         with self._use() as handle:
             if channels:
-                check(lib.rgbd_rectifier_apply_u8(handle, channels, pointer(source, ctypes.c_uint8), src_row, src_size,
-                                                  pointer(result, ctypes.c_uint8), dst_row, dst_size))
+                lib.rgbd_rectifier_apply_u8(handle, channels, pointer(source, ctypes.c_uint8), src_row, src_size,
+                                            pointer(result, ctypes.c_uint8), dst_row, dst_size)
             else:
-                check(lib.rgbd_rectifier_apply_f32(handle, pointer(source, ctypes.c_float), src_row, src_size,
-                                                   pointer(result, ctypes.c_float), dst_row, dst_size))
+                lib.rgbd_rectifier_apply_f32(handle, pointer(source, ctypes.c_float), src_row, src_size,
+                                             pointer(result, ctypes.c_float), dst_row, dst_size)
         return result
 
     def nv12(
@@ -273,7 +234,7 @@ class Rectifier:
         cd, cd_row, cd_size = self._destination(out_cbcr, (ch, cw, 2), np.uint8, 2, "out_cbcr")
         u8 = ctypes.c_uint8
         with self._use() as handle:
-            check(_lib.lib().rgbd_rectifier_apply_nv12(
+            _lib.lib().rgbd_rectifier_apply_nv12(
                 handle, pointer(ys, u8), ys_row, ys_size, pointer(cs, u8), cs_row, cs_size,
-                pointer(yd, u8), yd_row, yd_size, pointer(cd, u8), cd_row, cd_size))
+                pointer(yd, u8), yd_row, yd_size, pointer(cd, u8), cd_row, cd_size)
         return yd, cd

@@ -5,102 +5,20 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-import threading
-import weakref
-from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Tuple, Union, overload
+from typing import Any, Iterator, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from . import _lib
-from ._capture import Intrinsics
-from ._errors import check
+from ._handle import Handle
+from ._tags import family_code, size_meters
+from ._types import Frame, Intrinsics, Mesh
 from ._util import PathLike, encode_path, frame_constant
 
-
-@dataclass(frozen=True)
-class Frame:
-    """One frame of a scene: the vocabulary captures and scenes share.
-
-    ``pose`` is the 4×4 camera-to-world matrix with OpenCV camera axes (x right, y down,
-    z forward) in the scene's world: ``p_world = pose[:3, :3] @ p_camera + pose[:3, 3]``.
-    """
-
-    #: The frame's number in the scan (its file names, its video frame).
-    index: int
-    #: Seconds since the scan's first frame (None when the scan has no timestamps).
-    time: Optional[float]
-    #: (4, 4) float64, camera-to-world, OpenCV camera axes.
-    pose: np.ndarray
-    #: Intrinsics of ``color`` (at the color size).
-    color_intrinsics: Intrinsics
-    #: Intrinsics of ``depth`` (the same camera at the depth map's size).
-    intrinsics: Intrinsics
-    #: (h, w) float32 meters, NaN = no depth.
-    depth: np.ndarray
-    #: (h, w) uint8, ARKit confidence 0 low / 1 medium / 2 high; None when the scan has none.
-    confidence: Optional[np.ndarray]
-    #: (H, W, 3) uint8 RGB; None for a depth-only scene or when read without color.
-    color: Optional[np.ndarray]
-
-    def __repr__(self) -> str:
-        def shape(a: Optional[np.ndarray]) -> str:
-            return "None" if a is None else "×".join(str(n) for n in a.shape)
-        time = "None" if self.time is None else f"{self.time:.3f} s"
-        return (f"Frame(index={self.index}, time={time}, position={np.round(self.pose[:3, 3], 3).tolist()}, "
-                f"depth {shape(self.depth)}, confidence {shape(self.confidence)}, color {shape(self.color)})")
+__all__ = ["Scene", "load_scene", "register"]
 
 
-@dataclass(frozen=True)
-class Mesh:
-    """A fused surface (:meth:`Scene.fuse`): numpy arrays in the scene's world, meters."""
-
-    #: (N, 3) float32 vertex positions.
-    vertices: np.ndarray
-    #: (M, 3) uint32 vertex indices per triangle, counter-clockwise seen from the observed side.
-    faces: np.ndarray
-    #: (N, 3) uint8 RGB per vertex (white for a depth-only scene).
-    colors: np.ndarray
-    #: (N, 3) float32 unit normals per vertex, toward the observed side.
-    normals: np.ndarray
-    #: Where the surface comes from and how it was made (the PLY header's comments).
-    comments: Tuple[str, ...] = ()
-
-    def write(self, path: PathLike, ascii: bool = False) -> None:
-        """Writes the mesh to ``path`` as ``rgbd fuse`` writes it: PLY (binary, or ASCII
-        with ``ascii``) with its comments, atomically; the format comes from the extension
-        (``.ply``; other formats are not written yet).
-
-        Raises:
-            ValueError: an extension that is not ``.ply``, or arrays of the wrong shape.
-            RGBDError: the file cannot be written, or a face names a missing vertex.
-        """
-        raw = encode_path(path, "path")
-        if not os.fsdecode(raw).lower().endswith(".ply"):
-            raise ValueError(f"{os.fsdecode(raw)}: a mesh is written as .ply (other formats are not written yet)")
-        vertices = np.ascontiguousarray(self.vertices, np.float32)
-        colors = np.ascontiguousarray(self.colors, np.uint8)
-        normals = np.ascontiguousarray(self.normals, np.float32)
-        faces = np.ascontiguousarray(self.faces, np.uint32)
-        n = len(vertices)
-        if vertices.shape != (n, 3) or colors.shape != (n, 3) or normals.shape != (n, 3) or faces.ndim != 2 \
-                or faces.shape[1] != 3:
-            raise ValueError("vertices, colors and normals are (N, 3) arrays and faces an (M, 3) array")
-        f32, u8 = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_uint8)
-        check(_lib.lib().rgbd_write_mesh_ply(raw, vertices.ctypes.data_as(f32), colors.ctypes.data_as(u8),
-                                             normals.ctypes.data_as(f32), n,
-                                             faces.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), len(faces),
-                                             "\n".join(self.comments).encode(), int(bool(ascii))))
-
-    def __repr__(self) -> str:
-        return f"Mesh({len(self.vertices)} vertices, {len(self.faces)} triangles)"
-
-
-def _destroy(handle: Any) -> None:
-    _lib.lib().rgbd_scene_destroy(handle)
-
-
-class Scene:
+class Scene(Handle):
     """A scan opened by :func:`load_scene`: ``len(scene)`` frames (those with depth and a
     pose), iterated in order (each read once: a video is decoded in one pass) or indexed
     (``scene[i]``, ``scene[-1]``; sought when out of order).
@@ -110,31 +28,28 @@ class Scene:
     """
 
     def __init__(self, handle: Any, path: str) -> None:
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, _destroy, handle)
-        self._lock = threading.Lock()
+        super().__init__(handle)
         #: The scan's path.
         self.path = path
         count = ctypes.c_size_t()
         cw, ch, dw, dh = (ctypes.c_int32() for _ in range(4))
-        check(_lib.lib().rgbd_scene_info(handle, ctypes.byref(count), ctypes.byref(cw), ctypes.byref(ch),
-                                         ctypes.byref(dw), ctypes.byref(dh)))
+        _lib.lib().rgbd_scene_info(handle, ctypes.byref(count), ctypes.byref(cw), ctypes.byref(ch),
+                                   ctypes.byref(dw), ctypes.byref(dh))
         self._count = count.value
         #: ``(width, height)`` of color frames, None for a depth-only scene.
         self.color_size: Optional[Tuple[int, int]] = (cw.value, ch.value) if cw.value > 0 else None
         #: ``(width, height)`` of depth maps.
         self.depth_size: Tuple[int, int] = (dw.value, dh.value)
 
-    def close(self) -> None:
-        """Releases the handle (idempotent)."""
-        with self._lock:
-            self._finalizer()
+    # ---- lifetime (rgbd._handle.Handle): calls one at a time ---------------------------------
 
-    def __enter__(self) -> "Scene":
-        return self
+    _destroy_function = "rgbd_scene_destroy"
+    _serialized = True
+    _pickle_message = ("rgbd.Scene cannot be pickled (it wraps a handle of the C library); "
+                       "pass the scan's path to the worker and open it there")
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def _closed_message(self) -> str:
+        return "the scene is closed"
 
     def __len__(self) -> int:
         return self._count
@@ -147,19 +62,14 @@ class Scene:
             raise IndexError(f"frame {i} of a scene of {self._count} frames")
         return j
 
-    def _live(self) -> Any:
-        if not self._finalizer.alive:
-            raise ValueError("the scene is closed")
-        return self._handle
-
     def pose(self, i: int) -> np.ndarray:
         """Frame ``i``'s 4×4 camera-to-world pose (OpenCV camera axes), without reading pixels."""
         return self._info(self._position(i))[2]
 
     def _info(self, j: int) -> Tuple[int, Optional[float], np.ndarray, Intrinsics, Intrinsics]:
         info = _lib.RgbdFrameInfo()
-        with self._lock:
-            check(_lib.lib().rgbd_scene_frame_info(self._live(), j, ctypes.byref(info)))
+        with self._use() as handle:
+            _lib.lib().rgbd_scene_frame_info(handle, j, ctypes.byref(info))
         pose = np.array(info.pose[:], dtype=np.float64).reshape(4, 4)
         time = None if math.isnan(info.time) else float(info.time)
         return int(info.index), time, pose, Intrinsics._from_c(info.color), Intrinsics._from_c(info.depth)
@@ -176,10 +86,10 @@ class Scene:
             cw, ch = self.color_size
             rgb = np.empty((ch, cw, 3), np.uint8)
         f32, u8 = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_uint8)
-        with self._lock:
-            check(_lib.lib().rgbd_scene_read_frame(
-                self._live(), j, depth.ctypes.data_as(f32), depth.size, confidence.ctypes.data_as(u8), confidence.size,
-                None if rgb is None else rgb.ctypes.data_as(u8), 0 if rgb is None else rgb.size))
+        with self._use() as handle:
+            _lib.lib().rgbd_scene_read_frame(
+                handle, j, depth.ctypes.data_as(f32), depth.size, confidence.ctypes.data_as(u8), confidence.size,
+                None if rgb is None else rgb.ctypes.data_as(u8), 0 if rgb is None else rgb.size)
         has_confidence = not bool((confidence == 255).all())
         return Frame(index, time, pose, color_k, depth_k, depth, confidence if has_confidence else None, rgb)
 
@@ -248,9 +158,9 @@ class Scene:
         options.depth_size = depths[depth_size]
         frames = ctypes.c_size_t()
         raw = encode_path(directory, "directory")
-        with self._lock:
-            check(_lib.lib().rgbd_scene_export(self._live(), raw, format.encode(), ctypes.byref(options),
-                                               ctypes.byref(frames)))
+        with self._use() as handle:
+            _lib.lib().rgbd_scene_export(handle, raw, format.encode(), ctypes.byref(options),
+                                         ctypes.byref(frames))
         return frames.value
 
     def fuse(self, voxel: float = 0.01, trunc: Optional[float] = None, min_depth: float = 0.0,
@@ -297,24 +207,24 @@ class Scene:
         options.max_memory_mb = 0 if max_memory is None else max_memory
         options.frame = frame_constant(frame)
         mesh = _lib.RgbdMeshP()
-        with self._lock:
-            check(lib.rgbd_scene_fuse(self._live(), ctypes.byref(options), ctypes.byref(mesh)))
+        with self._use() as handle:
+            lib.rgbd_scene_fuse(handle, ctypes.byref(options), ctypes.byref(mesh))
         try:
             vertices, faces = ctypes.c_size_t(), ctypes.c_size_t()
-            check(lib.rgbd_mesh_counts(mesh, ctypes.byref(vertices), ctypes.byref(faces)))
+            lib.rgbd_mesh_counts(mesh, ctypes.byref(vertices), ctypes.byref(faces))
             nv, nf = vertices.value, faces.value
             positions = np.empty((nv, 3), np.float32)
             colors = np.empty((nv, 3), np.uint8)
             normals = np.empty((nv, 3), np.float32)
             triangles = np.empty((nf, 3), np.uint32)
             f32, u8 = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_uint8)
-            check(lib.rgbd_mesh_copy(mesh, positions.ctypes.data_as(f32), colors.ctypes.data_as(u8),
-                                     normals.ctypes.data_as(f32), nv,
-                                     triangles.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), nf))
+            lib.rgbd_mesh_copy(mesh, positions.ctypes.data_as(f32), colors.ctypes.data_as(u8),
+                               normals.ctypes.data_as(f32), nv,
+                               triangles.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), nf)
             length = ctypes.c_size_t()
-            check(lib.rgbd_mesh_comments(mesh, None, 0, ctypes.byref(length)))
+            lib.rgbd_mesh_comments(mesh, None, 0, ctypes.byref(length))
             text = ctypes.create_string_buffer(length.value + 1)
-            check(lib.rgbd_mesh_comments(mesh, text, length.value + 1, ctypes.byref(length)))
+            lib.rgbd_mesh_comments(mesh, text, length.value + 1, ctypes.byref(length))
         finally:
             lib.rgbd_mesh_destroy(mesh)
         comments = tuple(text.value.decode("utf-8", errors="replace").split("\n")) if length.value else ()
@@ -334,5 +244,32 @@ def load_scene(path: PathLike) -> Scene:
     """
     raw = encode_path(path, "path")
     out = _lib.RgbdSceneP()
-    check(_lib.lib().rgbd_scene_open(raw, ctypes.byref(out)))
+    _lib.lib().rgbd_scene_open(raw, ctypes.byref(out))
     return Scene(out, os.fsdecode(raw))
+
+
+def register(captures: Sequence[PathLike], tag_size: Optional[float], output: PathLike, *,
+             family: str = "tag36h11", origin_tag: Optional[int] = None, metric_from_tags: bool = False) -> Scene:
+    """``rgbd register``: places the captures (JSON or Portrait photo paths) in one world by
+    the AprilTags they share and writes ``output/scene.json`` and ``output/report.json``.
+
+    Returns the written scene, opened. ``tag_size`` is the black square's edge in meters
+    (None: measured in the depth); ``origin_tag`` the world's tag (default: the lowest ID
+    seen by two captures); ``metric_from_tags`` rescales each capture's depth by its tags
+    first (needs ``tag_size``). Captures that share no tag are left out (see the report).
+
+    Raises:
+        RGBDError: nothing could be registered, or the output could not be written.
+    """
+    paths = [encode_path(p, "captures") for p in captures]
+    if not paths:
+        raise ValueError("give at least one capture")
+    array = (ctypes.c_char_p * len(paths))(*paths)
+    origin = -1 if origin_tag is None else int(origin_tag)
+    if origin_tag is not None and origin < 0:
+        raise ValueError("origin_tag must be a tag ID (0 or more)")
+    out = encode_path(output, "output")
+    registered = ctypes.c_size_t(0)
+    _lib.lib().rgbd_register(array, len(paths), family_code(family), size_meters(tag_size), origin,
+                             1 if metric_from_tags else 0, out, ctypes.byref(registered))
+    return load_scene(os.fsdecode(out))
