@@ -2,7 +2,7 @@
 # Checks the machine code of a release build for a known way the sampling kernels lose
 # half their speed: a call to a specialization of the standard library's generic SIMD
 # lane conversion (`SIMD8<Int32>(truncatingIfNeeded:)` and the like) that the optimizer
-# left out of line. The kernels convert lanes with Sources/RGBDKit/Rectification/Kernels/Lanes.swift
+# left out of line. The kernels convert lanes with Sources/RGBDRectification/Kernels/Lanes.swift
 # instead; this check keeps it so (it found the RGB kernel 2.2x slower once).
 #
 #   ./Scripts/check-kernels.sh BINARY_OR_LIBRARY...

@@ -50,7 +50,7 @@ bin=$(cat "$build_out")
 # own libFoundationEssentials.a (Data+Writing.swift.o, createTemporaryFile: a deliberate
 # use, swiftlang/swift-foundation issue 1358), which swift-argument-parser brings in
 # through FoundationEssentials; rgbd's code neither imports Foundation nor calls it (its
-# temporary files come from mkstemp, Sources/RGBDKit/Foundation/FileSystem.swift), and the
+# temporary files come from mkstemp, Sources/RGBDFoundation/Foundation/FileSystem.swift), and the
 # library, built without the argument parser, links without the warning. It cannot be
 # removed from here without giving up the static runtime, so say what it is.
 if grep -q "use of \`mktemp' is dangerous" "$build_log"; then
