@@ -237,7 +237,7 @@ enum SceneKind {
             if RegisteredScene.recognise(path) { return .registered }
             return nil
         }
-        guard let prefix = try? FileSystem.readPrefix(path, count: 4), prefix == [0x50, 0x4B, 0x03, 0x04] else { return nil }
+        guard FileFormat(path: path) == .zip else { return nil }
         return .record3DArchive
     }
 

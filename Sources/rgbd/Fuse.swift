@@ -145,20 +145,8 @@ struct Fuse: ParsableCommand {
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
                 progress.stage("writing \(target)")
+                try fused.write(to: target, encoding: encoding, asPoints: cloud)
                 let mesh = fused.mesh
-                let comments = fused.comments
-                if cloud {
-                    try mesh.positions.withUnsafeBufferPointer { points in
-                        try mesh.colors.withUnsafeBufferPointer { colors in
-                            try mesh.normals.withUnsafeBufferPointer { normals in
-                                try PLYWriter.write(path: target, points: points, colors: colors, normals: normals,
-                                                    encoding: encoding, comments: comments)
-                            }
-                        }
-                    }
-                } else {
-                    try PLYWriter.write(path: target, mesh: mesh, encoding: encoding, comments: comments)
-                }
                 progress.finish()
                 if mesh.faceCount == 0 {
                     Report.warning("\(path): \(target) holds no surface: no depth passed the filters (confidence \(minConfidence) and up, depth range) or no cell was seen whole")

@@ -126,7 +126,7 @@ package struct CaptureOpening: Sendable {
         let ours = outputs.contains { Path.lastComponent(path).lowercased().hasSuffix($0) }
             ? " (its name is that of one of rgbd's own outputs)" : ""
         return RGBDError(.invalidCapture, file: path,
-                         "is a \(format.rawValue) image, not a capture\(ours): give a capture's JSON (its photo beside it) or a Portrait photo")
+                         "is a \(format.rawValue) \(format == .zip ? "archive" : "image"), not a capture\(ours): give a capture's JSON (its photo beside it) or a Portrait photo")
     }
 
     /// The capture JSON beside a photo (same folder and stem, `.json` in any case), if one
@@ -172,8 +172,10 @@ package struct CaptureOpening: Sendable {
         if let warning = contents.discardWarning(json: jsonPath) { warnings.append(warning) }
         // The EXIF's place, heading and gravity (a few kilobytes of the photo's header);
         // what cannot be used is a warning, never a failure.
-        contents.metadata.orientation = PhotoOrientation.of(photo: photo)
-        if let geo = GeoTag(photo: photo, width: width, height: height) {
+        let exif = EXIFMetadata(photo: photo)  // read once: the orientation and the geotag
+        contents.metadata.orientation = PhotoOrientation.of(photo: photo, exif: exif)
+        if let exif {
+            let geo = GeoTag(exif: exif, width: width, height: height)
             contents.metadata.geo = geo
             warnings += geo.warnings.map { "\(imagePath): \($0)" }
         }

@@ -1,7 +1,7 @@
 /// The file formats rgbd reads, recognised by their first bytes and never by name (a HEIC
 /// named `.jpg` is a HEIC). This is the one place that tells formats apart: the photo
-/// decoder, the Portrait-photo check, the depth-image reader and the batch planner all ask
-/// it.
+/// decoder, the Portrait-photo check, the depth-image reader, the batch planner and the
+/// scan reader (a Record3D `.r3d` is a ZIP archive) all ask it.
 package enum FileFormat: String, Sendable, CaseIterable {
     /// JPEG: the SOI marker `FF D8`.
     case jpeg = "JPEG"
@@ -11,6 +11,8 @@ package enum FileFormat: String, Sendable, CaseIterable {
     case png = "PNG"
     /// TIFF or BigTIFF, either byte order.
     case tiff = "TIFF"
+    /// A ZIP archive: a local file header's signature `PK 03 04` first (Record3D's `.r3d`).
+    case zip = "ZIP"
 
     /// How many leading bytes `init?(bytes:)` may look at (a `ftyp` box lists its brands
     /// within them).
@@ -34,6 +36,8 @@ package enum FileFormat: String, Sendable, CaseIterable {
             self = .tiff
         } else if Self.isHEIF(b) {
             self = .heif
+        } else if b.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            self = .zip
         } else {
             return nil
         }

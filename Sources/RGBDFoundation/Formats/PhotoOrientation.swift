@@ -41,16 +41,16 @@ public struct PhotoOrientation: Equatable, Sendable {
     /// The orientation a photo (JPEG or HEIF, by content) asks for; `.asStored` when it
     /// says nothing (or says it in a way that cannot be read: a display hint is never an error).
     package static func of(photo bytes: [UInt8]) -> PhotoOrientation {
+        of(photo: bytes, exif: PhotoDecoder.format(of: bytes) == .jpeg ? EXIFMetadata(photo: bytes) : nil)
+    }
+
+    /// The same for a photo whose EXIF (`EXIFMetadata(photo:)`) has been read already:
+    /// a JPEG's orientation is its EXIF's, a HEIF's its `irot` and `imir`.
+    package static func of(photo bytes: [UInt8], exif: EXIFMetadata?) -> PhotoOrientation {
         switch PhotoDecoder.format(of: bytes) {
-        case .jpeg?: return exifOrientation(jpeg: bytes) ?? .asStored
+        case .jpeg?: return exif?.orientation.flatMap(PhotoOrientation.init(exif:)) ?? .asStored
         case .heif?: return HEIFItems.primaryOrientation(of: bytes) ?? .asStored
         default: return .asStored
         }
-    }
-
-    /// The `Orientation` tag (0x0112) of IFD0 in a JPEG's APP1 `Exif` segment, as rgbd's
-    /// EXIF reader reads it.
-    static func exifOrientation(jpeg bytes: [UInt8]) -> PhotoOrientation? {
-        EXIFMetadata(photo: bytes)?.orientation.flatMap(PhotoOrientation.init(exif:))
     }
 }

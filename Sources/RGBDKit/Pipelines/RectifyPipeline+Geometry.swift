@@ -74,7 +74,7 @@ extension RectifyPipeline {
         }
 
         if geometry.upright {
-            let orientation = PhotoOrientation.of(photo: opening.photo)
+            let orientation = side.metadata.orientation
             if orientation.mirrored {
                 warnings.append("\(opening.imagePath): its orientation (EXIF \(orientation.exifValue)) mirrors the image; turning upright turns images only, so the outputs are as stored")
             } else if orientation.clockwiseQuarterTurns != 0 {
@@ -112,9 +112,8 @@ extension RectifyPipeline {
     /// asks (`OutputGeometry.upright`): the cloud of the turned capture is the stored
     /// one's, turned about the optical axis (`Intrinsics.cameraRotation`). A mirroring
     /// orientation is left as stored, with a warning.
-    static func turnedUpright(depth: DepthMap, colors: ColorImage, intrinsics: Intrinsics, photo: [UInt8], imagePath: String,
+    static func turnedUpright(depth: DepthMap, colors: ColorImage, intrinsics: Intrinsics, orientation: PhotoOrientation, imagePath: String,
                         warnings: inout [String]) -> (DepthMap, ColorImage, Intrinsics) {
-        let orientation = PhotoOrientation.of(photo: photo)
         if orientation.mirrored {
             warnings.append("\(imagePath): its orientation (EXIF \(orientation.exifValue)) mirrors the image; turning upright turns images only, so the cloud is as stored")
             return (depth, colors, intrinsics)

@@ -193,7 +193,7 @@ package enum RectifyPipeline {
         var warnings = side.warnings
         if upright && frame == .camera {
             (depth, averaged, intrinsics) = turnedUpright(depth: depth, colors: averaged, intrinsics: intrinsics,
-                                                    photo: opening.photo, imagePath: opening.imagePath,
+                                                    orientation: side.metadata.orientation, imagePath: opening.imagePath,
                                                     warnings: &warnings)
         }
         let cloud = timings.measure("select points") {

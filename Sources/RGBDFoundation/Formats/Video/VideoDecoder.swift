@@ -470,20 +470,19 @@ package final class VideoDecoder {
     /// app stopped in the middle of recording leaves it, or an index cut short. Reads
     /// only the top-level box headers; nil when neither.
     static func truncation(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        let end = lseek(descriptor, 0, SEEK_END)
-        guard end > 0 else { return nil }
+        guard let (descriptor, size) = try? FileSystem.openRegularFile(path), size > 0 else { return nil }
+        defer { FileSystem.closeFile(descriptor) }
+        let end = UInt64(size)
         var types: Set<String> = []
         var indexCut = false
         var offset: UInt64 = 0
         var header = [UInt8](repeating: 0, count: 16)
         var boxes = 0
-        while offset < UInt64(end), boxes < 100_000 {
+        while offset < end, boxes < 100_000 {
             boxes += 1
-            let count = pread(descriptor, &header, 16, off_t(offset))
-            guard count >= 8 else { break }
+            guard offset <= UInt64(Int.max),
+                  let count = try? header.withUnsafeMutableBytes({ try FileSystem.readAt(descriptor, offset: Int(offset), into: $0, path: path) }),
+                  count >= 8 else { break }
             func number(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
             let type = String(decoding: header[4..<8], as: UTF8.self)
             types.insert(type)
@@ -492,10 +491,10 @@ package final class VideoDecoder {
                 guard count >= 16 else { break }
                 size = number(8..<16)
             }
-            if size == 0 { size = UInt64(end) - offset }  // to the end of the file
+            if size == 0 { size = end - offset }  // to the end of the file
             guard size >= 8 else { break }
             let (next, overflow) = offset.addingReportingOverflow(size)
-            if type == "moov", overflow || next > UInt64(end) { indexCut = true }
+            if type == "moov", overflow || next > end { indexCut = true }
             guard !overflow else { break }
             offset = next
         }
