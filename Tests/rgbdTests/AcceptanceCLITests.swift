@@ -103,6 +103,8 @@ import RGBDKit
         let path = Path.join(directory, "broken.jpg")
         try Data([0xFF, 0xD8, 0xFE, 0x00, 0x41, 0x42]).write(to: URL(fileURLWithPath: path))
         #expect(FileFormat(bytes: [0xFF, 0xD8, 0xFE, 0x00]) == .jpeg)
+        #expect(FileFormat(bytes: [0x50, 0x4B, 0x03, 0x04, 0x14, 0x00]) == .zip)
+        #expect(FileFormat(bytes: [0x50, 0x4B, 0x05, 0x06]) == nil)
         let (info, rectify) = try Self.refusals(path, in: directory)
         #expect(info.status != 0 && rectify.status != 0)
         #expect(Self.errorLine(info).hasPrefix("rgbd: error: \(path): "), "\(info.stderr)")
@@ -152,6 +154,13 @@ import RGBDKit
         #expect(fromPhoto.status != 0)
         #expect(Self.errorLine(fromPhoto) == "rgbd: error: \(capture.image): holds no depth image, so it is not a capture by itself; \(capture.json) beside it is a capture JSON: give that",
                 "\(fromPhoto.stderr)")
+        // A ZIP archive (a Record3D .r3d named like nothing rgbd knows) is said to be one.
+        let zip = Path.join(directory, "archive.zip")
+        try Data([0x50, 0x4B, 0x03, 0x04] + [UInt8](repeating: 0, count: 26)).write(to: URL(fileURLWithPath: zip))
+        let fromZIP = try CLI.run(["rectify", zip, "-o", Path.join(directory, "again"), "-q"])
+        #expect(fromZIP.status != 0)
+        #expect(Self.errorLine(fromZIP) == "rgbd: error: \(zip): is a ZIP archive, not a capture: give a capture's JSON (its photo beside it) or a Portrait photo",
+                "\(fromZIP.stderr)")
         #expect(!FileManager.default.fileExists(atPath: Path.join(directory, "again")))
     }
 }
