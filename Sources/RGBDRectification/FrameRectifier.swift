@@ -51,10 +51,10 @@ package struct MutableFramePlane {
 /// **What it keeps.** The source positions of every pixel, as `RectificationMap`s (4 bytes
 /// per pixel, 5 per luminance pixel with the chroma plane's), while they fit
 /// `mapByteLimit`; beyond it (or for a lens moving pixels by more than 127 px) positions are
-/// computed on the fly, with the same result. `bytesHeld` says how much is kept. Measured at
-/// 1920×1440 (BENCHMARKS.md, "Frames"): with maps a luminance frame takes 2.5 ms against
-/// 5.8 ms computing positions (RGB, BGRA: 5.5 against 7.1 ms); building the maps takes
-/// about 5 ms once, so they pay off from the second or third frame.
+/// computed on the fly, with the same result. `bytesHeld` says how much is kept. With maps
+/// every kind of frame is faster than with positions computed per frame, and building
+/// the maps once pays off from the second or third frame (measured at 1920×1440:
+/// BENCHMARKS.md, "Frames", and docs/performance.md).
 package final class FrameRectifier: Sendable {
     /// The lens at the frame's size (luminance plane of NV12 frames).
     package let distortion: LensDistortion

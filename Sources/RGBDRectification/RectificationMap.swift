@@ -3,10 +3,10 @@
 /// `Int16` x and y, 4 bytes per pixel).
 ///
 /// The alternative to computing positions on the fly, for batches that share a
-/// calibration. Measured on the 4032×3024 benchmark image (`BENCHMARKS.md`), applying a
-/// map saves little (about 4 ms of 30, nothing in some runs: its 48 MB of reads cost
-/// nearly what the arithmetic saves) and building one costs 22-25 ms, so `rgbd rectify`
-/// does not use maps. `FrameRectifier` does: over many frames of one size a map pays off
+/// calibration. On a whole photo applying a map saves little (nothing in some runs: its
+/// 4 bytes per pixel of reads cost nearly what the arithmetic saves) and building one
+/// costs several times what it saves on one image (BENCHMARKS.md, "Source positions: on
+/// the fly or a cached map"), so `rgbd rectify` does not use maps. `FrameRectifier` does: over many frames of one size a map pays off
 /// from the second or third frame (BENCHMARKS.md, "Frames").
 package struct RectificationMap: Sendable {
     /// The model the map was computed from.

@@ -105,7 +105,7 @@ struct Rectify: ParsableCommand {
                                valueName: "valid"))
     var crop: CropChoice?
 
-    @Flag(help: "Compress PNGs harder (libdeflate's near-optimal parsing): photographs 2-12 % and depth maps 9-25 % smaller, about 100 times slower.")
+    @Flag(help: "Compress PNGs harder (libdeflate's near-optimal parsing): photographs 2-12 % and depth maps 9-25 % smaller, but much slower.")
     var smallPNG = false
 
     @OptionGroup var reporting: ReportingOptions

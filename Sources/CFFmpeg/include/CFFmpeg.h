@@ -6,7 +6,8 @@
 //
 // Linked, FFmpeg's libraries and the ~100 libraries they depend on (every codec's) were
 // loaded at every start of rgbd, for every command (158 libraries in all, against 54): most
-// of `rgbd --version`'s ~45 ms, and twice its resident memory (41 MB against 20 MB). So rgbd is not linked with them:
+// of `rgbd --version`'s start-up time, and twice its resident memory (41 MB against 20 MB;
+// docs/architecture.md has the measurement). So rgbd is not linked with them:
 // rgbd_ffmpeg_load() `dlopen`s them when the first video is opened and resolves the few
 // functions rgbd calls into a table, `rgbd_ffmpeg`, through which the Swift code calls them.
 //

@@ -365,7 +365,7 @@ typedef struct rgbd_rectify_options {
     int32_t upright;       /* nonzero: turn outputs and intrinsics as the photo asks to be shown (EXIF
                               orientation, HEIF rotation; mirroring orientations are left, with a warning) */
     int32_t crop_valid;    /* nonzero: crop to the largest rectangle of valid pixels, intrinsics shifted */
-    int32_t small_png;     /* nonzero: smaller PNGs, about 100 times slower */
+    int32_t small_png;     /* nonzero: smaller PNGs, much slower to write */
     float max_blend_step;  /* rectification: relative depth step never blended across (default 0.05) */
     float max_valid_depth; /* meters; depths beyond are no depth (default 1000) */
 } rgbd_rectify_options;

@@ -124,8 +124,8 @@ enum ColorRemap {
     ///
     /// Out of line on purpose, like `SourcePositions.fixedPointSpan`, and compiled once
     /// per pixel size (`sampleSpan3`, `sampleSpan4`): with the size a run-time argument,
-    /// the 3-channel kernel that `rgbd rectify` uses was 20-30 % slower (shifts by a
-    /// variable, a branch per group).
+    /// the 3-channel kernel that `rgbd rectify` uses was measurably slower (shifts by a
+    /// variable, a branch per group; BENCHMARKS.md, "Session 5: a regression of goal 2").
     @inline(__always)
     static func sampleRGBSpan(count: Int, chunk: PositionChunk, src: UnsafeRawPointer, width: Int, height: Int,
                               rowBytes: Int, out: UnsafeMutablePointer<UInt8>, spill: Bool, fourChannels: Bool = false) {

@@ -8,7 +8,7 @@
 enum DepthRemap {
     /// The bilinear weights `(w00, w10, w01, w11)` of the fractions `(ax, ay)` of a
     /// source position. (Computed where each path of `sample` needs them: hoisted above
-    /// the branch, the depth stages ran 0.1-0.9 % more instructions.)
+    /// the branch, the depth stages ran more instructions: docs/performance.md.)
     @inline(__always)
     static func weights(_ ax: Float, _ ay: Float) -> (Float, Float, Float, Float) {
         ((1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay, ax * ay)

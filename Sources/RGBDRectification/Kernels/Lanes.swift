@@ -3,7 +3,7 @@
 /// The standard library's generic conversions (`SIMD8<Int32>(truncatingIfNeeded:)`) are
 /// specialized into functions that the optimizer may leave as calls in a kernel's loop
 /// (whether it does depends on how many kernels use them): measured, that made the RGB
-/// kernel 2.2 times slower. Lane by lane, each conversion is one or two vector
+/// kernel much slower (docs/testing.md). Lane by lane, each conversion is one or two vector
 /// instructions (`punpcklbw`, `psrad`, `packssdw`, `packuswb`) in every caller.
 enum Lanes {
     /// Zero-extends bytes to 16-bit lanes.

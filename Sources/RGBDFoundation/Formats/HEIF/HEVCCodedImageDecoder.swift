@@ -6,9 +6,9 @@ import CFFmpeg
 /// tiles of a grid are spread over several instances (`HEVCImageDecoder`).
 ///
 /// Two implementations decode the same standard, and a conforming HEVC decoder's output
-/// is exact, so they give the same pixels (tested): FFmpeg's libavcodec, which takes about
-/// a quarter of libde265's instructions on iPhone photos (its x86 assembly for the
-/// transforms, prediction and loop filters), and libde265, used where FFmpeg's decoder
+/// is exact, so they give the same pixels (tested): FFmpeg's libavcodec, which runs far
+/// fewer instructions than libde265 on iPhone photos (its x86 assembly for the
+/// transforms, prediction and loop filters; BENCHMARKS.md, "Real iPhone photos"), and libde265, used where FFmpeg's decoder
 /// cannot be started.
 protocol HEVCCodedImageDecoder: AnyObject {
     /// Decodes `image` and hands its picture to `use` while the picture is valid.

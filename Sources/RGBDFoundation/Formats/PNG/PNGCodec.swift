@@ -23,7 +23,8 @@ package enum PNGCodec {
         /// Per strip of rows, the smallest of `fast`'s coding and the up and average
         /// filters with libdeflate's near-optimal level 10 (16-bit images try a few
         /// more): 2-12 % smaller than `fast` on photographs (the least on fine,
-        /// noise-like texture), 9-25 % on depth maps, about 100 times slower.
+        /// noise-like texture), 9-25 % on depth maps, and far slower (near-optimal parsing;
+        /// the times are in BENCHMARKS.md, "PNG writing through ISA-L").
         case small
     }
 
@@ -427,8 +428,8 @@ private struct Candidate {
     ///
     /// So `fast` codes each strip with whichever of the two codes its first rows (1 in
     /// `trialShare`, one row of a 12 MP photo) smaller: within 0.1 % of coding every strip
-    /// both ways, for about 10 % more time (`encode_color_png`: 0.51-0.53× of that baseline's
-    /// single-thread time on two cores, against 0.47× with the 4-byte history alone).
+    /// both ways, for a little more time than the 4-byte history alone (docs/performance.md,
+    /// "PNG coding").
     ///
     /// Measured on rectified 8-bit RGB images (bytes of the whole PNG): a real photograph
     /// (Benchmarks/photo, 5312×2988: grass and dandelions, fine texture), two more from
@@ -446,11 +447,11 @@ private struct Candidate {
     /// literals they replace; a history of 4 bytes keeps the run-like matches (a pixel
     /// repeated, zero runs) and codes the rest as literals: 13 % smaller than ISA-L's
     /// default window at the same speed, and smaller than zlib's `Z_RLE` (13.51 MB on
-    /// the seeding photo) or zlib level 9 with its full window (13.03 MB, about 200
-    /// times slower). The filter with ISA-L level 1, history 2^2, on the seeding photo:
+    /// the seeding photo) or zlib level 9 with its full window (13.03 MB, but far slower;
+    /// BENCHMARKS.md). The filter with ISA-L level 1, history 2^2, on the seeding photo:
     /// Paeth 13.35 MB, up 13.94 MB, average 13.56 MB, sub and none much larger, the
     /// adaptive choice per row (least sum of absolute differences, as libpng does)
-    /// 13.32 MB at about 3 times the time. On the smoother photographs: sunset Paeth
+    /// 13.32 MB at several times the time. On the smoother photographs: sunset Paeth
     /// 8.84 MB, average 9.46, up 9.84, sub 10.15, adaptive 8.84; bird average 23.09 MB,
     /// Paeth 23.20, adaptive 23.18, up 25.02; synthetic smooth Paeth 2.08 MB, up 3.11,
     /// average 4.62: Paeth. Levels 2 and 3 were no smaller (level 3: 13.80 MB). 16-bit depth maps (the synthetic captures' 768×576) prefer a
@@ -476,14 +477,14 @@ private struct Candidate {
     /// The bird's bark is at the floor of PNG's filters and deflate: the byte entropy of
     /// its filtered strips is 0.99 of `fast`, larger strips (1 and 4 MiB) gain under
     /// 0.1 %, a per-row filter chosen by trial compression 0.973, zopfli more than
-    /// libdeflate 12. Level 10 codes about 8 MB/s on one core here (level 12 about
-    /// 1.8 times slower): `fast`, up 10 and average 10 is 80 to 140 times slower than
-    /// `fast` alone (bench-png.sh); a third filter at level 10 would cost half as much
-    /// again for 1 % on one photograph. 16-bit depth maps are small: they try more codings,
-    /// libdeflate's strongest level 12 with two filters. On the noisy synthetic 768×576
-    /// map: 143.6 KB in 0.55 s, where the previous set (with no filter and zlib level 9,
-    /// pathologically slow on noisy 16-bit rows) wrote 149.4 KB in 1.3 s, and both sets
-    /// together 140.4 KB in 1.55 s.
+    /// libdeflate 12. Near-optimal parsing is slow (level 12 slower still than 10), so
+    /// `small` on photographs is `fast`, up 10 and average 10, far slower than `fast`
+    /// alone; a third filter at level 10 would cost half as much again for 1 % on one
+    /// photograph. 16-bit depth maps are small: they try more codings, libdeflate's
+    /// strongest level 12 with two filters, which on the noisy synthetic 768×576 map is
+    /// both smaller and faster than the previous set (no filter and zlib level 9,
+    /// pathologically slow on noisy 16-bit rows). The speeds and sizes measured are in
+    /// docs/performance.md, "PNG coding".
     static func all(for effort: PNGCodec.Effort, rgb: Bool) -> [Candidate] {
         let fast = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: rgb ? 2 : 3))
         let far = Candidate(filter: .fixed(.paeth), coder: .isal(level: 1, historyBits: 15))
@@ -536,7 +537,7 @@ enum RowFilter: UInt8, CaseIterable {
             // With a = c = 0 the predictor is b.
             for i in 0..<head { out[i] = row[i] &- above[i] }
             // 32 bytes at a time with AVX2, then 16 in Swift: the scalar loop does not
-            // vectorize (2.5 ns a byte).
+            // vectorize (docs/performance.md, "PNG coding").
             var i = paethAVX2 ? rgbd_paeth_filter_avx2(row, above, bpp, out, head, count) : head
             i = paethVectors(row, above, bpp, out, from: i, count: count)
             while i < count {
@@ -796,8 +797,8 @@ final class LibdeflateCoder: StripCoder {
     private let compressor: OpaquePointer
     private let reopener: DeflateReopener
 
-    /// A coder at `level` (1 to 12; 10 to 12 parse near-optimally, about 40 times
-    /// slower than level 1).
+    /// A coder at `level` (1 to 12; 10 to 12 parse near-optimally, far slower than
+    /// level 1: docs/performance.md, "PNG coding").
     init(level: Int32) throws {
         guard (1...12).contains(level), let compressor = libdeflate_alloc_compressor(level) else {
             throw RGBDError(.invalidArgument, "cannot encode PNG: no libdeflate compressor at level \(level)")

@@ -7,7 +7,7 @@ import RGBDSynth
 /// against the sample's ground truth (Examples/sample/shot.truth.json).
 @Suite(.serialized) struct PreviewCLITests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+        .deletingLastPathComponent().deletingLastPathComponent().path
     static let sample = repository + "/Examples/sample/shot.json"
 
     /// Entries of Google's Turbo colormap as published (matplotlib's `turbo`, ×255 rounded):

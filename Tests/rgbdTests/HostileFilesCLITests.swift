@@ -12,12 +12,12 @@ import Glibc
 @testable import RGBDOutput
 @testable import RGBDKit
 
-/// Issue 28's reproducers, each a file of a few hundred bytes (or a sparse or special
-/// file) made here, through the real `rgbd` binary: with at most 200 MB of private memory
+/// Hostile files (issue 28's reproducers), each a file of a few hundred bytes (or a sparse
+/// or special file) made here, through the real `rgbd` binary: with at most 200 MB of private memory
 /// and a time limit, each is refused with status 1 (no signal, no hang) and one error
 /// line naming the file (and the key, for calibration values), and the other capture of
 /// the batch is still processed.
-@Suite struct HardeningCLITests {
+@Suite struct HostileFilesCLITests {
     /// A crafted capture `bad` beside a sound capture `good`, in `directory`.
     struct Reproducer: CustomStringConvertible, Sendable {
         var name: String

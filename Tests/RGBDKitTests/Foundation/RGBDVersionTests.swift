@@ -6,7 +6,7 @@ import RGBDKit
 /// constant must say the same.
 @Suite struct RGBDVersionTests {
     /// The repository's `VERSION` file, from this file's place in it.
-    static let versionFile = Path.join(Path.directory(of: Path.directory(of: Path.directory(of: #filePath))), "VERSION")
+    static let versionFile = Path.join(Path.directory(of: Path.directory(of: Path.directory(of: Path.directory(of: #filePath)))), "VERSION")
 
     @Test func libraryVersionIsTheVersionFile() throws {
         let text = String(decoding: try FileSystem.readFile(Self.versionFile), as: UTF8.self)

@@ -3,8 +3,10 @@ import Testing
 import RGBDKit
 import RGBDSynth
 
-/// Issue 27, "the second hour": what a user meets after the first runs.
-@Suite(.serialized) struct SecondHourCLITests {
+/// Everyday use of the commands, what a user meets after the first runs (issue 27, "the
+/// second hour"): output places, numbers out of range and wrong shapes, usage errors, an
+/// empty cloud, help texts, recursion hints, completions, JSON that is not a capture, reruns.
+@Suite(.serialized) struct UsageCLITests {
     typealias CLI = CLITests
 
     static func occurrences(of text: String, in string: String) -> Int {

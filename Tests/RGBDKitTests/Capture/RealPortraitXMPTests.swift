@@ -19,7 +19,7 @@ import Testing
 /// beyond r_max) and copied here; the same figures were measured with `rgbd info` on the
 /// photos themselves.
 @Suite struct RealPortraitXMPTests {
-    static let directory = Path.join(Path.directory(of: #filePath), "Fixtures/real-xmp")
+    static let directory = Path.join(Path.directory(of: Path.directory(of: #filePath)), "Fixtures/real-xmp")
 
     /// What a packet says, as expected.py prints it.
     struct Packet: Sendable, CustomStringConvertible {

@@ -182,7 +182,7 @@ import Testing
 /// truth.json (tables computed there with numpy), portrait-equivalent.json is the same
 /// capture as a JSON.
 @Suite struct PortraitReaderTests {
-    static let directory = Path.join(Path.directory(of: #filePath), "Fixtures/portrait")
+    static let directory = Path.join(Path.directory(of: Path.directory(of: #filePath)), "Fixtures/portrait")
     static func path(_ name: String) -> String { Path.join(directory, name) }
 
     struct Truth: Decodable {

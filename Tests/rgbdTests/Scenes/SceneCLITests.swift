@@ -234,6 +234,7 @@ import RGBDSynth
 func testPython() throws -> String {
     if let python = ProcessInfo.processInfo.environment["RGBD_TEST_PYTHON"], !python.isEmpty { return python }
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     let venv = root.appendingPathComponent(".venv/bin/python").path
     guard FileManager.default.isExecutableFile(atPath: venv) else {
         throw RGBDError(.io, "no test Python: run ./Scripts/test.sh once (it makes .venv/) or set RGBD_TEST_PYTHON")

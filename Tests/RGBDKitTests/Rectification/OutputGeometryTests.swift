@@ -62,7 +62,7 @@ import RGBDSynth
         // EXIF 6 is "turn 90° clockwise to show", 8 counterclockwise.
         #expect(PhotoOrientation(exif: 6)?.clockwiseQuarterTurns == 1 && PhotoOrientation(exif: 8)?.clockwiseQuarterTurns == 3)
         // A Portrait HEIC taken upright: irot says so (the fixture's primary image is stored as shot).
-        let portrait = try FileSystem.readFile(Path.join(Path.directory(of: #filePath), "Fixtures/portrait/portrait.heic"))
+        let portrait = try FileSystem.readFile(Path.join(Path.directory(of: Path.directory(of: #filePath)), "Fixtures/portrait/portrait.heic"))
         #expect(PhotoOrientation.of(photo: portrait).mirrored == false)
     }
 

@@ -219,7 +219,7 @@ import RGBDSynth
     /// Files in Fixtures/malformed once broke a reader somewhere; each must give an
     /// RGBDError, never a crash.
     @Test func malformedFixturesAreRejected() throws {
-        let directory = Path.join(Path.directory(of: #filePath), "Fixtures/malformed")
+        let directory = Path.join(Path.directory(of: Path.directory(of: #filePath)), "Fixtures/malformed")
         let names = try FileSystem.contentsOfDirectory(directory).filter { $0.hasSuffix(".json") }
         #expect(names.count >= 5)
         for name in names {

@@ -13,7 +13,7 @@ import Testing
 /// The EXIF reader against real iPhone photos' published values (ExifTool's), EXIF
 /// written by RGBDSynth's own writer in both byte orders, and hostile blocks.
 struct EXIFTests {
-    static let fixtures = Path.join(Path.directory(of: #filePath), "Fixtures/exif")
+    static let fixtures = Path.join(Path.directory(of: Path.directory(of: #filePath)), "Fixtures/exif")
 
     static func fixture(_ name: String) throws -> EXIFMetadata {
         EXIFMetadata(tiff: try FileSystem.readFile(Path.join(fixtures, name)))

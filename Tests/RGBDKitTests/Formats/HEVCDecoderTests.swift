@@ -15,7 +15,7 @@ import Testing
 /// write), plus the grid seed of the fuzz corpus (pillow-heif, 16-pixel tiles).
 @Suite struct HEVCDecoderTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// 250×186: a smooth gradient with saturated 16-pixel squares (chroma edges).
     static func scene() -> ColorImage {

@@ -97,7 +97,7 @@ import RGBDSynth
     }
 
     /// A depth image beside a JSON without depth is an input: rectify never writes over
-    /// it. (One beside a JSON that holds its depth is not read: SecondHourCLITests.)
+    /// it. (One beside a JSON that holds its depth is not read: UsageCLITests.)
     @Test func depthImageBesideIsNeverOverwritten() throws {
         let directory = try CLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
