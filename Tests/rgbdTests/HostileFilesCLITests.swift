@@ -3,13 +3,6 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Hostile files (issue 28's reproducers), each a file of a few hundred bytes (or a sparse

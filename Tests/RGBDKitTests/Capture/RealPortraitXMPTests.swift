@@ -1,11 +1,4 @@
 import Testing
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// The depth metadata of four real iPhone Portrait photos (Fixtures/real-xmp: the XMP

@@ -2,12 +2,6 @@ import CFFmpeg
 import Foundation
 import Testing
 @testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 import RGBDSynth
 

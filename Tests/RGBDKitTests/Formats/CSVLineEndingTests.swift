@@ -1,11 +1,4 @@
 import Testing
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Every comma-separated file rgbd reads takes `\n` and `\r\n` line ends and a UTF-8 byte

@@ -4,12 +4,6 @@ import Testing
 import Glibc
 #endif
 @testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Sizes claimed by image headers (PNG, TIFF) checked before anything is allocated.

@@ -1,11 +1,5 @@
 import Testing
 @testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// The depth reader's number parsing rounds exactly as a correct parser (`strtof`,

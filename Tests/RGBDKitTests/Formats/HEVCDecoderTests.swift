@@ -1,12 +1,6 @@
 import Foundation
 import Testing
 @testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// rgbd's own HEIF reading (`HEIFItems`) and libde265 decoding (`HEVCImageDecoder`)

@@ -2,12 +2,6 @@ import CPNG
 import Dispatch
 import Testing
 @testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Shapes for the round trips: single pixel, tiny and odd widths, heights of a few rows,

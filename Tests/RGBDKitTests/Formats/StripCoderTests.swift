@@ -1,12 +1,6 @@
 import CPNG
 import Testing
 @testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// PNGCodec's ISA-L strip coder against zlib's inflate (the decoder libpng uses): strips

@@ -1,12 +1,5 @@
 import Foundation
 import Testing
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// `VideoDecoder` against videos made at test time by FFmpeg's command-line tool (an

@@ -1,13 +1,6 @@
 import Dispatch
 import Foundation
 import Testing
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// The ZIP reader against archives Python's `zipfile` writes at test time

@@ -1,12 +1,7 @@
 import CKernels
 import Testing
 @testable import RGBDFoundation
-@testable import RGBDCapture
 @testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// The AVX2 kernels (`CKernels`) against the Swift loops they stand in for, bit for bit,

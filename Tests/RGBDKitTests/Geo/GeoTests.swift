@@ -1,12 +1,6 @@
 import Foundation
 import Testing
-@testable import RGBDFoundation
 @testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 @testable import RGBDSynth
 

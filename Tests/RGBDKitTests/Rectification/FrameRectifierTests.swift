@@ -1,12 +1,5 @@
 import Dispatch
 import Testing
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// `FrameRectifier` against `Rectifier` (bit for bit, on strided planes), against the

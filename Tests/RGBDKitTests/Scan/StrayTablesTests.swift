@@ -1,11 +1,4 @@
 import Testing
-@testable import RGBDFoundation
-@testable import RGBDCapture
-@testable import RGBDRectification
-@testable import RGBDMarkers
-@testable import RGBDScan
-@testable import RGBDReconstruction
-@testable import RGBDOutput
 @testable import RGBDKit
 
 /// Stray Scanner's tables: the three odometry layouts, and what is refused.
