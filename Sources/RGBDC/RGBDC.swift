@@ -23,6 +23,8 @@ private func fail(_ error: any Error) -> Int32 {
         case .overwrite: "pass overwrite to replace it"
         case .frame: "frame"
         case .crs: "crs"
+        case .minConfidence: "min_confidence"
+        case .every: "every"
         }
     })
     switch error.kind {
@@ -798,7 +800,7 @@ public func rgbd_export_options_default(_ options: UnsafeMutablePointer<rgbd_exp
     let o = SceneExportOptions(format: .nerfstudio)
     options.pointee = rgbd_export_options(
         every: Int32(o.selection.every), max_frames: 0, sharpest: 0, image_format: RGBD_EXPORT_IMAGES_DEFAULT,
-        jpeg_quality: Int32(o.jpegQuality), downscale: Int32(o.downscale), min_confidence: Int32(o.minConfidence),
+        jpeg_quality: Int32(o.jpegQuality), downscale: Int32(o.downscale), min_confidence: Int32(o.minConfidence.rawValue),
         colmap_text: 0, overwrite: 0, frame: RGBD_FRAME_CAMERA, depth_size: RGBD_EXPORT_DEPTH_DEFAULT)
 }
 
@@ -814,7 +816,6 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
         }
         var o = SceneExportOptions(format: layout)
         if let c = options?.pointee {
-            guard (0...2).contains(c.min_confidence) else { throw argument("min_confidence is 0, 1 or 2 (\(c.min_confidence))") }
             o.selection = FrameSelection(every: Int(c.every), maxFrames: c.max_frames > 0 ? Int(c.max_frames) : nil,
                                          sharpest: c.sharpest != 0)
             switch c.image_format {
@@ -831,7 +832,7 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
             }
             o.jpegQuality = Int(c.jpeg_quality)
             o.downscale = Int(c.downscale)
-            o.minConfidence = UInt8(c.min_confidence)
+            o.minConfidence = try ConfidenceLevel(validating: Int(c.min_confidence))
             o.colmapText = c.colmap_text != 0
             o.overwrite = c.overwrite != 0
             o.frame = try WorldFrame.forScene(try frameKind(c.frame), scene: s)
@@ -863,7 +864,7 @@ public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_
     guard let options else { return }
     let o = SceneFusionOptions()
     options.pointee = rgbd_fuse_options(voxel: o.voxel, trunc: 0, min_depth: o.points.minDepth, max_depth: o.points.maxDepth,
-                                        min_confidence: Int32(o.minConfidence), keep_edges: o.points.dropEdges ? 0 : 1,
+                                        min_confidence: Int32(o.minConfidence.rawValue), keep_edges: o.points.dropEdges ? 0 : 1,
                                         edge_threshold: o.points.edgeThreshold, every: Int32(o.every),
                                         min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0,
                                         frame: RGBD_FRAME_CAMERA)
@@ -877,8 +878,7 @@ private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?, for sce
     o.trunc = c.trunc == 0 ? nil : c.trunc
     o.points.minDepth = c.min_depth
     o.points.maxDepth = c.max_depth
-    guard (0...2).contains(c.min_confidence) else { throw argument("min_confidence must be 0, 1 or 2 (\(c.min_confidence))") }
-    o.minConfidence = UInt8(c.min_confidence)
+    o.minConfidence = try ConfidenceLevel(validating: Int(c.min_confidence))
     o.points.dropEdges = c.keep_edges == 0
     o.points.edgeThreshold = c.edge_threshold
     o.every = Int(c.every)

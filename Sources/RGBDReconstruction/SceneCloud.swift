@@ -2,7 +2,7 @@
 public struct SceneCloudOptions: Equatable, Sendable {
     /// The lowest ARKit confidence kept (0 low, 1 medium, 2 high); frames without
     /// confidence maps keep every depth.
-    public var minConfidence: UInt8 = 2
+    public var minConfidence: ConfidenceLevel = .high
     /// Per-frame filters: depth range, flying pixels, stride (as for captures). Its
     /// `frame` (from `WorldFrame.forScene`) is applied to the scene's world, after each
     /// frame's pose. With `normals`, each point's normal from its frame's depth grid
@@ -27,10 +27,7 @@ public struct SceneCloudOptions: Equatable, Sendable {
         guard voxel >= 0, voxel.isFinite else {
             throw RGBDError(.invalidArgument, "the voxel size must be a finite number of meters, 0 or more (\(voxel))")
         }
-        guard every >= 1 else { throw RGBDError(.invalidArgument, "the frame step must be at least 1 (\(every))") }
-        guard minConfidence <= 2 else {
-            throw RGBDError(.invalidArgument, "the confidence levels are 0, 1 and 2 (\(minConfidence))")
-        }
+        try FrameSelection(every: every).validate()
     }
 }
 
@@ -106,8 +103,8 @@ public struct SceneCloud: Sendable {
         package mutating func add(_ frame: SceneFrame) {
             var depth = frame.depth
             if frame.confidence != nil { framesWithConfidence += 1 }
-            if let confidence = frame.confidence, options.minConfidence > 0 {
-                for i in depth.samples.indices where confidence.samples[i] < options.minConfidence {
+            if let confidence = frame.confidence, options.minConfidence > .low {
+                for i in depth.samples.indices where confidence.samples[i] < options.minConfidence.rawValue {
                     depth.samples[i] = .nan
                 }
             }

@@ -7,7 +7,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
     public var trunc: Double? = nil
     /// The lowest ARKit confidence used (0 low, 1 medium, 2 high); frames without
     /// confidence maps use every depth.
-    public var minConfidence: UInt8 = 1
+    public var minConfidence: ConfidenceLevel = .medium
     /// Per-frame filters: depth range and the flying-pixel filter (`dropEdges`,
     /// `edgeThreshold`); the stride, normals and axes are not used. Its `frame` (from
     /// `WorldFrame.forScene`) places the scene's world before integration, so the volume's
@@ -43,10 +43,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
         guard truncation.isFinite, truncation >= voxel, truncation <= 1 else {
             throw RGBDError(.invalidArgument, "the truncation must be at least one voxel (\(voxel) m) and at most 1 m (\(truncation))")
         }
-        guard every >= 1 else { throw RGBDError(.invalidArgument, "the frame step must be at least 1 (\(every))") }
-        guard minConfidence <= 2 else {
-            throw RGBDError(.invalidArgument, "the confidence levels are 0, 1 and 2 (\(minConfidence))")
-        }
+        try FrameSelection(every: every).validate()
         guard minFragmentTriangles >= 0 else {
             throw RGBDError(.invalidArgument, "the smallest fragment kept must be 0 or more triangles (\(minFragmentTriangles))")
         }
@@ -137,7 +134,7 @@ public struct SceneFusion: Sendable {
                 ? "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose"
                 : "axes: \(placed.axesDescription); each frame's OpenCV camera frame placed by its pose, then the frame's transform",
             "voxel \(options.voxel) m, truncation \(options.truncation) m",
-            "frames \(fused.frames) (every \(options.every)), min confidence \(options.minConfidence), depth \(points.minDepth) to \(points.maxDepth) m"
+            "frames \(fused.frames) (every \(options.every)), min confidence \(options.minConfidence.rawValue), depth \(points.minDepth) to \(points.maxDepth) m"
                 + (points.dropEdges ? ", flying-pixel step \(points.edgeThreshold)" : ", flying pixels kept"),
             "normals: the distance field's gradient, toward the observed side",
         ]
@@ -171,7 +168,7 @@ public struct SceneFusion: Sendable {
                 let i = v * width + u
                 guard kept[i] else { continue }
                 let level = confidence?.samples[i] ?? 2
-                guard confidence == nil || level >= options.minConfidence, let p = point(u, v) else { continue }
+                guard confidence == nil || level >= options.minConfidence.rawValue, let p = point(u, v) else { continue }
                 let trust: Float = level >= 2 ? 1 : level == 1 ? 0.5 : 0.25
                 let distance = min(1, 1 / (p.z * p.z))
                 let normal = PointCloud.normal(at: p, left: point(u - 1, v), right: point(u + 1, v), up: point(u, v - 1),

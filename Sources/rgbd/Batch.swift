@@ -145,6 +145,8 @@ enum Report {
             case .overwrite: "give --overwrite to replace it"
             case .frame: "--frame"
             case .crs: "--crs"
+            case .minConfidence: "--min-confidence"
+            case .every: "--every"
             }
         }
     }

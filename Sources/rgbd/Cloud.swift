@@ -115,11 +115,7 @@ struct Cloud: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Scans: thinning grid cell, meters; one averaged point per occupied cell (0 keeps every point).", valueName: "meters"))
     var voxel: Double = 0.01
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: use every N-th frame.", valueName: "N"))
-    var every: Int = 1
-
-    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: keep depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
-    var minConfidence: Int = 2
+    @OptionGroup var selection: SceneSelectionOptions
 
     @Flag(help: "Captures: turn the cloud as the photo asks to be shown (EXIF orientation, HEIF rotation); default: as stored.")
     var upright = false
@@ -134,8 +130,6 @@ struct Cloud: ParsableCommand {
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
         if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
         if !(voxel >= 0 && voxel.isFinite) { throw ValidationError("--voxel must be 0 or a positive number of meters") }
-        if every < 1 { throw ValidationError("--every must be at least 1") }
-        if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
         if frame != .camera && axes != .opencv { throw ValidationError("--axes opengl applies to --frame camera only") }
         if frame != .camera && upright { throw ValidationError("--upright applies to --frame camera only") }
         if let format, format != "ply", format != "las" { throw ValidationError("--format is ply or las, got \(format)") }
@@ -180,8 +174,8 @@ struct Cloud: ParsableCommand {
             var sceneOptions = SceneCloudOptions()
             sceneOptions.points = options
             sceneOptions.voxel = voxel
-            sceneOptions.every = every
-            sceneOptions.minConfidence = UInt8(minConfidence)
+            sceneOptions.every = selection.every
+            sceneOptions.minConfidence = selection.minConfidence
             sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet,
                                               las: outputExtension == "las", crs: crs)
                 .run(scenes, output: output)

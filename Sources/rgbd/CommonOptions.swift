@@ -58,6 +58,27 @@ struct ReportingOptions: ParsableArguments {
     }
 }
 
+/// Which of a scan's depth and frames the scene commands (cloud, fuse, export) use: one
+/// spelling of the library's `ConfidenceLevel` and `FrameSelection.every`, checked by the
+/// library's own rules.
+struct SceneSelectionOptions: ParsableArguments {
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Scans: use depth of at least this ARKit confidence: 0 or low, 1 or medium, 2 or high (frames without confidence use all).",
+        valueName: "level"), transform: { try ConfidenceLevel(validating: $0) })
+    var minConfidence: ConfidenceLevel = .high
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scans: use every N-th frame.", valueName: "N"))
+    var every: Int = 1
+
+    func validate() throws {
+        do {
+            try FrameSelection(every: every).validate()
+        } catch let error as RGBDError {
+            throw ValidationError(Report.describe(error))
+        }
+    }
+}
+
 /// Checks a command's output path before anything runs: a path ending in the extension of
 /// a file format the command does not write is a usage error, never a folder to create.
 /// Returns whether the path names one file (it ends in one of `fileExtensions`).

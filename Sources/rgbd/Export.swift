@@ -69,8 +69,7 @@ struct Export: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "The folder to create.", completion: .directory)
     var output: String
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Keep every N-th frame.", valueName: "N"))
-    var every: Int = 1
+    @OptionGroup var selection: SceneSelectionOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Keep at most N frames, spread evenly over the scan.", valueName: "N"))
     var maxFrames: Int?
@@ -86,9 +85,6 @@ struct Export: ParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Shrink the images by this whole factor (each pixel the mean of an N×N block); intrinsics follow.", valueName: "N"))
     var downscale: Int = 1
-
-    @Option(parsing: .unconditional, help: ArgumentHelp("Depth of lower ARKit confidence (0 low, 1 medium, 2 high) is written as unknown.", valueName: "level"))
-    var minConfidence: Int = 2
 
     @Option(help: ArgumentHelp("nerfstudio's depth images: sensor (the depth map's size, the default) or image (the color images' size).", valueName: "size"))
     var depthSize: ExportDepthSize?
@@ -107,11 +103,9 @@ struct Export: ParsableCommand {
 
     func validate() throws {
         try checkOutputPath(output, writes: [])
-        if every < 1 { throw ValidationError("--every must be at least 1") }
         if let maxFrames, maxFrames < 1 { throw ValidationError("--max-frames must be at least 1") }
         if !(1...100).contains(jpegQuality) { throw ValidationError("--jpeg-quality must be 1 to 100") }
         if !(1...64).contains(downscale) { throw ValidationError("--downscale must be a whole number from 1 to 64") }
-        if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
         if text && format != .colmap && format != .gaussianSplatting {
             throw ValidationError("--text applies to --format colmap and 3dgs")
         }
@@ -122,11 +116,11 @@ struct Export: ParsableCommand {
 
     func run() throws {
         var options = SceneExportOptions(format: format)
-        options.selection = FrameSelection(every: every, maxFrames: maxFrames, sharpest: sharpest)
+        options.selection = FrameSelection(every: selection.every, maxFrames: maxFrames, sharpest: sharpest)
         options.imageFormat = imageFormat
         options.jpegQuality = jpegQuality
         options.downscale = downscale
-        options.minConfidence = UInt8(minConfidence)
+        options.minConfidence = selection.minConfidence
         options.depthSize = depthSize
         options.colmapText = text
         options.overwrite = overwrite

@@ -17,7 +17,7 @@ struct Fuse: ParsableCommand {
         field's gradient, pointing to the side the cameras saw).
 
         A depth pixel counts when its ARKit confidence is at least --min-confidence \
-        (default 1; frames without confidence use all), its depth lies within \
+        (default 2, high only; frames without confidence use all), its depth lies within \
         --min-depth/--max-depth and it passes the flying-pixel filter of rgbd cloud \
         (--flying-pixel-step). Its weight is c * min(1, (1 m / z)^2) * max(0.1, cos a): c is \
         1 for high, 0.5 for medium, 0.25 for low confidence, z the depth, a the angle \
@@ -69,17 +69,13 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: "Use no depth farther than this many meters.")
     var maxDepth: Float = .infinity
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Use depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
-    var minConfidence: Int = 1
-
     @Option(parsing: .unconditional, help: "Flying-pixel filter: drop a depth that differs from a neighbor's by more than this fraction.")
     var flyingPixelStep: Float = 0.05
 
     @Flag(help: "Flying-pixel filter off.")
     var keepEdges = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Use every N-th frame.", valueName: "N"))
-    var every: Int = 1
+    @OptionGroup var selection: SceneSelectionOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Drop connected pieces of fewer than N triangles (0 keeps all).", valueName: "N"))
     var minFragment: Int = 0
@@ -104,9 +100,7 @@ struct Fuse: ParsableCommand {
         if !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= voxel && trunc <= 1) { throw ValidationError("--trunc must be at least --voxel and at most 1 meter") }
         if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
-        if !(0...2).contains(minConfidence) { throw ValidationError("--min-confidence must be 0, 1 or 2") }
         if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
-        if every < 1 { throw ValidationError("--every must be at least 1") }
         if minFragment < 0 { throw ValidationError("--min-fragment must be 0 or more") }
         if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
     }
@@ -119,8 +113,8 @@ struct Fuse: ParsableCommand {
         options.points.maxDepth = maxDepth
         options.points.dropEdges = !keepEdges
         options.points.edgeThreshold = flyingPixelStep
-        options.minConfidence = UInt8(minConfidence)
-        options.every = every
+        options.minConfidence = selection.minConfidence
+        options.every = selection.every
         options.minFragmentTriangles = minFragment
         options.memoryBudget = maxMemory.map { $0 << 20 }
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
@@ -149,7 +143,7 @@ struct Fuse: ParsableCommand {
                 let mesh = fused.mesh
                 progress.finish()
                 if mesh.faceCount == 0 {
-                    Report.warning("\(path): \(target) holds no surface: no depth passed the filters (confidence \(minConfidence) and up, depth range) or no cell was seen whole")
+                    Report.warning("\(path): \(target) holds no surface: no depth passed the filters (confidence \(selection.minConfidence.rawValue) and up, depth range) or no cell was seen whole")
                 }
                 if !quiet {
                     let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)

@@ -122,7 +122,7 @@ struct SceneCloudCommand {
                 }
                 progress.finish()
                 if cloud.count == 0 {
-                    Report.warning("\(path): \(target) holds no point: no depth passed the filters (confidence \(options.minConfidence) and up, depth range)")
+                    Report.warning("\(path): \(target) holds no point: no depth passed the filters (confidence \(options.minConfidence.rawValue) and up, depth range)")
                 }
                 if !quiet {
                     let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
@@ -145,7 +145,7 @@ struct SceneCloudCommand {
             placed.kind == .camera
                 ? "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame"
                 : "axes: \(placed.axesDescription); points = transform * pose * (X, Y, Z) of each frame's OpenCV camera frame",
-            "frames \(cloud.frames) (every \(options.every)), min confidence \(options.minConfidence)",
+            "frames \(cloud.frames) (every \(options.every)), min confidence \(options.minConfidence.rawValue)",
             options.voxel > 0 ? "voxel \(options.voxel) m: one averaged point per occupied cell" : "voxel 0: every point kept",
         ] + (options.points.normals
              ? ["normals: each frame's from its depth grid (toward its camera), turned into the world and averaged per cell"] : [])

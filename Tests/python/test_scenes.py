@@ -173,6 +173,14 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     # Bad options raise RGBDError with the library's message.
     with rgbd.load_scene(path) as scene, pytest.raises(rgbd.RGBDError, match="voxel must be between"):
         scene.fuse(voxel=1e-9)
+    # The confidence level goes through the library's one rule, named as Python spells it.
+    with rgbd.load_scene(path) as scene:
+        for call in (lambda: scene.fuse(voxel=0.02, min_confidence=5),
+                     lambda: scene.export(str(tmp_path / "e"), "colmap", min_confidence=-1)):
+            with pytest.raises(rgbd.RGBDError, match=r"the confidence levels are 0 \(low\), 1 \(medium\) and 2 \(high\), "
+                                                     r"not (5|-1) \(min_confidence\)"):
+                call()
+    assert not (tmp_path / "e").exists()
 
 
 @pytest.mark.parametrize("layout, extra", [("stray", ()), ("r3d-exr", ("--record3d-world", "arkit"))])

@@ -49,6 +49,10 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         case frame
         /// The coordinate system of written coordinates (`Projection`).
         case crs
+        /// The lowest depth confidence a scene command uses (`ConfidenceLevel`).
+        case minConfidence
+        /// The step between a scene's frames (`FrameSelection.every`).
+        case every
     }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.

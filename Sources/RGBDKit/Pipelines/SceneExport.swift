@@ -109,7 +109,7 @@ public enum SceneExport {
     static func seedOptions(_ options: SceneExportOptions) -> SceneCloudOptions {
         var cloud = SceneCloudOptions()
         cloud.voxel = options.seedVoxel
-        cloud.minConfidence = max(options.minConfidence, 1)
+        cloud.minConfidence = max(options.minConfidence, .medium)
         cloud.points.frame = options.frame
         return cloud
     }
@@ -224,7 +224,7 @@ final class FrameEncoder: @unchecked Sendable {
         if options.depthGrid == .sensor, frame.depth.width <= k.width, frame.depth.height <= k.height {
             k = ExportCamera.footprints(of: k, width: frame.depth.width, height: frame.depth.height)
         }
-        let units = ExportFrameImages.depth(frame.depth, confidence: frame.confidence, minConfidence: options.minConfidence,
+        let units = ExportFrameImages.depth(frame.depth, confidence: frame.confidence, minConfidence: options.minConfidence.rawValue,
                                             from: source, to: k, scale: writer.layout.depthScale)
         try folder.write(depthFile, PNGCodec.encodeGray16(width: k.width, height: k.height, samples: units,
                                                           effort: .fast, threads: 1))

@@ -53,7 +53,7 @@ import RGBDSynth
         #expect(scene.world == layout.worldFromTheFile, "\(layout.name): \(scene.worldBasis ?? "")")
         var options = SceneCloudOptions()
         options.voxel = 0
-        options.minConfidence = 0
+        options.minConfidence = .low
         let cloud = try SceneCloud.build(scene, options: options)
         #expect(cloud.count > 100_000, "\(cloud.count) points")
         var far = 0, worst = 0.0
@@ -241,7 +241,7 @@ extension SyntheticScan.Layout {
     static func distances(_ scene: Scene, _ truth: SyntheticScan.Truth) throws -> (mean: Double, far: Int) {
         var options = SceneCloudOptions()
         options.voxel = 0
-        options.minConfidence = 0
+        options.minConfidence = .low
         let cloud = try SceneCloud.build(scene, options: options)
         var sum = 0.0, n = 0, far = 0
         for i in stride(from: 0, to: cloud.count, by: 5) {
@@ -299,5 +299,26 @@ extension SyntheticScan.Layout {
         let recorded = try Self.distances(Scene.open(path), truth)
         #expect(recorded.mean > 2 * rectified.mean && recorded.far > rectified.far,
                 "as recorded \(recorded) vs rectified \(rectified)")
+    }
+}
+
+/// The one rule for confidence levels every scene command and front goes through.
+@Suite struct ConfidenceLevelTests {
+    @Test func levelsAreZeroToTwoByNumberOrName() throws {
+        for level in ConfidenceLevel.allCases {
+            #expect(try ConfidenceLevel(validating: Int(level.rawValue)) == level)
+            #expect(try ConfidenceLevel(validating: "\(level.rawValue)") == level)
+            #expect(try ConfidenceLevel(validating: level.name) == level)
+        }
+        #expect(ConfidenceLevel.low < .medium && ConfidenceLevel.medium < .high)
+        for bad in [-1, 3, 256, Int.min] {
+            #expect(throws: RGBDError.self) { try ConfidenceLevel(validating: bad) }
+            do { _ = try ConfidenceLevel(validating: bad) } catch let error as RGBDError {
+                #expect(error.kind == .invalidArgument && error.argument == .minConfidence)
+                #expect(error.message == "the confidence levels are 0 (low), 1 (medium) and 2 (high), not \(bad)")
+            }
+        }
+        #expect(throws: RGBDError.self) { try ConfidenceLevel(validating: "High") }
+        #expect(throws: RGBDError.self) { try ConfidenceLevel(validating: "") }
     }
 }

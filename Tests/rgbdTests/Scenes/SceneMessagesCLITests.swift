@@ -15,6 +15,27 @@ import RGBDSynth
         try CLITests.run([command.name, path] + command.extra.map { $0.replacingOccurrences(of: "OUT", with: out) })
     }
 
+    /// The scene options cloud, fuse and export share (`--min-confidence`, `--every`) are
+    /// one option group checked by the library's rules: the same usage error from each,
+    /// before the scan is read, and nothing written.
+    @Test func theSharedSceneOptionsAreCheckedOnceForEveryCommand() throws {
+        let (dir, path) = try SceneCLITests.write(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for command in Self.commands where ["cloud", "fuse", "export"].contains(command.name) {
+            for (option, value, words) in [("--min-confidence", "3", "the confidence levels are 0 (low), 1 (medium) and 2 (high), not 3"),
+                                           ("--min-confidence", "highest", "the confidence levels are 0 (low), 1 (medium) and 2 (high), not highest"),
+                                           ("--every", "0", "the frame step must be at least 1 (0) (--every)")] {
+                let run = try CLITests.run([command.name, path, option, value]
+                                           + command.extra.map { $0.replacingOccurrences(of: "OUT", with: dir) })
+                #expect(run.status == 64, "\(command.name) \(option) \(value): exit \(run.status)")
+                #expect(run.stderr.contains(words), "\(command.name) \(option) \(value): \(run.stderr)")
+            }
+            let help = try CLITests.run([command.name, "--help"])
+            #expect(help.stdout.contains("--min-confidence <level>") && help.stdout.contains("--every <N>"), "\(command.name): \(help.stdout)")
+        }
+        #expect(CLITests.files(in: dir) == ["scan", "scan.truth.json"])
+    }
+
     /// A Stray folder without odometry.csv: every command names the missing file.
     @Test func aStrayScanWithoutPosesNamesTheMissingFile() throws {
         let (dir, path) = try SceneCLITests.write(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))

@@ -53,7 +53,7 @@ public struct SceneExportOptions: Equatable, Sendable {
     public var downscale = 1
     /// Depth pixels below this ARKit confidence (0 low, 1 medium, 2 high) are written as
     /// unknown (0).
-    public var minConfidence: UInt8 = 2
+    public var minConfidence: ConfidenceLevel = .high
     /// COLMAP layouts: the text model instead of the binary one.
     public var colmapText = false
     /// Replace an output folder that is not empty.
@@ -79,7 +79,6 @@ public struct SceneExportOptions: Equatable, Sendable {
         guard (1...64).contains(downscale) else {
             throw RGBDError(.invalidArgument, "the downscale factor is a whole number from 1 to 64 (\(downscale))")
         }
-        guard minConfidence <= 2 else { throw RGBDError(.invalidArgument, "the confidence levels are 0, 1 and 2 (\(minConfidence))") }
         if let depthSize, depthSize != .image || !format.writer.layout.hasDepth {
             guard format == .nerfstudio else {
                 throw RGBDError(.invalidArgument, format.writer.layout.hasDepth

@@ -203,7 +203,7 @@ package enum ScenePreviewSheet {
                   verticalUp: true)
         drawPanel(canvas, layout: layout, panel: .cloudAbove, view: plan.view, extent: plan.extent, geometry: geometry,
                   frustums: false, title: "Merged cloud from above", note: "\(cloud.count) points",
-                  caption: "\(plural(cloud.frames, "frame"))\(cloudOptions.every > 1 ? " (every \(cloudOptions.every))" : ""), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, \(confidenceNote(cloud, minimum: cloudOptions.minConfidence))\(scene.colorSize == nil ? "; gray by height" : "")",
+                  caption: "\(plural(cloud.frames, "frame"))\(cloudOptions.every > 1 ? " (every \(cloudOptions.every))" : ""), \(PreviewSheet.format(cloudOptions.voxel * 100, decimals: 0)) cm cells, \(confidenceNote(cloud, minimum: cloudOptions.minConfidence.rawValue))\(scene.colorSize == nil ? "; gray by height" : "")",
                   horizontal: axes.rightName, vertical: axes.forwardDownName)
         drawStrip(canvas, layout: layout, strip: strip, scene: scene)
         PreviewSheet.drawColorbar(canvas, bar: layout.colorbar, textScale: t, scale: depthScale)

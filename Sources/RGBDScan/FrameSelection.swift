@@ -1,4 +1,4 @@
-/// Which of a scene's frames an export keeps.
+/// Which of a scene's frames a command uses (an export keeps, a cloud or a fusion reads).
 ///
 /// - `every`: every N-th frame (positions 0, N, 2N, …);
 /// - `maxFrames`: at most that many, spread evenly over the frames `every` left
@@ -26,7 +26,7 @@ public struct FrameSelection: Equatable, Sendable {
 
     /// Checks `every >= 1` and `maxFrames >= 1`.
     public func validate() throws {
-        guard every >= 1 else { throw RGBDError(.invalidArgument, "the frame step must be at least 1 (\(every))") }
+        guard every >= 1 else { throw RGBDError(.invalidArgument, "the frame step must be at least 1 (\(every))", argument: .every) }
         if let maxFrames, maxFrames < 1 {
             throw RGBDError(.invalidArgument, "the largest number of frames must be at least 1 (\(maxFrames))")
         }
