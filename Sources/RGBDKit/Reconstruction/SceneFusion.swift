@@ -191,7 +191,7 @@ public struct SceneFusion: Sendable {
         let minWeight = options.minWeight(voxel: fused.voxel.voxel)
         if minWeight > 0 {
             lines.append("voxels meshed when observed with a weight of at least \((minWeight * 1000).rounded() / 1000) full-weight views"
-                         + (options.minWeight == nil ? " (automatic: (3 mm / voxel)², the fused distance's expected error within a voxel)" : ""))
+                         + (options.minWeight == nil ? " (automatic: (3 mm / voxel)^2, the fused distance's expected error within a voxel)" : ""))
         }
         if options.minFragmentTriangles > 0 {
             lines.append("pieces under \(options.minFragmentTriangles) triangles dropped (\(fused.droppedTriangles) triangles)")
