@@ -77,7 +77,7 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: "Use no depth farther than this many meters.")
     var maxDepth: Float = .infinity
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Use depth of at least this ARKit confidence (0 low, 1 medium, 2 high; default 2).", valueName: "level"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Use depth of at least this ARKit confidence (0 low, 1 medium, 2 high).", valueName: "level"))
     var minConfidence: Int = 2
 
     @Option(parsing: .unconditional, help: "Flying-pixel filter: drop a depth that differs from a neighbor's by more than this fraction.")
