@@ -2,9 +2,11 @@
 """Quality of fused meshes against a synthetic scan's ground truth (`rgbd-synth scan` writes
 NAME.truth.json beside the scan), run by Scripts/bench.sh.
 
-Runs `rgbd fuse` and Scripts/baseline_fuse.py (Open3D) on the same scan with the same voxel,
-truncation, depth range and confidence (untimed: the speed cases time them), then for each
-mesh:
+Runs `rgbd fuse SCAN --voxel V` at its other defaults (plus the options given after `--`:
+`-- --min-confidence 2 --max-depth 4.5` gives it Open3D's exact inputs) and
+Scripts/baseline_fuse.py (Open3D's VoxelBlockGrid) with the same voxel and truncation (4
+voxels) and its best options, --min-confidence (default 2: high only) and --max-depth
+(default 4.5 m) (untimed: the speed cases time them), then for each mesh:
 
 - accuracy: the median distance of its vertices to the room's true surfaces (floor,
   ceiling, walls, boxes with their yaw; exact distances, in the scan's world);
@@ -91,18 +93,21 @@ def main():
     parser.add_argument("--rgbd", required=True, help="the rgbd executable")
     parser.add_argument("--out", required=True, help="a scratch folder")
     parser.add_argument("--voxel", type=float, default=0.01)
-    parser.add_argument("--max-depth", type=float, default=5.0)
+    parser.add_argument("--max-depth", type=float, default=4.5, help="Open3D's depth range, meters")
+    parser.add_argument("--min-confidence", type=int, default=2, help="Open3D's lowest confidence")
     parser.add_argument("--method", default="tensor")
-    args = parser.parse_args()
+    argv = sys.argv[1:]
+    rgbd_options = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     scan = args.scan.rstrip("/")
     truth = json.load(open(scan + ".truth.json"))
     os.makedirs(args.out, exist_ok=True)
     meshes = {"rgbd": os.path.join(args.out, "rgbd.ply"), "open3d": os.path.join(args.out, "open3d.ply")}
-    subprocess.run([args.rgbd, "fuse", scan, "-o", meshes["rgbd"], "--voxel", str(args.voxel),
-                    "--max-depth", str(args.max_depth), "-q"], check=True)
+    subprocess.run([args.rgbd, "fuse", scan, "-o", meshes["rgbd"], "--voxel", str(args.voxel), "-q", *rgbd_options],
+                   check=True)
     subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "baseline_fuse.py"),
                     scan, "-o", meshes["open3d"], "--voxel", str(args.voxel), "--max-depth", str(args.max_depth),
-                    "--method", args.method], check=True)
+                    "--min-confidence", str(args.min_confidence), "--method", args.method], check=True)
     surface = visible_surface(truth, args.max_depth)
     for name, path in meshes.items():
         vertices = read_vertices(path)

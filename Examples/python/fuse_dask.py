@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Many scans fused on Dask's distributed scheduler, one scan per task: one machine or a cluster.
 
-    python3 Examples/python/fuse_dask.py SCAN... -o OUT_DIR [--voxel 0.01] [--workers N] [--threads]
+    python3 Examples/python/fuse_dask.py SCAN... -o OUT_DIR [--voxel M] [--workers N] [--threads]
     python3 Examples/python/fuse_dask.py SCAN... -o OUT_DIR --scheduler tcp://HOST:8786
 
 Each SCAN (a Stray Scanner folder, a Record3D .r3d file or EXR + JPG folder) is one task:
@@ -31,7 +31,7 @@ import numpy as np
 import rgbd
 
 
-def fuse_scan(scan: str, out_dir: str, voxel: float) -> Tuple[str, Optional[int], float, str]:
+def fuse_scan(scan: str, out_dir: str, voxel: Optional[float]) -> Tuple[str, Optional[int], float, str]:
     """One task: fuse a scan, save OUT_DIR/NAME.npz. Returns ``(scan, triangles or None,
     seconds, error message)``; a bad scan is returned as an error, not raised, so it
     neither retries nor stops the batch."""
@@ -52,7 +52,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scans", nargs="+", type=Path, help="scans: Stray Scanner folders, Record3D .r3d files")
     parser.add_argument("-o", "--output", type=Path, required=True, help="output directory (created)")
-    parser.add_argument("--voxel", type=float, default=0.01, help="voxel edge, meters (default 0.01)")
+    parser.add_argument("--voxel", type=float, default=None,
+                        help="voxel edge, meters (default: chosen by rgbd from each scan's depth)")
     parser.add_argument("--scheduler", help="address of a running Dask scheduler (default: a LocalCluster)")
     parser.add_argument("--workers", type=int, default=1, help="LocalCluster workers (default 1: fusing uses all cores)")
     parser.add_argument("--threads", action="store_true", help="LocalCluster workers as threads of this process")

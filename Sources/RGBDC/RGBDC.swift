@@ -863,7 +863,7 @@ private func meshHandle(_ pointer: OpaquePointer?) throws -> MeshHandle {
 public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_options>!) {
     guard let options else { return }
     let o = SceneFusionOptions()
-    options.pointee = rgbd_fuse_options(voxel: o.voxel, trunc: 0, min_depth: o.points.minDepth, max_depth: o.points.maxDepth,
+    options.pointee = rgbd_fuse_options(voxel: o.voxel ?? 0, trunc: 0, min_depth: o.points.minDepth, max_depth: o.points.maxDepth,
                                         min_confidence: Int32(o.minConfidence.rawValue), keep_edges: o.points.dropEdges ? 0 : 1,
                                         edge_threshold: o.points.edgeThreshold, every: Int32(o.every),
                                         min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0,
@@ -874,7 +874,7 @@ private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?, for sce
     var o = SceneFusionOptions()
     guard let c = pointer?.pointee else { return o }
     o.points.frame = try WorldFrame.forScene(try frameKind(c.frame), scene: scene)
-    o.voxel = c.voxel
+    o.voxel = c.voxel == 0 ? nil : c.voxel
     o.trunc = c.trunc == 0 ? nil : c.trunc
     o.points.minDepth = c.min_depth
     o.points.maxDepth = c.max_depth

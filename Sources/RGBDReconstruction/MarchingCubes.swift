@@ -167,7 +167,8 @@ extension TSDFVolume {
     }
 
     /// The zero set of the volume as a triangle mesh (marching cubes over every cell whose
-    /// eight voxels have been observed). A vertex lies on a voxel edge, where the linear
+    /// eight voxels have been observed with a weight of at least `minWeight` units: 1, any
+    /// observation; `weightScale`, one full-weight observation). A vertex lies on a voxel edge, where the linear
     /// interpolation of the two voxels' values is zero; it is shared by every triangle
     /// that uses that edge, in any block, and a vertex on a voxel whose value is exactly
     /// zero by every triangle of any edge meeting there. Triangles left without area (a
@@ -176,7 +177,7 @@ extension TSDFVolume {
     /// the edge), its color the voxels' colors interpolated alike. Blocks are meshed in
     /// parallel and merged in the order of their coordinates (z, y, x), so the output is
     /// the same on any number of processors.
-    func extractMesh(parallel: Bool = true) -> TriangleMesh {
+    func extractMesh(parallel: Bool = true, minWeight: UInt16 = 1) -> TriangleMesh {
         let count = blockCount
         let order = (0..<count).sorted { a, b in
             let ca = blockCoordinates(a), cb = blockCoordinates(b)
@@ -189,7 +190,7 @@ extension TSDFVolume {
             guard let base = buffer.baseAddress else { return }
             // Each slot is written by the one iteration of its block.
             nonisolated(unsafe) let out = base
-            nonisolated(unsafe) let work = { (n: Int) in out[n] = self.mesh(block: order[n]) }
+            nonisolated(unsafe) let work = { (n: Int) in out[n] = self.mesh(block: order[n], minWeight: max(1, minWeight)) }
             if parallel {
                 let chunk = 16
                 DispatchQueue.concurrentPerform(iterations: (count + chunk - 1) / chunk) { c in
@@ -243,7 +244,7 @@ extension TSDFVolume {
     }
 
     /// The vertices and triangles of the cells whose first corner is in block `b`.
-    private func mesh(block b: Int) -> (vertices: [EdgeVertex], triangles: [UInt64]) {
+    private func mesh(block b: Int, minWeight: UInt16) -> (vertices: [EdgeVertex], triangles: [UInt64]) {
         let side = Self.blockSide
         let c = blockCoordinates(b)
         var window = Window()
@@ -265,7 +266,7 @@ extension TSDFVolume {
                     let bx = x < 0 ? -1 : x >= side ? 1 : 0, lx = x - bx * side
                     guard let voxels = around[(bz + 1) * 9 + (by + 1) * 3 + (bx + 1)] else { continue }
                     let v = voxels[(lz * side + ly) * side + lx]
-                    guard v.weight > 0 else { continue }
+                    guard v.weight >= minWeight else { continue }
                     let i = Window.index(x, y, z)
                     window.tsdf[i] = Float(v.tsdf) / 32_767
                     window.weight[i] = true

@@ -1,13 +1,16 @@
 /// What `SceneFusion` does: the volume's resolution and truncation, which depths count
 /// and how much, and what is kept of the mesh.
 public struct SceneFusionOptions: Equatable, Sendable {
-    /// The voxel edge, meters (1 mm … 1 m).
-    public var voxel: Double = 0.01
+    /// The voxel edge, meters (1 mm … 1 m); nil: chosen from the scan's depth
+    /// (`SceneFusion.automaticVoxel`: a depth pixel's footprint at the median depth,
+    /// 2 mm … 2 cm).
+    public var voxel: Double? = nil
     /// The truncation distance, meters; nil: 4 voxels. At least one voxel, at most 1 m.
     public var trunc: Double? = nil
     /// The lowest ARKit confidence used (0 low, 1 medium, 2 high); frames without
-    /// confidence maps use every depth.
-    public var minConfidence: ConfidenceLevel = .medium
+    /// confidence maps use every depth. High only by default: on a real Stray Scanner
+    /// scan medium-confidence depth put surfaces 15 cm off (docs/fuse.md).
+    public var minConfidence: ConfidenceLevel = .high
     /// Per-frame filters: depth range and the flying-pixel filter (`dropEdges`,
     /// `edgeThreshold`); the stride, normals and axes are not used. Its `frame` (from
     /// `WorldFrame.forScene`) places the scene's world before integration, so the volume's
@@ -15,6 +18,10 @@ public struct SceneFusionOptions: Equatable, Sendable {
     public var points = PointCloudOptions()
     /// Use every N-th frame.
     public var every: Int = 1
+    /// Mesh only voxels observed with at least this total weight, in full-weight
+    /// observations (a high-confidence depth at up to 1 m, seen head-on, weighs 1); 0
+    /// meshes every observed voxel; nil: `automaticMinWeight(voxel:)`, (3 mm / voxel)².
+    public var minWeight: Double? = nil
     /// Drop connected pieces of the mesh with fewer triangles than this (0 keeps all).
     public var minFragmentTriangles: Int = 0
     /// The most bytes the volume may take; nil: half the machine's memory. A frame that
@@ -23,12 +30,30 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// Integrate and mesh on all processors (the result is the same bit for bit).
     package var parallel: Bool = true
 
-    /// The defaults: 1 cm voxels, 4-voxel truncation, medium confidence and up, edges
-    /// dropped, every frame, every fragment kept.
+    /// The defaults: the voxel chosen from the scan's depth, 4-voxel truncation, high
+    /// confidence only, edges dropped, every frame, every fragment kept.
     public init() {}
 
-    /// The truncation in effect, meters.
-    public var truncation: Double { trunc ?? 4 * voxel }
+    /// The truncation in effect with voxels of `voxel` meters, meters.
+    public func truncation(voxel: Double) -> Double { trunc ?? 4 * voxel }
+
+    /// The noise of one full-weight depth (high confidence, 1 m, head-on), meters: the
+    /// scale of `automaticMinWeight(voxel:)`.
+    public static let fullWeightNoise = 0.003
+
+    /// The least weight meshed when `minWeight` is nil: (`fullWeightNoise` / voxel)², the
+    /// weight at which the fused distance's expected error, σ / √weight with σ the noise
+    /// of one full-weight depth, is one voxel (0.09 at 1 cm, 0.36 at 5 mm, 2.25 at 2 mm).
+    /// Finer voxels need more views to be a surface rather than the noise of a few: on the
+    /// real scans and the synthetic truth this kept rgbd's surfaces where Open3D's are
+    /// (docs/fuse.md).
+    public static func automaticMinWeight(voxel: Double) -> Double {
+        let ratio = fullWeightNoise / voxel
+        return ratio * ratio
+    }
+
+    /// The least weight meshed with voxels of `voxel` meters, in full-weight observations.
+    public func minWeight(voxel: Double) -> Double { minWeight ?? Self.automaticMinWeight(voxel: voxel) }
 
     /// The memory budget in effect, bytes.
     package var budget: Int { memoryBudget ?? (Host.physicalMemoryBytes.map { $0 / 2 } ?? 4 << 30) }
@@ -37,13 +62,23 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// - Throws: `RGBDError` (`.invalidArgument`) naming the first value out of range.
     public func validate() throws {
         try points.validate()
-        guard voxel.isFinite, voxel >= 0.001, voxel <= 1 else {
-            throw RGBDError(.invalidArgument, "the voxel must be between 0.001 and 1 m (\(voxel))")
-        }
-        guard truncation.isFinite, truncation >= voxel, truncation <= 1 else {
-            throw RGBDError(.invalidArgument, "the truncation must be at least one voxel (\(voxel) m) and at most 1 m (\(truncation))")
+        if let voxel {
+            guard voxel.isFinite, voxel >= 0.001, voxel <= 1 else {
+                throw RGBDError(.invalidArgument, "the voxel must be between 0.001 and 1 m (\(voxel))")
+            }
+            let truncation = truncation(voxel: voxel)
+            guard truncation.isFinite, truncation >= voxel, truncation <= 1 else {
+                throw RGBDError(.invalidArgument, "the truncation must be at least one voxel (\(voxel) m) and at most 1 m (\(truncation))")
+            }
+        } else if let trunc {
+            guard trunc.isFinite, trunc >= 0.001, trunc <= 1 else {
+                throw RGBDError(.invalidArgument, "the truncation must be between 0.001 and 1 m (\(trunc))")
+            }
         }
         try FrameSelection(every: every).validate()
+        if let minWeight, !(minWeight >= 0 && minWeight <= 255) {
+            throw RGBDError(.invalidArgument, "the least weight meshed must be 0 to 255 observations (\(minWeight))")
+        }
         guard minFragmentTriangles >= 0 else {
             throw RGBDError(.invalidArgument, "the smallest fragment kept must be 0 or more triangles (\(minFragmentTriangles))")
         }
@@ -75,6 +110,8 @@ public struct SceneFusion: Sendable {
     public var blocks: Int
     /// Bytes the volume took.
     public var volumeBytes: Int
+    /// The voxel used, and why: given, or chosen from the scan's depth.
+    public var voxel = SceneFusionVoxel(given: 0.01)
     /// Triangles dropped as small fragments.
     public var droppedTriangles: Int
     /// Where the surface comes from and how it was made, one line each: the comments of
@@ -97,7 +134,13 @@ public struct SceneFusion: Sendable {
                              progress: ((Int, Int) -> Void)? = nil,
                              stage: ((Stage) -> Void)? = nil) throws -> SceneFusion {
         try options.validate()
-        var volume = TSDFVolume(voxel: Float(options.voxel), trunc: Float(options.truncation), memoryBudget: options.budget)
+        let choice = try options.voxel.map { SceneFusionVoxel(given: $0) } ?? automaticVoxel(scene, options: options)
+        var options = options
+        options.voxel = choice.voxel
+        // A truncation given with the voxel left to the scan: at least that voxel.
+        try options.validate()
+        let truncation = options.truncation(voxel: choice.voxel)
+        var volume = TSDFVolume(voxel: Float(choice.voxel), trunc: Float(truncation), memoryBudget: options.budget)
         volume.parallel = options.parallel
         let positions = Array(Swift.stride(from: 0, to: scene.frames.count, by: options.every))
         var done = 0
@@ -110,7 +153,9 @@ public struct SceneFusion: Sendable {
             progress?(done, positions.count)
         }
         stage?(.meshing)
-        var mesh = volume.extractMesh(parallel: options.parallel)
+        let minWeight = UInt16(min(Double(TSDFVolume.maxWeight),
+                                   (options.minWeight(voxel: choice.voxel) * Double(TSDFVolume.weightScale)).rounded()))
+        var mesh = volume.extractMesh(parallel: options.parallel, minWeight: max(1, minWeight))
         let before = mesh.faceCount
         if options.minFragmentTriangles > 0 {
             stage?(.droppingFragments)
@@ -118,6 +163,7 @@ public struct SceneFusion: Sendable {
         }
         var fusion = SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
                                  droppedTriangles: before - mesh.faceCount)
+        fusion.voxel = choice
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion
     }
@@ -133,12 +179,17 @@ public struct SceneFusion: Sendable {
             placed.kind == .camera
                 ? "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose"
                 : "axes: \(placed.axesDescription); each frame's OpenCV camera frame placed by its pose, then the frame's transform",
-            "voxel \(options.voxel) m, truncation \(options.truncation) m",
+            "voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), truncation \(options.truncation(voxel: fused.voxel.voxel)) m",
             "frames \(fused.frames) (every \(options.every)), min confidence \(options.minConfidence.rawValue), depth \(points.minDepth) to \(points.maxDepth) m"
                 + (points.dropEdges ? ", flying-pixel step \(points.edgeThreshold)" : ", flying pixels kept"),
             "normals: the distance field's gradient, toward the observed side",
         ]
         lines += placed.comments
+        let minWeight = options.minWeight(voxel: fused.voxel.voxel)
+        if minWeight > 0 {
+            lines.append("voxels meshed when observed with a weight of at least \((minWeight * 1000).rounded() / 1000) full-weight views"
+                         + (options.minWeight == nil ? " (automatic: (3 mm / voxel)^2, the fused distance's expected error within a voxel)" : ""))
+        }
         if options.minFragmentTriangles > 0 {
             lines.append("pieces under \(options.minFragmentTriangles) triangles dropped (\(fused.droppedTriangles) triangles)")
         }
@@ -211,3 +262,4 @@ extension TriangleMesh {
         return result
     }
 }
+

@@ -23,6 +23,10 @@ package struct SyntheticScan: Sendable {
         package var seed: UInt64 = 1
         /// Beyond this depth (metres) confidence is 0, as ARKit's is.
         package var confidenceRange: Double = 4
+        /// Beyond this depth (metres) confidence is at most 1 (medium): where the noise,
+        /// growing with depth², is above 9 times its value at 1 m, as ARKit lowers its
+        /// confidence for far, weak returns.
+        package var highConfidenceRange: Double = 3
         /// Frames written with an odometry row (or a pose) but no depth or confidence file
         /// (Stray: "scene depth missing").
         package var framesWithoutDepth: Set<Int> = []
@@ -116,7 +120,8 @@ package struct SyntheticScan: Sendable {
         /// Depth, metres, camera-frame z; NaN = no depth (a hole).
         package var depth: DepthMap
         /// ARKit confidence per depth pixel: 2 high, 1 medium (grazing angles, depth
-        /// edges), 0 low (beyond `Options.confidenceRange`, holes).
+        /// edges, beyond `Options.highConfidenceRange`), 0 low (beyond
+        /// `Options.confidenceRange`, holes).
         package var confidence: ImageBuffer<UInt8>
     }
 
@@ -207,7 +212,7 @@ package struct SyntheticScan: Sendable {
                 let i = y * width + x
                 let z = depth[i]
                 guard z.isFinite else { continue }
-                var level: UInt8 = Double(z) > options.confidenceRange ? 0 : 2
+                var level: UInt8 = Double(z) > options.confidenceRange ? 0 : Double(z) > options.highConfidenceRange ? 1 : 2
                 if level == 2 && grazing[i] { level = 1 }
                 if level == 2 {
                     // A depth edge: a 4-neighbour more than 5 % nearer or farther.

@@ -163,21 +163,25 @@ class Scene(Handle):
                                          ctypes.byref(frames))
         return frames.value
 
-    def fuse(self, voxel: float = 0.01, trunc: Optional[float] = None, min_depth: float = 0.0,
-             max_depth: float = math.inf, min_confidence: int = 1, keep_edges: bool = False,
+    def fuse(self, voxel: Optional[float] = None, trunc: Optional[float] = None, min_depth: float = 0.0,
+             max_depth: float = math.inf, min_confidence: int = 2, keep_edges: bool = False,
              flying_pixel_step: float = 0.05, every: int = 1, min_fragment: int = 0,
              max_memory: Optional[int] = None, frame: str = "camera", *,
              edge_threshold: Optional[float] = None, max_memory_mb: Optional[int] = None) -> Mesh:
         """Fuses the scene's frames into one surface, as ``rgbd fuse`` does (docs/fuse.md):
         a TSDF volume on a sparse block hash (``voxel`` meters, truncation ``trunc``,
-        default 4 voxels), then marching cubes.
+        default 4 voxels), then marching cubes. Without ``voxel`` the library chooses it from
+        the scene's depth (a depth pixel's width at the median depth, 0.002 to 0.02 m: about
+        2 mm for an object at 30 cm, 1 cm for a room); the mesh's ``comments`` say which and why.
 
         Returns a :class:`Mesh` of numpy arrays in the scene's world. Depth is used when its
-        confidence is at least ``min_confidence`` (0..2), it lies within
+        confidence is at least ``min_confidence`` (0..2, default 2: high only), it lies within
         ``min_depth``..``max_depth`` and it passes the flying-pixel filter
         (``flying_pixel_step``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
         ``min_fragment`` drops pieces of fewer triangles, ``max_memory`` (MB) bounds the
         TSDF volume (default half the machine's memory; frames and the mesh take more).
+        A voxel is meshed when the depths it saw weigh at least (0.003 m / voxel)² full-weight
+        views, as ``rgbd fuse``'s default ``--min-weight`` (docs/fuse.md).
         The names are ``rgbd fuse``'s options; ``edge_threshold`` and ``max_memory_mb``, their
         earlier names, are still taken. The mesh writes itself (:meth:`Mesh.write`) as
         ``rgbd fuse`` writes it, header comments included. ``frame="level"`` fuses a gravity-aligned
@@ -191,7 +195,7 @@ class Scene(Handle):
         lib = _lib.lib()
         options = _lib.RgbdFuseOptions()
         lib.rgbd_fuse_options_default(ctypes.byref(options))
-        options.voxel = voxel
+        options.voxel = 0.0 if voxel is None else voxel
         options.trunc = 0.0 if trunc is None else trunc
         options.min_depth = min_depth
         options.max_depth = max_depth

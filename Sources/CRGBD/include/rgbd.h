@@ -442,11 +442,12 @@ int rgbd_scene_export(rgbd_scene *scene, const char *directory, const char *form
 
 /* Options of rgbd_scene_fuse, as rgbd fuse's flags (docs/fuse.md). */
 typedef struct rgbd_fuse_options {
-    double voxel;            /* voxel edge, meters, 0.001 to 1 (default 0.01) */
+    double voxel;            /* voxel edge, meters, 0.001 to 1; 0 = chosen from the scene's depth (a
+                                depth pixel's width at the median depth, 0.002 to 0.02; default 0) */
     double trunc;            /* truncation distance, meters; 0 = 4 voxels (default 0) */
     float min_depth;         /* meters; depths nearer are not used (default 0) */
     float max_depth;         /* meters; depths farther are not used (default +infinity) */
-    int32_t min_confidence;  /* lowest ARKit confidence used, 0..2 (default 1) */
+    int32_t min_confidence;  /* lowest ARKit confidence used, 0..2 (default 2) */
     int32_t keep_edges;      /* nonzero: no flying-pixel filter (default 0) */
     float edge_threshold;    /* relative depth jump to a 4-neighbor that marks an edge (0.05) */
     int32_t every;           /* integrate every N-th frame (default 1) */

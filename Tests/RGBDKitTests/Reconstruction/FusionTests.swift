@@ -169,16 +169,20 @@ import RGBDSynth
 
     // MARK: Synthetic scans with ground truth
 
-    /// Fuses frames rendered by the generator (without writing files).
+    /// Fuses frames rendered by the generator (without writing files), meshing the voxels
+    /// of at least the options' least weight (as `SceneFusion.build` does).
     static func fuse(_ scan: SyntheticScan, frames: some Sequence<Int>, options: SceneFusionOptions,
                      color: Bool = false) throws -> TriangleMesh {
-        try volume(scan, frames: frames, options: options, color: color).extractMesh(parallel: options.parallel)
+        let minWeight = options.minWeight(voxel: options.voxel ?? SceneFusion.fallbackVoxel) * Double(TSDFVolume.weightScale)
+        return try volume(scan, frames: frames, options: options, color: color)
+            .extractMesh(parallel: options.parallel, minWeight: UInt16(max(1, min(65_280, minWeight.rounded()))))
     }
 
     /// The volume of frames rendered by the generator (`kernel` false: the Swift loop only).
     static func volume(_ scan: SyntheticScan, frames: some Sequence<Int>, options: SceneFusionOptions,
                        color: Bool = false, kernel: Bool = true) throws -> TSDFVolume {
-        var volume = TSDFVolume(voxel: Float(options.voxel), trunc: Float(options.truncation), memoryBudget: options.budget)
+        let voxel = options.voxel ?? SceneFusion.fallbackVoxel
+        var volume = TSDFVolume(voxel: Float(voxel), trunc: Float(options.truncation(voxel: voxel)), memoryBudget: options.budget)
         volume.parallel = options.parallel
         volume.useKernel = kernel
         for index in frames {
@@ -275,9 +279,11 @@ import RGBDSynth
                 boxEdge.append(room.distanceToSurface(p))
             }
         }
-        let voxel = options.voxel
+        let voxel = try #require(options.voxel)
         #expect(Self.median(distances) < 0.1 * voxel, "median distance to the truth \(Self.median(distances)) m")
-        #expect(Self.quantile(distances, 0.99) < voxel, "99 % within a voxel: \(Self.quantile(distances, 0.99)) m")
+        // 99 % within a voxel (and a hair: with high confidence only, the default, the
+        // 99th percentile lies on a voxel one voxel from the surface, 0.0200001 m).
+        #expect(Self.quantile(distances, 0.99) < 1.001 * voxel, "99 % within a voxel: \(Self.quantile(distances, 0.99)) m")
         // Planar wall: at x = 2.5 within noise.
         #expect(wall.count > 1000)
         let wallMean = wall.reduce(0, +) / Double(wall.count)
@@ -441,6 +447,7 @@ import RGBDSynth
 
     @Test func truncationBelowAVoxelIsRefused() {
         var options = SceneFusionOptions()
+        options.voxel = 0.01
         options.trunc = 0.005
         #expect(throws: RGBDError.self) { try options.validate() }
         options.trunc = 0.01

@@ -26,19 +26,23 @@ import Testing
             // K scales from the colour size by 256/160 and 192/120.
             #expect(abs(k.fx - frame.colorCamera.fx * 256 / 160) < 1e-9)
             #expect(abs(k.cy - frame.colorCamera.cy * 192 / 120) < 1e-9)
-            var worst = 0.0, counts = [0, 0, 0]
+            var worst = 0.0, counts = [0, 0, 0], highBeyondThreeMetres = 0
             for y in 0..<k.height {
                 for x in 0..<k.width {
                     let z = Double(frame.depth[x, y])
                     #expect(z.isFinite && z > 0.2)
                     counts[Int(frame.confidence[x, y])] += 1
+                    if z > scan.options.highConfidenceRange && frame.confidence[x, y] == 2 { highBeyondThreeMetres += 1 }
                     let world = Self.cameraToWorld(frame.pose, SIMD3((Double(x) - k.cx) / k.fx * z, (Double(y) - k.cy) / k.fy * z, z))
                     worst = max(worst, scan.room.distanceToSurface(world))
                 }
             }
             // Float32 depth: about 1e-7 relative.
             #expect(worst < 2e-6, "frame \(index): a back-projected point is \(worst) m off the surfaces")
-            #expect(counts[2] > k.width * k.height / 2, "most pixels are high confidence: \(counts)")
+            // High confidence is the nearer part (within 3 m, off edges and grazing views):
+            // a third of the view or more from the room's centre.
+            #expect(counts[2] > k.width * k.height / 3, "a third of the pixels or more are high confidence: \(counts)")
+            #expect(highBeyondThreeMetres == 0, "no high confidence beyond 3 m (the noise grows with depth²)")
             medium += counts[1]
         }
         #expect(medium > 0, "grazing angles and depth edges have medium confidence")

@@ -55,7 +55,7 @@ import RGBDSynth
         #expect(run.status == 0, "\(run.stderr)")
         let (header, vertices, colors, faces) = try Self.read(dir + "/mesh.ply")
         #expect(vertices.count > 5000 && faces.count > 8000)
-        #expect(header.contains("comment voxel 0.02 m, truncation 0.08 m"))
+        #expect(header.contains("comment voxel 0.02 m (given), truncation 0.08 m"))
         #expect(header.contains { $0.hasPrefix("comment world gravity-aligned") })
         #expect(header.contains { $0.hasPrefix("comment source \(dir)/scan (Stray Scanner") })
         #expect(faces.allSatisfy { $0.count == 3 && $0.allSatisfy { (0..<vertices.count).contains($0) } })
