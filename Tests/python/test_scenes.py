@@ -125,6 +125,18 @@ def test_missing_paths_and_parts_are_named(synth, tmp_path):
     assert f"{path}: a Stray Scanner scan" in str(error.value) and "without odometry.csv" in str(error.value)
 
 
+def test_fuse_without_voxel_lets_the_library_choose(synth, tmp_path):
+    """voxel=None (the C ABI's voxel 0): the library chooses the voxel from the scan's depth
+    and says so in the mesh's comments, as rgbd fuse does without --voxel."""
+    path = make_scan(synth, tmp_path, "stray", frames=6)
+    with rgbd.load_scene(path) as scene:
+        mesh = scene.fuse()
+    line = next(c for c in mesh.comments if c.startswith("voxel "))
+    assert "(automatic: a depth pixel's footprint" in line, line
+    assert 0.008 <= float(line.split()[1]) <= 0.02, line
+    assert len(mesh.vertices) > 1000
+
+
 def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     """Scene.fuse (the C ABI's rgbd_scene_fuse, count then fill) gives numpy arrays on the
     scan's true surfaces, bit for bit the mesh `rgbd fuse` writes."""

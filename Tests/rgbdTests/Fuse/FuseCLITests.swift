@@ -73,6 +73,32 @@ import RGBDSynth
         #expect(points.vertices == vertices && points.faces.isEmpty)
     }
 
+    /// Without --voxel the voxel follows the scan's depth: the real Record3D close-up of a
+    /// door handle (median depth 0.23 m, a depth pixel 1.2 mm wide there) gets the 2 mm
+    /// floor, the synthetic room (median about 2.5 m) about 1 cm; the summary line and the
+    /// header say so. Skipped for the real scan without ../shared.
+    @Test func voxelFollowsTheScansDepth() throws {
+        let dir = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.scan().write(layout: Self.layout, to: dir + "/scan")
+        let room = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/room.ply"])
+        #expect(room.status == 0, "\(room.stderr)")
+        let line = try #require(try Self.read(dir + "/room.ply").header.first { $0.hasPrefix("comment voxel ") })
+        let voxel = try #require(Double(line.split(separator: " ")[2]))
+        // The depth camera's focal length is 0.7527 × 256 px: 1 cm is the footprint at 1.9 m.
+        #expect(voxel >= 0.008 && voxel <= 0.02 && line.contains("(automatic: a depth pixel's footprint"), "\(line)")
+        #expect(room.stderr.contains("voxel \(voxel) m (automatic"), "\(room.stderr)")
+        guard let scans = StrayDepthOnlyCLITests.sharedScans else { return }
+        let door = try CLITests.run(["fuse", scans + "/record3d-door", "-o", dir + "/door.ply", "-q"])
+        #expect(door.status == 0, "\(door.stderr)")
+        let header = try Self.read(dir + "/door.ply").header
+        #expect(header.contains { $0.hasPrefix("comment voxel 0.002 m (automatic") }, "\(header)")
+        // Given, it is used as given.
+        let given = try CLITests.run(["fuse", scans + "/record3d-door", "-o", dir + "/door5.ply", "--voxel", "0.005", "-q"])
+        #expect(given.status == 0)
+        #expect(try Self.read(dir + "/door5.ply").header.contains { $0.hasPrefix("comment voxel 0.005 m (given)") })
+    }
+
     /// What the fused mesh guarantees (docs/fuse.md, "Output"): no face with a repeated
     /// vertex or zero area (the scan's 16-bit distances are exactly zero at some voxels,
     /// where several cell edges have their vertex: 36 such faces before they were merged),
