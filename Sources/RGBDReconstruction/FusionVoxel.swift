@@ -74,7 +74,7 @@ extension SceneFusion {
             guard focal > 0 else { return }
             // Every 3rd pixel is plenty for a median.
             for i in Swift.stride(from: 0, to: kept.count, by: 3) where kept[i] {
-                if let confidence = frame.confidence, confidence.samples[i] < options.minConfidence { continue }
+                if let confidence = frame.confidence, confidence.samples[i] < options.minConfidence.rawValue { continue }
                 let z = frame.depth.samples[i]
                 depths.append(z)
                 footprints.append(z / focal)
