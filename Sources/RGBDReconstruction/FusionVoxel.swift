@@ -16,7 +16,7 @@ public struct SceneFusionVoxel: Equatable, Sendable {
     public var reason: String
 
     /// A voxel the caller gave.
-    public init(given voxel: Double) {
+    package init(given voxel: Double) {
         self.voxel = voxel
         medianDepth = nil
         pixelFootprint = nil
@@ -25,7 +25,7 @@ public struct SceneFusionVoxel: Equatable, Sendable {
     }
 
     /// A voxel chosen from the scan's depth (the fields as above).
-    public init(voxel: Double, medianDepth: Double?, pixelFootprint: Double?, framesSampled: Int, reason: String) {
+    package init(voxel: Double, medianDepth: Double?, pixelFootprint: Double?, framesSampled: Int, reason: String) {
         self.voxel = voxel
         self.medianDepth = medianDepth
         self.pixelFootprint = pixelFootprint
@@ -39,9 +39,9 @@ extension SceneFusion {
     /// 20–40 cm a depth pixel spans 1–2 mm) to 2 cm (a room at 3–4 m).
     public static let automaticVoxelRange: ClosedRange<Double> = 0.002...0.02
     /// The voxel used when a scan has no usable depth in its sampled frames, meters.
-    public static let fallbackVoxel = 0.01
+    package static let fallbackVoxel = 0.01
     /// Frames sampled (evenly over the frames fused) to choose the voxel.
-    public static let automaticVoxelFrames = 16
+    package static let automaticVoxelFrames = 16
 
     /// The voxel for `scene` when none is given: the footprint of one depth pixel at the
     /// scan's median depth, so that a frame puts about one depth sample on each voxel of

@@ -39,7 +39,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
 
     /// The noise of one full-weight depth (high confidence, 1 m, head-on), meters: the
     /// scale of `automaticMinWeight(voxel:)`.
-    public static let fullWeightNoise = 0.003
+    package static let fullWeightNoise = 0.003
 
     /// The least weight meshed when `minWeight` is nil: (`fullWeightNoise` / voxel)², the
     /// weight at which the fused distance's expected error, σ / √weight with σ the noise
@@ -47,7 +47,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// Finer voxels need more views to be a surface rather than the noise of a few: on the
     /// real scans and the synthetic truth this kept rgbd's surfaces where Open3D's are
     /// (docs/fuse.md).
-    public static func automaticMinWeight(voxel: Double) -> Double {
+    package static func automaticMinWeight(voxel: Double) -> Double {
         let ratio = fullWeightNoise / voxel
         return ratio * ratio
     }
