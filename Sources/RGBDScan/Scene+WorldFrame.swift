@@ -1,4 +1,4 @@
-/// Where a scene's world is placed (`--frame`'s kinds for scans): the parts of
+/// Where a scene's world is placed (`WorldFrame.Kind` for scans): the parts of
 /// `WorldFrame` that know what a scene is.
 extension WorldFrame {
     /// The frame `kind` for `scene`: for a scan, by its world (`forScene(_:world:file:)`);
