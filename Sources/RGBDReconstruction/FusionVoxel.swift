@@ -55,7 +55,7 @@ extension SceneFusion {
     /// the Stray Scanner room about 1 cm.
     /// - Throws: `RGBDError` when a sampled frame cannot be read.
     public static func automaticVoxel(_ scene: Scene, options: SceneFusionOptions) throws -> SceneFusionVoxel {
-        let used = Array(Swift.stride(from: 0, to: scene.frames.count, by: max(1, options.every)))
+        let used = FrameSelection(every: max(1, options.every)).positions(count: scene.frames.count)
         let count = min(used.count, automaticVoxelFrames)
         // Evenly spread, increasing positions (the reader reads them in one pass).
         var positions: [Int] = []
@@ -65,16 +65,13 @@ extension SceneFusion {
         }
         var footprints: [Float] = []
         var depths: [Float] = []
-        var filter = options.points
-        filter.stride = 1
         try scene.forEachFrame(positions, color: false) { frame in
-            let kept = PointCloud.selection(frame.depth, options: filter)
+            let kept = usablePixels(frame.depth, confidence: frame.confidence, options: options)
             let k = frame.info.depthIntrinsics
             let focal = Float((k.fx + k.fy) / 2)
             guard focal > 0 else { return }
             // Every 3rd pixel is plenty for a median.
             for i in Swift.stride(from: 0, to: kept.count, by: 3) where kept[i] {
-                if let confidence = frame.confidence, confidence.samples[i] < options.minConfidence.rawValue { continue }
                 let z = frame.depth.samples[i]
                 depths.append(z)
                 footprints.append(z / focal)

@@ -70,7 +70,7 @@ public struct SceneCloud: Sendable {
     public static func build(_ scene: Scene, options: SceneCloudOptions,
                              progress: ((Int, Int) -> Void)? = nil) throws -> SceneCloud {
         try options.validate()
-        let positions = Array(Swift.stride(from: 0, to: scene.frames.count, by: options.every))
+        let positions = FrameSelection(every: options.every).positions(count: scene.frames.count)
         var merger = Merger(options: options)
         try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
             merger.add(frame)

@@ -142,7 +142,7 @@ public struct SceneFusion: Sendable {
         let truncation = options.truncation(voxel: choice.voxel)
         var volume = TSDFVolume(voxel: Float(choice.voxel), trunc: Float(truncation), memoryBudget: options.budget)
         volume.parallel = options.parallel
-        let positions = Array(Swift.stride(from: 0, to: scene.frames.count, by: options.every))
+        let positions = FrameSelection(every: options.every).positions(count: scene.frames.count)
         var done = 0
         try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
             let prepared = prepare(depth: frame.depth, confidence: frame.confidence, color: frame.color,
@@ -197,12 +197,23 @@ public struct SceneFusion: Sendable {
         return lines
     }
 
+    /// The pixels of a frame's depth that fusion uses: those the point filters keep
+    /// (depth range, flying pixels; every pixel, no stride) whose confidence, where the
+    /// frame has one, is at least `options.minConfidence`.
+    static func usablePixels(_ depth: DepthMap, confidence: ImageBuffer<UInt8>?, options: SceneFusionOptions) -> [Bool] {
+        var filter = options.points
+        filter.stride = 1
+        var kept = PointCloud.selection(depth, options: filter)
+        if let confidence {
+            for i in kept.indices where confidence.samples[i] < options.minConfidence.rawValue { kept[i] = false }
+        }
+        return kept
+    }
+
     /// One frame's depth, per-pixel weights and colors, ready for the volume.
     static func prepare(depth: DepthMap, confidence: ImageBuffer<UInt8>?, color: ColorImage?, intrinsics: Intrinsics,
                         pose: Pose, options: SceneFusionOptions) -> TSDFFrame {
-        var filter = options.points
-        filter.stride = 1
-        let kept = PointCloud.selection(depth, options: filter)
+        let kept = usablePixels(depth, confidence: confidence, options: options)
         let width = depth.width, height = depth.height
         var values = [Float](repeating: .nan, count: width * height)
         var weights = [Float](repeating: 0, count: width * height)
@@ -219,11 +230,11 @@ public struct SceneFusion: Sendable {
                 let i = v * width + u
                 guard kept[i] else { continue }
                 let level = confidence?.samples[i] ?? 2
-                guard confidence == nil || level >= options.minConfidence.rawValue, let p = point(u, v) else { continue }
+                guard let p = point(u, v) else { continue }
                 let trust: Float = level >= 2 ? 1 : level == 1 ? 0.5 : 0.25
                 let distance = min(1, 1 / (p.z * p.z))
                 let normal = PointCloud.normal(at: p, left: point(u - 1, v), right: point(u + 1, v), up: point(u, v - 1),
-                                               down: point(u, v + 1), limit: filter.edgeThreshold * p.z)
+                                               down: point(u, v + 1), limit: options.points.edgeThreshold * p.z)
                 let facing: Float
                 if normal == .zero {
                     facing = 0.5
