@@ -176,6 +176,7 @@ public struct SceneFusion: Sendable {
             "rgbd \(RGBDVersion.string): fused surface of a scan (TSDF on 8x8x8 voxel blocks, marching cubes), meters",
             "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
             "world \(scene.world.rawValue)",
+            "poses \(scene.poseSource)",
             placed.kind == .camera
                 ? "axes: the scan's world axes; each frame's OpenCV camera frame placed by its pose"
                 : "axes: \(placed.axesDescription); each frame's OpenCV camera frame placed by its pose, then the frame's transform",

@@ -30,6 +30,9 @@ public final class Scene: Sendable {
     public let warnings: [String]
     /// Facts only some layouts have (IMU, lens tables), for `info`.
     public let details: [(key: String, value: String)]
+    /// Where the frames' poses come from, in words: the app's recording, or what replaced
+    /// them (`replacingPoses`: a refinement, a trajectory file). Written into outputs.
+    public let poseSource: String
 
     let storage: any SceneStorage
 
@@ -43,7 +46,8 @@ public final class Scene: Sendable {
 
     init(path: String, format: SceneFormat, world: SceneWorld, worldBasis: String? = nil, frames: [SceneFrameInfo],
          colorSize: (width: Int, height: Int)?, depthSize: (width: Int, height: Int), framesPerSecond: Double?,
-         skipped: [SkippedFrame], warnings: [String], details: [(key: String, value: String)], storage: any SceneStorage) {
+         skipped: [SkippedFrame], warnings: [String], details: [(key: String, value: String)], storage: any SceneStorage,
+         poseSource: String? = nil) {
         self.path = path
         self.format = format
         self.world = world
@@ -56,6 +60,7 @@ public final class Scene: Sendable {
         self.warnings = warnings
         self.details = details
         self.storage = storage
+        self.poseSource = poseSource ?? "as \(format.app.rawValue) recorded them"
     }
 
     /// Opens the scan at `path`, recognised by content: a folder with `odometry.csv` is a

@@ -253,5 +253,6 @@ package struct SynthPinhole: Equatable, Sendable {
 /// Dot product.
 @inline(__always) func dot(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double { (a * b).sum() }
 @inline(__always) func logarithm(_ x: Double) -> Double { log(x) }
+@inline(__always) func exponential(_ x: Double) -> Double { exp(x) }
 /// Component-wise absolute value.
 @inline(__always) func absolute(_ v: SIMD3<Double>) -> SIMD3<Double> { SIMD3(abs(v.x), abs(v.y), abs(v.z)) }

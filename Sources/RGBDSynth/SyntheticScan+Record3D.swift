@@ -75,7 +75,7 @@ extension SyntheticScan {
             let q = SynthQuaternion(gl.rotation)
             return numbers(q.xyzw + [gl.translation.x, gl.translation.y, gl.translation.z])
         }
-        let poses = "[" + truth.poses.map(poseEntry).joined(separator: ",") + "]"
+        let poses = "[" + truth.recordedPoses.map(poseEntry).joined(separator: ",") + "]"
         let kColumns = numbers([k.fx, 0, 0, 0, k.fy, 0, k.cx, k.cy, 1])
         switch keys {
         case .old:

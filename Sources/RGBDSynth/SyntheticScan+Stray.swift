@@ -78,8 +78,9 @@ extension SyntheticScan {
         case .v9: lines.append("timestamp, frame, x, y, z, qx, qy, qz, qw")
         case .v15: lines.append("timestamp, frame, x, y, z, qx, qy, qz, qw, fx, fy, cx, cy, distortion_center_x, distortion_center_y")
         }
+        let recorded = recordedPoses()
         for i in 0..<frameCount {
-            let pose = trajectory.pose(frame: i)
+            let pose = recorded[i]
             let q = SynthQuaternion(pose.rotation)
             let t = pose.translation
             let poseColumns = [t.x, t.y, t.z, q.x, q.y, q.z, q.w].map { "\($0)" }

@@ -11,6 +11,9 @@ extension SyntheticScan {
         /// Per frame, the true camera-to-world pose in **OpenCV camera axes** in the layout's
         /// world.
         package var poses: [SynthPose]
+        /// Per frame, the pose the scan's files record (in the layout's world, OpenCV
+        /// camera axes): `poses` with the odometry error of `Options.poseError`, if any.
+        package var recordedPoses: [SynthPose]
         /// Per frame, the timestamp, seconds.
         package var timestamps: [Double]
         /// The colour camera, at the size the layout stores images.
@@ -41,6 +44,7 @@ extension SyntheticScan {
             return depthCamera(portrait: portrait)
         }
         return Truth(layout: layout, worldFromRoom: worldFromRoom, poses: roomPoses.map { worldFromRoom * $0 },
+                     recordedPoses: recordedPoses().map { worldFromRoom * $0 },
                      timestamps: (0..<frameCount).map { trajectory.timestamp(frame: $0) },
                      colorCamera: colorK, depthCamera: depthCamera(portrait: portrait), depthCameras: depthCameras,
                      room: room)

@@ -45,6 +45,9 @@ package struct SyntheticScan: Sendable {
         package var ffmpeg: String = "ffmpeg"
         /// How Record3D's `.depth` and `.conf` entries are LZFSE-wrapped.
         package var lzfse: LZFSEWriter = .raw
+        /// The odometry error written into the scan's poses (the truth keeps the true
+        /// poses); nil: the poses written are the truth.
+        package var poseError: SyntheticPoseError? = nil
 
         /// The defaults: exact depth, no holes, every frame complete.
         package init() {}
@@ -84,6 +87,14 @@ package struct SyntheticScan: Sendable {
         self.depthWidth = depthWidth
         self.depthHeight = depthHeight
         self.options = options
+    }
+
+    /// The camera-to-world poses (OpenCV camera axes, the room's world) the scan records:
+    /// the trajectory's, with `options.poseError` when set.
+    package func recordedPoses() -> [SynthPose] {
+        let truth = (0..<frameCount).map { trajectory.pose(frame: $0) }
+        guard let error = options.poseError else { return truth }
+        return error.recorded(truth, fps: trajectory.fps)
     }
 
     /// The colour camera (K at the colour size). `portrait`: the phone held upright, images

@@ -26,6 +26,13 @@ package struct SyntheticTrajectory: Equatable, Sendable {
     package var pitch: Double = 0.2
     /// Amplitude of the hand-held roll, radians.
     package var rollAmplitude: Double = 0.06
+    /// Seconds during which the camera looks head-on (level) at the room's wall in +z,
+    /// turning to it and back over `plainWallRamp` seconds at each end: with the path near
+    /// that wall, the frames see one plane and nothing else (degenerate for ICP: sliding
+    /// along the wall changes nothing the depth sees). Nil: no such stretch.
+    package var plainWall: ClosedRange<Double>? = nil
+    /// See `plainWall`.
+    package var plainWallRamp: Double = 0.4
 
     /// The default path (60 fps).
     package init() {}
@@ -49,8 +56,16 @@ package struct SyntheticTrajectory: Equatable, Sendable {
         // The gaze sweeps from the nearest wall (outward) to along the path and across the
         // room, and back, with a little sway.
         let sweep = gazeSweep.x + gazeSweep.y * sine(2 * Double.pi * s / 15 + 0.3)
-        let heading = phase + sweep + 0.08 * sine(0.7 * s + 0.2) + 0.03 * sine(2.3 * s)
-        let tilt = pitch + 0.15 * sine(0.53 * s + 1.0) + 0.02 * sine(3.1 * s)
+        var heading = phase + sweep + 0.08 * sine(0.7 * s + 0.2) + 0.03 * sine(2.3 * s)
+        var tilt = pitch + 0.15 * sine(0.53 * s + 1.0) + 0.02 * sine(3.1 * s)
+        let wall = wallWeight(at: s)
+        if wall > 0 {
+            // Toward +z (heading π/2), level.
+            var turn = (Double.pi / 2 - heading).truncatingRemainder(dividingBy: 2 * Double.pi)
+            if turn > Double.pi { turn -= 2 * Double.pi } else if turn < -Double.pi { turn += 2 * Double.pi }
+            heading += wall * turn
+            tilt *= 1 - wall
+        }
         let forward = SIMD3(cosine(heading) * cosine(tilt), -sine(tilt), sine(heading) * cosine(tilt))
         let up = SIMD3<Double>(0, 1, 0)
         let right0 = normalized(cross(forward, up))
@@ -60,5 +75,33 @@ package struct SyntheticTrajectory: Equatable, Sendable {
         let right = right0 * c + down0 * sn
         let down = down0 * c - right0 * sn
         return SynthPose(rotation: SynthMatrix3(columns: right, down, forward), translation: position)
+    }
+
+    /// How far the gaze is turned to the plain wall at `seconds`: 0 … 1 (smooth ramps).
+    func wallWeight(at seconds: Double) -> Double {
+        guard let wall = plainWall else { return 0 }
+        let ramp = max(plainWallRamp, 1e-9)
+        let x = min((seconds - (wall.lowerBound - ramp)) / ramp, ((wall.upperBound + ramp) - seconds) / ramp)
+        let w = min(1, max(0, x))
+        return w * w * (3 - 2 * w)
+    }
+
+    /// The frames of `count` whose gaze is fully on the plain wall (`plainWall`).
+    package func plainWallFrames(count: Int) -> [Int] {
+        (0..<count).filter { wallWeight(at: Double($0) / fps) >= 1 }
+    }
+
+    /// A path for pose refinement: `frames` frames at `fps` making one whole loop (it ends
+    /// where it started), with a stretch of `wallSeconds` facing the plain wall in +z where
+    /// the path passes nearest to it (nil: none).
+    package static func loop(frames: Int, fps: Double = 60, wallSeconds: Double? = 1.2) -> SyntheticTrajectory {
+        var path = SyntheticTrajectory(fps: fps)
+        path.loopSeconds = Double(frames) / fps
+        if let wallSeconds {
+            // The ellipse is nearest the +z wall at phase π/2 (phase = 2π·s/loop + 0.4).
+            let nearest = (Double.pi / 2 - 0.4) / (2 * Double.pi) * path.loopSeconds
+            path.plainWall = (nearest - wallSeconds / 2)...(nearest + wallSeconds / 2)
+        }
+        return path
     }
 }

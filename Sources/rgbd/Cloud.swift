@@ -117,6 +117,8 @@ struct Cloud: ParsableCommand {
 
     @OptionGroup var selection: SceneSelectionOptions
 
+    @OptionGroup var poseSource: ScenePoseOptions
+
     @Flag(help: "Captures: turn the cloud as the photo asks to be shown (EXIF orientation, HEIF rotation); default: as stored.")
     var upright = false
 
@@ -176,7 +178,7 @@ struct Cloud: ParsableCommand {
             sceneOptions.voxel = voxel
             sceneOptions.every = selection.every
             sceneOptions.minConfidence = selection.minConfidence
-            sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet,
+            sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet, poses: poseSource,
                                               las: outputExtension == "las", crs: crs)
                 .run(scenes, output: output)
             guard !captureInputs.isEmpty else {

@@ -71,6 +71,8 @@ struct Export: ParsableCommand {
 
     @OptionGroup var selection: SceneSelectionOptions
 
+    @OptionGroup var poseSource: ScenePoseOptions
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Keep at most N frames, spread evenly over the scan.", valueName: "N"))
     var maxFrames: Int?
 
@@ -126,7 +128,7 @@ struct Export: ParsableCommand {
         options.overwrite = overwrite
         let start = Host.monotonicSeconds()
         do {
-            let scene = try SceneInputs.open(scan)
+            let scene = try SceneInputs.open(scan, poses: poseSource, quiet: quiet)
             var options = options
             options.frame = try WorldFrame.forScene(frame, scene: scene)
             let progress = FrameProgress(name: Path.lastComponent(scan), quiet: quiet)

@@ -85,6 +85,8 @@ struct Fuse: ParsableCommand {
 
     @OptionGroup var selection: SceneSelectionOptions
 
+    @OptionGroup var poseSource: ScenePoseOptions
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Mesh only voxels observed with at least this total weight, in full-weight views (0: every observed voxel; default (0.003 m / voxel)²).", valueName: "views"))
     var minWeight: Double?
 
@@ -145,7 +147,7 @@ struct Fuse: ParsableCommand {
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             let start = Host.monotonicSeconds()
             do {
-                let scene = try SceneInputs.open(path, report: !quiet)
+                let scene = try SceneInputs.open(path, poses: poseSource, quiet: quiet)
                 var options = options
                 options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)

@@ -74,6 +74,8 @@ struct Preview: ParsableCommand {
 
     @OptionGroup var reading: ReadingOptions
 
+    @OptionGroup var poseSource: ScenePoseOptions
+
     @OptionGroup var reporting: ReportingOptions
 
     @OptionGroup var tagArguments: TagArguments
@@ -139,7 +141,7 @@ struct Preview: ParsableCommand {
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             do {
                 let start = Host.monotonicSeconds()
-                let scene = try SceneInputs.open(path)
+                let scene = try SceneInputs.open(path, poses: poseSource, quiet: reporting.quiet)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: reporting.quiet)
                 defer { progress.finish() }
                 try ScenePreviewSheet.write(scene, to: target, options: sceneOptions) { done, total in

@@ -69,6 +69,8 @@ struct SceneCloudCommand {
     var frame: WorldFrame.Kind = .camera
     var encoding: PLYWriter.Encoding
     var quiet: Bool
+    /// Which poses the scans use.
+    var poses: ScenePoseOptions
     /// Write LAS 1.4 instead of PLY.
     var las = false
     /// With LAS and an ENU frame: the coordinate system to write (`Projection`).
@@ -90,7 +92,7 @@ struct SceneCloudCommand {
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             let start = Host.monotonicSeconds()
             do {
-                let scene = try SceneInputs.open(path)
+                let scene = try SceneInputs.open(path, poses: poses, quiet: quiet)
                 var options = options
                 options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
@@ -142,6 +144,7 @@ struct SceneCloudCommand {
             "rgbd \(RGBDVersion.string): merged cloud of a scan, meters",
             "source \(scene.path) (\(scene.format.app.rawValue), \(scene.format.variant))",
             "world \(scene.world.rawValue)",
+            "poses \(scene.poseSource)",
             placed.kind == .camera
                 ? "axes: the scan's world axes; points = pose * (X, Y, Z) of each frame's OpenCV camera frame"
                 : "axes: \(placed.axesDescription); points = transform * pose * (X, Y, Z) of each frame's OpenCV camera frame",

@@ -18,7 +18,7 @@ struct RGBD: ParsableCommand {
         (Ctrl-C), 143 when terminated (SIGTERM).
         """,
         version: RGBDVersion.string,
-        subcommands: [Rectify.self, Cloud.self, Info.self, Preview.self, Export.self, Fuse.self,
+        subcommands: [Rectify.self, Cloud.self, Info.self, Preview.self, Export.self, Fuse.self, Refine.self,
                       Register.self])
 }
 

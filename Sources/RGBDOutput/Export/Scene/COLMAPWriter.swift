@@ -31,7 +31,7 @@ struct COLMAPWriter: SceneLayoutWriter {
         }
         if options.colmapText {
             try folder.write(Self.model + "/cameras.txt", text: camerasText(cameras))
-            try folder.write(Self.model + "/images.txt", text: imagesText(images))
+            try folder.write(Self.model + "/images.txt", text: imagesText(images, poses: scene.poseSource))
             try folder.write(Self.model + "/points3D.txt", text: pointsText(cloud))
         } else {
             try folder.write(Self.model + "/cameras.bin", camerasBinary(cameras))
@@ -59,10 +59,11 @@ struct COLMAPWriter: SceneLayoutWriter {
         return text
     }
 
-    func imagesText(_ images: [Image]) -> String {
+    func imagesText(_ images: [Image], poses: String) -> String {
         var text = "# Image list with two lines of data per image:\n"
         text += "#   IMAGE_ID, QW, QX, QY, QZ, TX, TY, TZ, CAMERA_ID, NAME\n#   POINTS2D[] as (X, Y, POINT3D_ID)\n"
         text += "# Number of images: \(images.count), mean observations per image: 0\n"
+        text += "# Poses: \(poses)\n"
         for image in images {
             let q = image.worldToCamera.quaternion, t = image.worldToCamera.translation
             let numbers = [q.w, q.x, q.y, q.z, t.x, t.y, t.z].map(ExportFiles.number).joined(separator: " ")

@@ -61,6 +61,7 @@ struct NerfstudioWriter: SceneLayoutWriter {
         }
         top.append(.init("rgbd", .object([
             .init("source", .string(scene.path)),
+            .init("poses", .string(scene.poseSource)),
             .init("world", .string(placed
                 ? "frame \(options.frame.kind.rawValue): \(options.frame.axesDescription), from the scene's world (\(scene.world.rawValue)) by applied_transform; orientation_override none"
                 : gravity

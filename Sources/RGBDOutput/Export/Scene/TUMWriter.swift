@@ -24,7 +24,7 @@ struct TUMWriter: SceneLayoutWriter {
         var rgb = "# color images\n" + header + "# timestamp filename\n"
         var depth = "# depth maps (16-bit PNG, 5000 per meter, 0 = unknown)\n" + header + "# timestamp filename\n"
         var truth = "# ground truth trajectory: camera-to-world, OpenCV camera axes (x right, y down, z forward), meters\n"
-            + header + "# timestamp tx ty tz qx qy qz qw\n"
+            + header + "# poses \(scene.poseSource)\n# timestamp tx ty tz qx qy qz qw\n"
         var pairs = ""
         for frame in frames {
             let t = Self.timestamp(frame.seconds)

@@ -1,0 +1,481 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `PoseRefinement` does: which depth it tracks with and how closely it follows the
+/// recorded motion.
+public struct PoseRefinementOptions: Equatable, Sendable {
+    /// The model tracked against, as a fusion: its voxel (nil: the fusion's automatic
+    /// voxel for the scan, at least `minimumVoxel`), confidence, depth range, flying-pixel
+    /// filter and memory budget. Its truncation is at least `minimumTruncation` whatever
+    /// it says (the reach within which a frame is pulled onto the model).
+    public var model = SceneFusionOptions()
+    /// Depth points tracked per frame, about (spread evenly over the depth map).
+    public var pointsPerFrame: Int = 4000
+    /// How far the motion between consecutive frames may stray from the recorded motion
+    /// for free, meters and radians: the prior's standard deviations. The depth overrides
+    /// the recorded motion wherever it constrains the pose; where it does not (one flat
+    /// wall), the recorded motion stays.
+    public var motionNoise: (translation: Double, rotation: Double) = (0.002, 0.001)
+    /// Track on all processors (the result is the same bit for bit).
+    package var parallel = true
+
+    /// The defaults.
+    public init() {}
+
+    /// The smallest voxel of the tracked model, meters: finer than this, the model's reach
+    /// (a few voxels) is shorter than ARKit's jumps.
+    public static let minimumVoxel = 0.008
+    /// The smallest truncation of the tracked model, meters: a frame whose recorded motion
+    /// is off by up to about this much is pulled back onto the model.
+    public static let minimumTruncation = 0.05
+
+    public static func == (a: PoseRefinementOptions, b: PoseRefinementOptions) -> Bool {
+        a.model == b.model && a.pointsPerFrame == b.pointsPerFrame && a.motionNoise == b.motionNoise
+            && a.parallel == b.parallel
+    }
+
+    /// Checks the values.
+    /// - Throws: `RGBDError` (`.invalidArgument`) naming the first value out of range.
+    public func validate() throws {
+        try model.validate()
+        guard pointsPerFrame >= 100, pointsPerFrame <= 1_000_000 else {
+            throw RGBDError(.invalidArgument, "the points tracked per frame must be 100 to 1000000 (\(pointsPerFrame))")
+        }
+        guard motionNoise.translation.isFinite, motionNoise.translation > 0,
+              motionNoise.rotation.isFinite, motionNoise.rotation > 0 else {
+            throw RGBDError(.invalidArgument, "the motion noise must be positive (\(motionNoise))")
+        }
+    }
+}
+
+/// Camera poses corrected against the depth: ARKit's recorded poses drift (centimetres
+/// over seconds) and jump when tracking relocalises; each frame's depth is aligned to the
+/// surface fused from the frames before it.
+///
+/// Frame-to-model tracking on the scene's own TSDF (the signed-distance tracking of Bylow
+/// et al. 2013 and Canelhas' SDF tracker, on KinectFusion's model): frame 0 keeps its
+/// recorded pose (it anchors the scan's world); each later frame starts from the previous
+/// refined pose moved by the recorded relative motion, and Gauss–Newton minimises
+///
+///     Σ wᵢ·ρ(D(T·pᵢ))² + ‖ξ(T)‖²_Λ
+///
+/// over its pose T: pᵢ a spread of the frame's usable depth points (weights as fusion's:
+/// confidence, distance, view angle), D the model's trilinear signed distance, ρ Huber's
+/// weights, and ξ the pose's departure from the recorded relative motion, weighted by
+/// `motionNoise`. Where the depth constrains the pose it decides (a relocalisation jump is
+/// undone); in directions it leaves free (one flat wall lets the camera slide along it)
+/// the recorded motion stays. The frame is then integrated into the model with its refined
+/// pose. Sums over points are made in fixed chunks and added in order: the result is the
+/// same on any number of threads.
+public struct PoseRefinement: Sendable {
+    /// The refined camera-to-world poses (OpenCV camera axes, the scan's world), one per
+    /// frame of `Scene.frames`, in its order.
+    public var poses: [Pose]
+    /// The poses the scan recorded, in the same order.
+    public var recorded: [Pose]
+    /// Frames tracked (all but the first, which anchors the world).
+    public var tracked: Int
+    /// Frames where the depth left a direction of the pose free (the recorded relative
+    /// motion kept there): a flat wall, too few points.
+    public var undecided: Int
+    /// Frames whose depth contradicted the recorded relative motion by more than 1 cm or
+    /// 0.5° (relocalisation jumps, undone).
+    public var corrected: Int
+    /// The median over frames of each frame's median |signed distance| to the model:
+    /// started from the recorded relative motion, meters.
+    public var residualBefore: Double
+    /// The same after refinement, meters.
+    public var residualAfter: Double
+    /// The tracked model's voxel and truncation, meters.
+    public var voxel: Double
+    /// See `voxel`.
+    public var truncation: Double
+    /// Per frame (as `poses`): the median |signed distance| before and after, meters (NaN
+    /// for the first frame and frames with no point on the model).
+    package var frameResiduals: [(before: Double, after: Double)] = []
+
+    /// The steps after the frames, for progress.
+    public enum Stage: String, Sendable {
+        /// Choosing the voxel from a sample of the frames.
+        case choosingVoxel = "choosing the voxel"
+    }
+
+    /// Refines the poses of `scene`; `progress` is called after each frame with the number
+    /// done and the number to do.
+    /// - Throws: `RGBDError` for bad options, a scan of fewer than two frames, a frame that
+    ///   cannot be read, or a model that would exceed the memory budget.
+    public static func run(_ scene: Scene, options: PoseRefinementOptions,
+                           progress: ((Int, Int) -> Void)? = nil,
+                           stage: ((Stage) -> Void)? = nil) throws -> PoseRefinement {
+        try options.validate()
+        guard scene.frames.count >= 2 else {
+            throw RGBDError(.invalidScene, file: scene.path,
+                            "\(scene.frames.count) frame\(scene.frames.count == 1 ? "" : "s") with depth: refining poses needs two or more")
+        }
+        var fusion = options.model
+        fusion.every = 1
+        if fusion.voxel == nil {
+            stage?(.choosingVoxel)
+            fusion.voxel = max(PoseRefinementOptions.minimumVoxel, try SceneFusion.automaticVoxel(scene, options: fusion).voxel)
+        }
+        let voxel = fusion.voxel ?? PoseRefinementOptions.minimumVoxel
+        let truncation = max(fusion.truncation(voxel: voxel), PoseRefinementOptions.minimumTruncation)
+        fusion.trunc = truncation
+        var volume = TSDFVolume(voxel: Float(voxel), trunc: Float(truncation), memoryBudget: fusion.budget)
+        volume.parallel = options.parallel
+
+        let recorded = scene.frames.map(\.pose)
+        var poses = recorded
+        var residuals = [(before: Double, after: Double)](repeating: (.nan, .nan), count: recorded.count)
+        var undecided = 0, corrected = 0
+        let tracker = FrameTracker(options: options, voxel: voxel)
+        var n = -1
+        try scene.forEachFrame(Array(scene.frames.indices), color: false) { frame in
+            n += 1
+            var prepared = SceneFusion.prepare(depth: frame.depth, confidence: frame.confidence, color: nil,
+                                               intrinsics: frame.info.depthIntrinsics, pose: recorded[n], options: fusion)
+            if n > 0 {
+                // The recorded motion from the previous frame, applied to its refined pose.
+                let motion = recorded[n - 1].inverse.composed(with: recorded[n])
+                let predicted = poses[n - 1].composed(with: motion)
+                let result = tracker.track(prepared, from: predicted, in: volume)
+                poses[n] = result.pose
+                residuals[n] = (result.before, result.after)
+                if result.undecided { undecided += 1 }
+                if result.corrected { corrected += 1 }
+                prepared.pose = result.pose
+            }
+            try volume.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
+            progress?(n + 1, recorded.count)
+        }
+        func medianOf(_ values: [Double]) -> Double {
+            let finite = values.filter(\.isFinite).sorted()
+            guard !finite.isEmpty else { return .nan }
+            return finite.count % 2 == 1 ? finite[finite.count / 2]
+                : (finite[finite.count / 2 - 1] + finite[finite.count / 2]) / 2
+        }
+        return PoseRefinement(poses: poses, recorded: recorded, tracked: recorded.count - 1, undecided: undecided,
+                              corrected: corrected, residualBefore: medianOf(residuals.map(\.before)),
+                              residualAfter: medianOf(residuals.map(\.after)), voxel: voxel, truncation: truncation,
+                              frameResiduals: residuals)
+    }
+}
+
+/// One frame's alignment to the model: the Gauss–Newton of `PoseRefinement`.
+struct FrameTracker: Sendable {
+    let options: PoseRefinementOptions
+    let voxel: Double
+    /// Huber's threshold, meters.
+    let huber: Float
+    /// The most iterations per frame.
+    let maxIterations = 12
+    /// Points per chunk of the sums (fixed: the sums do not depend on the thread count).
+    let chunk = 256
+    /// The least information of a direction, in units of the recorded motion's (one
+    /// frame's `motionNoise`), for the depth to decide it.
+    let decided = 1.0
+    /// The least information of a direction, as a share of the strongest direction's, for
+    /// the depth to decide it.
+    let relativelyDecided = 0.02
+    /// The least weight of the model's voxels a point is aligned to, in full-weight views:
+    /// a surface seen by one or two frames (the edge of what is known) is not yet where it
+    /// will be, and would hold frames back.
+    let minWeight = 1.0
+    /// How much the prediction holds a decided direction, in the same units.
+    let leaning = 0.01
+
+    init(options: PoseRefinementOptions, voxel: Double) {
+        self.options = options
+        self.voxel = voxel
+        huber = Float(max(voxel, 0.01))
+    }
+
+    struct Result {
+        var pose: Pose
+        var before: Double
+        var after: Double
+        var undecided: Bool
+        var corrected: Bool
+    }
+
+    /// The normal equations of the data term at one pose: `H` (6×6, row-major), `g`, the
+    /// points on the model and their |distances|.
+    struct Sums {
+        var h = [Double](repeating: 0, count: 36)
+        var g = [Double](repeating: 0, count: 6)
+        var count = 0
+        var distances: [Float] = []
+
+        mutating func add(_ other: Sums) {
+            for i in 0..<36 { h[i] += other.h[i] }
+            for i in 0..<6 { g[i] += other.g[i] }
+            count += other.count
+            distances += other.distances
+        }
+    }
+
+    /// The frame's tracked points (camera frame) and weights: an even spread of its
+    /// usable pixels.
+    func points(_ frame: TSDFFrame) -> (points: [SIMD3<Float>], weights: [Float]) {
+        let usable = frame.weights.reduce(0) { $0 + ($1 > 0 ? 1 : 0) }
+        let step = max(1, Int((Double(usable) / Double(options.pointsPerFrame)).squareRoot().rounded(.up)))
+        let k = frame.intrinsics
+        let fxInv = Float(1 / k.fx), fyInv = Float(1 / k.fy), cx = Float(k.cx), cy = Float(k.cy)
+        var points: [SIMD3<Float>] = [], weights: [Float] = []
+        for v in Swift.stride(from: step / 2, to: frame.height, by: step) {
+            for u in Swift.stride(from: step / 2, to: frame.width, by: step) {
+                let i = v * frame.width + u
+                let w = frame.weights[i], z = frame.depth[i]
+                guard w > 0, z.isFinite, z > 0 else { continue }
+                points.append(SIMD3((Float(u) - cx) * z * fxInv, (Float(v) - cy) * z * fyInv, z))
+                weights.append(w)
+            }
+        }
+        return (points, weights)
+    }
+
+    /// Aligns `frame` to `volume`, starting from (and regularised toward) `predicted`.
+    func track(_ frame: TSDFFrame, from predicted: Pose, in volume: TSDFVolume) -> Result {
+        let (points, weights) = points(frame)
+        guard points.count >= 50, volume.blockCount > 0 else {
+            return Result(pose: predicted, before: .nan, after: .nan, undecided: true, corrected: false)
+        }
+        // The pivot of the rotations: the points' centroid at the predicted pose.
+        var centroid = SIMD3<Double>.zero
+        for p in points { centroid += SIMD3<Double>(p) }
+        let pivot = predicted.apply(centroid / Double(points.count))
+        let sigmaT = options.motionNoise.translation, sigmaR = options.motionNoise.rotation
+        let s = [sigmaT, sigmaT, sigmaT, sigmaR, sigmaR, sigmaR]
+        // Full weight: the noise of one full-weight depth.
+        let noise = SceneFusionOptions.fullWeightNoise
+        let scale = 1 / (noise * noise)
+
+        var pose = predicted
+        var before = Double.nan
+        var last = Sums()
+        var weakest = 0.0
+        for iteration in 0...maxIterations {
+            let sums = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume)
+            if iteration == 0 { before = Self.median(sums.distances) }
+            last = sums
+            if iteration == maxIterations || sums.count < 50 { break }
+            // The departure from the prediction: the pivot's shift and the rotation.
+            let xi = Self.departure(pose, from: predicted, pivot: pivot)
+            // In units of the recorded motion's noise: the data's information per direction
+            // against the prior's (1).
+            var a = sums.h, b = sums.g
+            for i in 0..<6 {
+                b[i] *= scale * s[i]
+                for j in 0..<6 { a[i * 6 + j] *= scale * s[i] * s[j] }
+            }
+            let (values, vectors) = Self.eigen(a)
+            // Noise in the model's normals gives every direction a little information
+            // (about 0.2 % of the strongest's on a plain wall, where three directions are
+            // truly free): a direction counts when it has more than `relativelyDecided` of
+            // the strongest's.
+            let strongest = values.max() ?? 0
+            let threshold = max(decided, relativelyDecided * strongest)
+            weakest = (values.min() ?? 0) / threshold
+            var step = [Double](repeating: 0, count: 6)
+            for k in 0..<6 {
+                var gk = 0.0, xk = 0.0
+                for i in 0..<6 {
+                    gk += vectors[i * 6 + k] * b[i]
+                    xk += vectors[i * 6 + k] * xi[i] / s[i]
+                }
+                // Decided by the depth: its Gauss–Newton step, held a little toward the
+                // prediction; left free by it: back to the prediction along it.
+                let amount = values[k] >= threshold ? -(gk + leaning * xk) / (values[k] + leaning) : -xk
+                for i in 0..<6 { step[i] += vectors[i * 6 + k] * amount * s[i] }
+            }
+            pose = Self.applying(step, to: pose, pivot: pivot)
+            let moved = (step[0] * step[0] + step[1] * step[1] + step[2] * step[2]).squareRoot()
+            let turned = (step[3] * step[3] + step[4] * step[4] + step[5] * step[5]).squareRoot()
+            if moved < 1e-5 && turned < 1e-5 {
+                last = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume)
+                break
+            }
+        }
+        let xi = Self.departure(pose, from: predicted, pivot: pivot)
+        let correction = (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).squareRoot()
+        let rotation = (xi[3] * xi[3] + xi[4] * xi[4] + xi[5] * xi[5]).squareRoot()
+        return Result(pose: pose, before: before, after: Self.median(last.distances),
+                      undecided: last.count < 50 || weakest < 1,
+                      corrected: correction > 0.01 || rotation > 0.5 * Double.pi / 180)
+    }
+
+    /// How far `pose` departs from `predicted`: the shift of the pivot and the rotation
+    /// vector of `pose ∘ predicted⁻¹`.
+    static func departure(_ pose: Pose, from predicted: Pose, pivot: SIMD3<Double>) -> [Double] {
+        let shift = pose.apply(predicted.inverse.apply(pivot)) - pivot
+        let turn = rotationVector(pose.composed(with: predicted.inverse))
+        return [shift.x, shift.y, shift.z, turn.x, turn.y, turn.z]
+    }
+
+    /// The data term's normal equations at `pose`: for each point q = T·p on the model,
+    /// the residual D(q) and its Jacobian [∇D, (q − pivot) × ∇D] for a step (translation,
+    /// rotation about the pivot), Huber-weighted.
+    func accumulate(_ points: [SIMD3<Float>], _ weights: [Float], pose: Pose, pivot: SIMD3<Double>,
+                    volume: TSDFVolume) -> Sums {
+        let chunks = (points.count + chunk - 1) / chunk
+        var parts = [Sums](repeating: Sums(), count: chunks)
+        let r0 = SIMD3<Float>(pose.row0), r1 = SIMD3<Float>(pose.row1), r2 = SIMD3<Float>(pose.row2)
+        // Points relative to the pivot, in Float without losing the world's offset.
+        let t = SIMD3<Float>(pose.translation - pivot)
+        let huber = self.huber
+        let chunk = self.chunk
+        let minWeight = UInt16(self.minWeight * Double(TSDFVolume.weightScale))
+        parts.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let out = buffer
+            // Each chunk writes its own slot; concurrentPerform returns when all are done.
+            nonisolated(unsafe) let work = { (c: Int) in
+                var sums = Sums()
+                var cache = TSDFVolume.BlockCache()
+                var h = SIMD8<Double>(), h2 = SIMD8<Double>(), h3 = SIMD8<Double>()
+                var g0 = SIMD3<Double>.zero, g1 = SIMD3<Double>.zero
+                let pivotF = SIMD3<Float>(pivot)
+                for i in (c * chunk)..<min(points.count, c * chunk + chunk) {
+                    let p = points[i]
+                    let local = SIMD3((r0 * p).sum(), (r1 * p).sum(), (r2 * p).sum()) + t
+                    guard let sample = volume.distance(at: local + pivotF, minWeight: minWeight, cache: &cache) else { continue }
+                    // Point to plane: the gradient's direction is the surface normal; the
+                    // distance divided by its length is the Euclidean distance (a projective
+                    // TSDF stores the distance along the rays, longer at slant views; its
+                    // raw values would pull frames sideways toward head-on views).
+                    let length = (sample.gradient * sample.gradient).sum().squareRoot()
+                    guard length > 0.2 else { continue }
+                    let r = sample.value / length
+                    // The normal where the surface is (the zero level's gradient): off the
+                    // surface a projective TSDF's levels tilt with the view.
+                    guard let foot = volume.distance(at: local + pivotF - sample.gradient * (r / length), minWeight: minWeight, cache: &cache)
+                    else { continue }
+                    let footLength = (foot.gradient * foot.gradient).sum().squareRoot()
+                    guard footLength > 0.2 else { continue }
+                    let n = foot.gradient / footLength
+                    let m = SIMD3(local.y * n.z - local.z * n.y, local.z * n.x - local.x * n.z, local.x * n.y - local.y * n.x)
+                    let robust: Float = abs(r) <= huber ? 1 : huber / abs(r)
+                    let w = Double(weights[i] * robust)
+                    let j0 = SIMD3<Double>(n), j1 = SIMD3<Double>(m)
+                    // The upper triangle of J·Jᵀ (21 entries) in row order.
+                    h += w * SIMD8(j0.x * j0.x, j0.x * j0.y, j0.x * j0.z, j0.x * j1.x, j0.x * j1.y, j0.x * j1.z,
+                                   j0.y * j0.y, j0.y * j0.z)
+                    h2 += w * SIMD8(j0.y * j1.x, j0.y * j1.y, j0.y * j1.z, j0.z * j0.z, j0.z * j1.x, j0.z * j1.y,
+                                    j0.z * j1.z, j1.x * j1.x)
+                    h3 += w * SIMD8(j1.x * j1.y, j1.x * j1.z, j1.y * j1.y, j1.y * j1.z, j1.z * j1.z, 0, 0, 0)
+                    let wr = w * Double(r)
+                    g0 += wr * j0
+                    g1 += wr * j1
+                    sums.count += 1
+                    sums.distances.append(abs(r))
+                }
+                let upper = [h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7],
+                             h2[0], h2[1], h2[2], h2[3], h2[4], h2[5], h2[6], h2[7],
+                             h3[0], h3[1], h3[2], h3[3], h3[4]]
+                var n = 0
+                for row in 0..<6 {
+                    for col in row..<6 {
+                        sums.h[row * 6 + col] = upper[n]
+                        sums.h[col * 6 + row] = upper[n]
+                        n += 1
+                    }
+                }
+                sums.g = [g0.x, g0.y, g0.z, g1.x, g1.y, g1.z]
+                out[c] = sums
+            }
+            if options.parallel && chunks > 1 {
+                DispatchQueue.concurrentPerform(iterations: chunks) { c in work(c) }
+            } else {
+                for c in 0..<chunks { work(c) }
+            }
+        }
+        var total = Sums()
+        for part in parts { total.add(part) }
+        return total
+    }
+
+    /// The pose after a step (translation, rotation vector about `pivot`), applied on the
+    /// world side: q ↦ pivot + R(step)·(q − pivot) + translation.
+    static func applying(_ step: [Double], to pose: Pose, pivot: SIMD3<Double>) -> Pose {
+        let rotation = rotation(SIMD3(step[3], step[4], step[5]))
+        let move = Pose(row0: rotation.row0, row1: rotation.row1, row2: rotation.row2,
+                        translation: pivot + SIMD3(step[0], step[1], step[2]) - rotation.rotate(pivot))
+        return move.composed(with: pose)
+    }
+
+    /// The rotation of a rotation vector (Rodrigues), as a pose without translation.
+    static func rotation(_ v: SIMD3<Double>) -> Pose {
+        let angle = (v * v).sum().squareRoot()
+        guard angle > 1e-12 else { return .identity }
+        let a = v / angle
+        let c = cos(angle), s = sin(angle), t = 1 - c
+        return Pose(row0: SIMD3(t * a.x * a.x + c, t * a.x * a.y - s * a.z, t * a.x * a.z + s * a.y),
+                    row1: SIMD3(t * a.x * a.y + s * a.z, t * a.y * a.y + c, t * a.y * a.z - s * a.x),
+                    row2: SIMD3(t * a.x * a.z - s * a.y, t * a.y * a.z + s * a.x, t * a.z * a.z + c),
+                    translation: .zero)
+    }
+
+    /// The rotation vector of a pose's rotation (its logarithm).
+    static func rotationVector(_ pose: Pose) -> SIMD3<Double> {
+        let trace = pose.row0.x + pose.row1.y + pose.row2.z
+        let cosAngle = max(-1, min(1, (trace - 1) / 2))
+        let axis = SIMD3(pose.row2.y - pose.row1.z, pose.row0.z - pose.row2.x, pose.row1.x - pose.row0.y)
+        let sinAngle = (axis * axis).sum().squareRoot() / 2
+        let angle = atan2(sinAngle, cosAngle)
+        guard sinAngle > 1e-12 else { return axis / 2 }
+        return axis * (angle / (2 * sinAngle))
+    }
+
+    /// The eigenvalues of a symmetric 6×6 matrix and its unit eigenvectors (column k of
+    /// the row-major `vectors` belongs to value k): cyclic Jacobi.
+    static func eigen(_ matrix: [Double]) -> (values: [Double], vectors: [Double]) {
+        var a = matrix
+        var v = [Double](repeating: 0, count: 36)
+        for i in 0..<6 { v[i * 6 + i] = 1 }
+        var scale = 0.0
+        for x in a { scale = max(scale, abs(x)) }
+        for _ in 0..<50 {
+            var off = 0.0
+            for i in 0..<6 { for j in (i + 1)..<6 { off += a[i * 6 + j] * a[i * 6 + j] } }
+            if off <= 1e-26 * scale * scale || off == 0 { break }
+            for p in 0..<6 {
+                for q in (p + 1)..<6 where a[p * 6 + q] != 0 {
+                    let theta = (a[q * 6 + q] - a[p * 6 + p]) / (2 * a[p * 6 + q])
+                    let t = (theta >= 0 ? 1 : -1) / (abs(theta) + (theta * theta + 1).squareRoot())
+                    let c = 1 / (t * t + 1).squareRoot(), s = t * c
+                    for k in 0..<6 {
+                        let akp = a[k * 6 + p], akq = a[k * 6 + q]
+                        a[k * 6 + p] = c * akp - s * akq
+                        a[k * 6 + q] = s * akp + c * akq
+                    }
+                    for k in 0..<6 {
+                        let apk = a[p * 6 + k], aqk = a[q * 6 + k]
+                        a[p * 6 + k] = c * apk - s * aqk
+                        a[q * 6 + k] = s * apk + c * aqk
+                    }
+                    for k in 0..<6 {
+                        let vkp = v[k * 6 + p], vkq = v[k * 6 + q]
+                        v[k * 6 + p] = c * vkp - s * vkq
+                        v[k * 6 + q] = s * vkp + c * vkq
+                    }
+                }
+            }
+        }
+        return ((0..<6).map { a[$0 * 6 + $0] }, v)
+    }
+
+    /// The median of non-negative values (NaN for none).
+    static func median(_ values: [Float]) -> Double {
+        guard !values.isEmpty else { return .nan }
+        var sorted = values
+        let middle = sorted.count / 2
+        sorted.withUnsafeMutableBufferPointer { buffer in
+            // Partial selection is enough; a sort is simple and fast for a few thousand.
+            buffer.sort()
+        }
+        return Double(sorted[middle])
+    }
+}
