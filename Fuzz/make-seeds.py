@@ -257,6 +257,9 @@ def csv_seeds():
     places = "name,latitude,longitude,altitude\nOpera House,-33.8568,151.2153,10\n# a comment\n\nUluru,-25.3444,131.0369\n"
     write(t, "placemarks", bytes([6]) + places.encode())
     write(t, "placemarks-crlf-bom", windows(6, places))
+    # A trajectory as rgbd refine writes it (selector 7, TUM text).
+    write(t, "trajectory", bytes([7]) + b"# rgbd refine\n# timestamp tx ty tz qx qy qz qw\n"
+          b"0.000000 0.0 0.0 0.0 0.0 0.0 0.0 1.0\n0.016667 0.01 -0.002 0.003 0.0 0.7071068 0.0 0.7071068\n")
 
 
 def video_seeds():

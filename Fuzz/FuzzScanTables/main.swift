@@ -1,8 +1,9 @@
 // libFuzzer target: the text and metadata parsers of scans, on any bytes. The first byte
-// picks the parser (mod 7), the rest is the file: Stray Scanner's `odometry.csv`,
+// picks the parser (mod 8), the rest is the file: Stray Scanner's `odometry.csv`,
 // `camera_matrix.csv` and `imu.csv` (`StrayTables`), a `.npy` depth array (`NPYArray`),
 // Record3D's `metadata` JSON (`Record3DMetadata`), the `scene.json` of a scene
-// `rgbd register` wrote (`RegisteredScene`) and a `--placemarks` CSV (`Placemark`). A
+// `rgbd register` wrote (`RegisteredScene`), a `--placemarks` CSV (`Placemark`) and a
+// `--poses` trajectory (`PoseTrajectory`, TUM text). A
 // finding is a crash, a sanitizer report, an error that is not an RGBDError of one line
 // naming the file, or an accepted file that breaks what the readers promise (poses that
 // are rotations, frame numbers that increase, positive focal lengths, array sizes that
@@ -56,10 +57,10 @@ func reread<T>(_ windows: [UInt8], _ parse: ([UInt8]) throws -> T) -> T {
 /// One input: a selector byte, then the file's bytes.
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, size > 0 else { return 0 }
-    let selector = data[0] % 7
+    let selector = data[0] % 8
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let names = ["scan/odometry.csv", "scan/camera_matrix.csv", "scan/imu.csv", "scan/depth/000000.npy", "scan.r3d: metadata",
-                 "registered/scene.json", "places.csv"]
+                 "registered/scene.json", "places.csv", "poses.txt"]
     let name = names[Int(selector)]
     // A CSV file as a spreadsheet saves it: a byte order mark, `\r\n` line ends (nil when
     // the file has a `\r` or a mark of its own, which would not come back alike).
@@ -125,6 +126,14 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             if let windows {
                 check(reread(windows) { try Placemark.read(csv: $0, file: name) } == places,
                       "places read differently with a byte order mark and CRLF")
+            }
+        case 7:
+            let trajectory = try PoseTrajectory.parse(bytes, file: name)
+            check(!trajectory.poses.isEmpty, "a trajectory accepted without poses")
+            for (a, b) in zip(trajectory.poses, trajectory.poses.dropFirst()) { check(b.seconds > a.seconds, "times do not increase") }
+            for (i, entry) in trajectory.poses.enumerated() {
+                check(entry.seconds.isFinite && isRotation(entry.pose), "pose \(i): not a rotation at a finite time")
+                check(trajectory.pose(at: entry.seconds) != nil, "pose \(i) not found at its own time")
             }
         default:
             let metadata = try Record3DMetadata.parse(bytes, name: name)
