@@ -185,8 +185,9 @@ struct FrameTracker: Sendable {
     /// a surface seen by one or two frames (the edge of what is known) is not yet where it
     /// will be, and would hold frames back.
     let minWeight = 1.0
-    /// How much the prediction holds a decided direction, in the same units.
-    let leaning = 0.01
+    /// The prior's information on a decided direction, in the same units (1: the recorded
+    /// motion's noise as `motionNoise` says).
+    let leaning = 1.0
 
     init(options: PoseRefinementOptions, voxel: Double) {
         self.options = options
@@ -232,7 +233,9 @@ struct FrameTracker: Sendable {
                 let w = frame.weights[i], z = frame.depth[i]
                 guard w > 0, z.isFinite, z > 0 else { continue }
                 points.append(SIMD3((Float(u) - cx) * z * fxInv, (Float(v) - cy) * z * fyInv, z))
-                weights.append(w)
+                // Fusion's weight falls as 1/z² beyond 1 m; LiDAR's noise grows about as z²,
+                // so its inverse variance as 1/z⁴: the other 1/z² here.
+                weights.append(w / max(1, z * z))
             }
         }
         return (points, weights)
@@ -287,8 +290,9 @@ struct FrameTracker: Sendable {
                     gk += vectors[i * 6 + k] * b[i]
                     xk += vectors[i * 6 + k] * xi[i] / s[i]
                 }
-                // Decided by the depth: its Gauss–Newton step, held a little toward the
-                // prediction; left free by it: back to the prediction along it.
+                // Decided by the depth: the Gauss–Newton step of depth and prior together
+                // (the prior's information is 1 in these units); left free by it (noise in
+                // the normals alone): back to the prediction along it.
                 let amount = values[k] >= threshold ? -(gk + leaning * xk) / (values[k] + leaning) : -xk
                 for i in 0..<6 { step[i] += vectors[i * 6 + k] * amount * s[i] }
             }

@@ -100,7 +100,8 @@ extension SyntheticScan {
         let frames = (0..<frameCount).map { i in
             let depth = truth.depthCameras[i].map { "[\($0.width), \($0.height)]" } ?? "null"
             return "    {\"index\": \(i), \"timestamp\": \(scanNumber(truth.timestamps[i])), \"depth_size\": \(depth), "
-                + "\"camera_to_world\": \(matrix(truth.poses[i]))}"
+                + "\"camera_to_world\": \(matrix(truth.poses[i]))"
+                + (options.poseError == nil ? "" : ", \"recorded_camera_to_world\": \(matrix(truth.recordedPoses[i]))") + "}"
         }
         let boxes = room.boxes.map { b in
             "      {\"center\": \(v3(b.center)), \"half_size\": \(v3(b.halfSize)), \"yaw\": \(scanNumber(b.yaw))}"
@@ -108,6 +109,13 @@ extension SyntheticScan {
         // Spheres only when the room has them (the default room's truth is unchanged).
         let spheres = room.spheres.map { "      {\"center\": \(v3($0.center)), \"radius\": \(scanNumber($0.radius))}" }
         let spheresJSON = spheres.isEmpty ? "" : ",\n    \"spheres\": [\n\(spheres.joined(separator: ",\n"))\n    ]"
+        // Only when the poses carry odometry error (other truths are unchanged).
+        let wallFrames = trajectory.plainWallFrames(count: frameCount)
+        let poseErrorJSON = options.poseError.map { e in
+            "\n  \"pose_error\": {\"position_drift\": \(scanNumber(e.positionDrift)), \"heading_drift\": \(scanNumber(e.headingDrift)), "
+                + "\"jitter\": \(scanNumber(e.jitter)), \"jumps\": [\(e.jumps.map(scanNumber).joined(separator: ", "))], "
+                + "\"seed\": \(e.seed), \"plain_wall_frames\": [\(wallFrames.map(String.init).joined(separator: ", "))]},"
+        } ?? ""
         let rebasing = layout.rebased
             ? "the room's world re-based on the first frame: world_from_room = inverse of frame 0's camera-to-world pose with OpenGL camera axes"
             : "the room's world itself (ARKit-like: gravity-aligned, +y up, metres)"
@@ -124,7 +132,7 @@ extension SyntheticScan {
           "depth_camera": \(camera(truth.depthCamera)),
           "depth_noise": \(scanNumber(options.depthNoise)),
           "holes": \(options.holes),
-          "seed": \(options.seed),
+          "seed": \(options.seed),\(poseErrorJSON)
           "room": {
             "min_corner": \(v3(room.minCorner)),
             "max_corner": \(v3(room.maxCorner)),

@@ -92,6 +92,15 @@ struct Scan: ParsableCommand {
     @Option(help: "Also write NAME.points.csv: this many points per frame on the true surfaces the frame sees (frame,x,y,z in the layout's world, r,g,b the colour rendered there), for checking exports by reprojection.")
     var truthPoints = 0
 
+    @Flag(help: "The path makes one whole loop over the frames (it ends where it started), with a 1.2 s stretch facing one plain wall (for pose refinement).")
+    var loop = false
+
+    @Flag(help: "Write ARKit-like odometry error into the scan's poses (drift of position and heading, jitter, relocalisation jumps at 42 % and 73 % of the scan); the truth keeps the true poses and lists the recorded ones.")
+    var poseDrift = false
+
+    @Option(help: "Seed of the odometry error.")
+    var poseSeed: UInt64 = 7
+
     @Option(help: "Record3D: a Python with the PyPI lzfse package to compress depth and confidence (default: uncompressed LZFSE blocks).")
     var lzfsePython: String?
 
@@ -152,8 +161,16 @@ struct Scan: ParsableCommand {
         options.videoPreset = videoPreset
         if let lzfsePython { options.lzfse = .python(lzfsePython) }
         options.framesWithoutDepth = try framesWithoutDepth()
-        let scan = SyntheticScan(frameCount: frames, colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh,
+        if poseDrift {
+            var error = SyntheticPoseError()
+            let seconds = Double(frames) / fps
+            error.jumps = [0.42 * seconds, 0.73 * seconds]
+            error.seed = poseSeed
+            options.poseError = error
+        }
+        var scan = SyntheticScan(frameCount: frames, colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh,
                                  fps: fps, options: options)
+        if loop { scan.trajectory = .loop(frames: frames, fps: fps) }
         let path = Path.join(output, layout == "r3d" || layout == "r3d-old" ? "\(name).r3d" : name)
         let written = try scan.write(layout: target, to: path)
         print(written.scan)
