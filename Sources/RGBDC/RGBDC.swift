@@ -628,11 +628,20 @@ public func rgbd_rectifier_apply_nv12(_ pointer: OpaquePointer!, _ srcY: UnsafeP
 
 /// What a `rgbd_scene *` points to: the scene and a cursor that keeps its place.
 private final class SceneHandle: @unchecked Sendable {
-    let scene: Scene
+    /// The scene; replaced (with its poses) by `replace` only, the cursors with it.
+    private(set) var scene: Scene
     private let lock = Lock()
     private var cursors: [Bool: Scene.Cursor] = [:]
 
     init(_ scene: Scene) { self.scene = scene }
+
+    /// The same scan with other poses (or fewer frames): the cursors start again.
+    func replace(_ scene: Scene) {
+        lock.withLock {
+            self.scene = scene
+            cursors = [:]
+        }
+    }
 
     /// Frame `position`, read by the cursor with or without color (one per kind, so a
     /// depth-only pass does not decode video).
@@ -868,6 +877,83 @@ public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_
                                         edge_threshold: o.points.edgeThreshold, every: Int32(o.every),
                                         min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0,
                                         frame: RGBD_FRAME_CAMERA)
+}
+
+@c @implementation
+public func rgbd_refine_options_default(_ options: UnsafeMutablePointer<rgbd_refine_options>!) {
+    guard let options else { return }
+    let o = PoseRefinementOptions()
+    options.pointee = rgbd_refine_options(voxel: o.model.voxel ?? 0, min_depth: o.model.points.minDepth,
+                                          max_depth: o.model.points.maxDepth,
+                                          min_confidence: Int32(o.model.minConfidence.rawValue), max_memory_mb: 0)
+}
+
+private func refinementOptions(_ pointer: UnsafePointer<rgbd_refine_options>?) throws -> PoseRefinementOptions {
+    var o = PoseRefinementOptions()
+    guard let c = pointer?.pointee else { return o }
+    o.model.voxel = c.voxel == 0 ? nil : c.voxel
+    o.model.points.minDepth = c.min_depth
+    o.model.points.maxDepth = c.max_depth
+    o.model.minConfidence = try ConfidenceLevel(validating: Int(c.min_confidence))
+    guard c.max_memory_mb >= 0, c.max_memory_mb <= 1 << 30 else { throw argument("max_memory_mb must be 0 or a number of MB") }
+    o.model.memoryBudget = c.max_memory_mb == 0 ? nil : Int(c.max_memory_mb) << 20
+    try o.validate()
+    return o
+}
+
+@c @implementation
+public func rgbd_scene_refine(_ scene: OpaquePointer!, _ options: UnsafePointer<rgbd_refine_options>!,
+                              _ poses: UnsafeMutablePointer<Double>!, _ poseCapacity: Int,
+                              _ report: UnsafeMutablePointer<rgbd_refine_report>!) -> Int32 {
+    guarded {
+        let s = try sceneHandle(scene).scene
+        if poses != nil, poseCapacity < s.frames.count {
+            throw argument("pose_capacity is \(poseCapacity), the scene has \(s.frames.count) frames")
+        }
+        let refined = try PoseRefinement.run(s, options: try refinementOptions(options))
+        if let poses {
+            for (i, pose) in refined.poses.enumerated() {
+                for (j, v) in pose.matrix.enumerated() { poses[16 * i + j] = v }
+            }
+        }
+        report?.pointee = rgbd_refine_report(frames: refined.poses.count, tracked: refined.tracked,
+                                             undecided: refined.undecided, corrected: refined.corrected,
+                                             residual_before: refined.residualBefore, residual_after: refined.residualAfter,
+                                             voxel: refined.voxel, truncation: refined.truncation)
+    }
+}
+
+@c @implementation
+public func rgbd_scene_set_poses(_ scene: OpaquePointer!, _ poses: UnsafePointer<Double>!, _ count: Int,
+                                 _ source: UnsafePointer<CChar>!) -> Int32 {
+    guarded {
+        let handle = try sceneHandle(scene)
+        guard let poses else { throw argument("poses is NULL") }
+        guard count == handle.scene.frames.count else {
+            throw argument("count is \(count), the scene has \(handle.scene.frames.count) frames")
+        }
+        let matrices = (0..<count).map { i in
+            Pose(row0: SIMD3(poses[16 * i], poses[16 * i + 1], poses[16 * i + 2]),
+                 row1: SIMD3(poses[16 * i + 4], poses[16 * i + 5], poses[16 * i + 6]),
+                 row2: SIMD3(poses[16 * i + 8], poses[16 * i + 9], poses[16 * i + 10]),
+                 translation: SIMD3(poses[16 * i + 3], poses[16 * i + 7], poses[16 * i + 11]))
+        }
+        let described = try source.map { try string($0, "source") } ?? "set through the C interface"
+        handle.replace(try handle.scene.replacingPoses(matrices, source: described))
+    }
+}
+
+@c @implementation
+public func rgbd_scene_load_poses(_ scene: OpaquePointer!, _ path: UnsafePointer<CChar>!,
+                                  _ missing: UnsafeMutablePointer<Int>!) -> Int32 {
+    guarded {
+        let handle = try sceneHandle(scene)
+        let file = try string(path, "path")
+        let trajectory = try PoseTrajectory.read(file)
+        let (replaced, left) = try handle.scene.replacingPoses(with: trajectory, source: "from \(file)", file: file)
+        handle.replace(replaced)
+        missing?.pointee = left.count
+    }
 }
 
 private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?, for scene: Scene) throws -> SceneFusionOptions {

@@ -94,6 +94,11 @@ public struct PoseRefinement: Sendable {
     public var voxel: Double
     /// See `voxel`.
     public var truncation: Double
+    /// Keyframes of the pose graph.
+    public var keyframes = 0
+    /// Loop closures found (a keyframe aligned to the model around an earlier one) and
+    /// used in the pose graph.
+    public var loopClosures = 0
     /// Per frame (as `poses`): the median |signed distance| before and after, meters (NaN
     /// for the first frame and frames with no point on the model).
     package var frameResiduals: [(before: Double, after: Double)] = []
@@ -102,6 +107,8 @@ public struct PoseRefinement: Sendable {
     public enum Stage: String, Sendable {
         /// Choosing the voxel from a sample of the frames.
         case choosingVoxel = "choosing the voxel"
+        /// Loop closures and the pose graph.
+        case closingLoops = "closing loops"
     }
 
     /// Refines the poses of `scene`; `progress` is called after each frame with the number
@@ -132,6 +139,8 @@ public struct PoseRefinement: Sendable {
         var poses = recorded
         var residuals = [(before: Double, after: Double)](repeating: (.nan, .nan), count: recorded.count)
         var undecided = 0, corrected = 0
+        var pivots = [SIMD3<Double>](repeating: .zero, count: recorded.count)
+        var covariances = [[Double]](repeating: [Double](repeating: 0, count: 36), count: recorded.count)
         let tracker = FrameTracker(options: options, voxel: voxel)
         var n = -1
         try scene.forEachFrame(Array(scene.frames.indices), color: false) { frame in
@@ -147,21 +156,123 @@ public struct PoseRefinement: Sendable {
                 residuals[n] = (result.before, result.after)
                 if result.undecided { undecided += 1 }
                 if result.corrected { corrected += 1 }
+                pivots[n] = result.pivot
+                covariances[n] = result.covariance
                 prepared.pose = result.pose
+            } else {
+                let points = tracker.points(prepared).points
+                var centroid = SIMD3<Double>.zero
+                for p in points { centroid += SIMD3<Double>(p) }
+                pivots[0] = recorded[0].apply(points.isEmpty ? .zero : centroid / Double(points.count))
             }
             try volume.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
             progress?(n + 1, recorded.count)
         }
+        let closed = try closeLoops(scene, poses: &poses, pivots: pivots, covariances: covariances, tracker: tracker,
+                                    fusion: fusion, voxel: voxel, truncation: truncation, stage: stage)
         func medianOf(_ values: [Double]) -> Double {
             let finite = values.filter(\.isFinite).sorted()
             guard !finite.isEmpty else { return .nan }
             return finite.count % 2 == 1 ? finite[finite.count / 2]
                 : (finite[finite.count / 2 - 1] + finite[finite.count / 2]) / 2
         }
-        return PoseRefinement(poses: poses, recorded: recorded, tracked: recorded.count - 1, undecided: undecided,
-                              corrected: corrected, residualBefore: medianOf(residuals.map(\.before)),
-                              residualAfter: medianOf(residuals.map(\.after)), voxel: voxel, truncation: truncation,
-                              frameResiduals: residuals)
+        var refinement = PoseRefinement(poses: poses, recorded: recorded, tracked: recorded.count - 1, undecided: undecided,
+                                        corrected: corrected, residualBefore: medianOf(residuals.map(\.before)),
+                                        residualAfter: medianOf(residuals.map(\.after)), voxel: voxel, truncation: truncation,
+                                        frameResiduals: residuals)
+        refinement.keyframes = closed.keyframes
+        refinement.loopClosures = closed.loops
+        return refinement
+    }
+
+    /// Frames apart between keyframes.
+    static let keyframeStep = 10
+    /// The fewest frames between the two ends of a loop closure.
+    static let loopGap = 120
+    /// The farthest apart two keyframes' cameras may be to be tried as a loop, meters.
+    static let loopDistance = 0.75
+    /// The largest angle between two keyframes' views to be tried as a loop, radians (45°).
+    static let loopAngle = 45 * Double.pi / 180
+    /// The frames on each side of the earlier keyframe fused into the model a loop is
+    /// tracked against.
+    static let loopModelFrames = 10
+
+    /// The pose graph stage (`PoseGraph`): keyframes, loop closures found by tracking a
+    /// keyframe against the model of the frames around an earlier one, Levenberg–Marquardt,
+    /// then every frame corrected as its keyframes were. Returns the keyframes and loops.
+    private static func closeLoops(_ scene: Scene, poses: inout [Pose], pivots: [SIMD3<Double>], covariances: [[Double]],
+                                   tracker: FrameTracker, fusion: SceneFusionOptions, voxel: Double, truncation: Double,
+                                   stage: ((Stage) -> Void)?) throws -> (keyframes: Int, loops: Int) {
+        var keys = Array(Swift.stride(from: 0, to: poses.count, by: keyframeStep))
+        if keys.last != poses.count - 1 { keys.append(poses.count - 1) }
+        guard keys.count >= 3 else { return (keys.count, 0) }
+        var graph = PoseGraph(nodes: keys.map { PoseGraph.Node(pose: poses[$0], pivot: pivots[$0]) }, edges: [])
+        for k in 0..<(keys.count - 1) {
+            var sum = [Double](repeating: 0, count: 36)
+            for f in (keys[k] + 1)...keys[k + 1] { for i in 0..<36 { sum[i] += covariances[f][i] } }
+            graph.edges.append(PoseGraph.Edge(from: k, to: k + 1, measurement: poses[keys[k]].inverse.composed(with: poses[keys[k + 1]]),
+                                              information: PoseGraph.inverse(sum, floor: 1e-12)))
+        }
+        // Loop candidates: each keyframe with the nearest earlier one it sees again.
+        var candidates: [(earlier: Int, later: Int)] = []
+        for b in keys.indices {
+            var best: (Int, Double)? = nil
+            for a in keys.indices where keys[b] - keys[a] >= loopGap {
+                let pa = poses[keys[a]], pb = poses[keys[b]]
+                let d = pa.translation - pb.translation
+                let distance = (d * d).sum().squareRoot()
+                let cosAngle = (pa.forward * pb.forward).sum()
+                guard distance <= loopDistance, cosAngle >= cos(loopAngle) else { continue }
+                let pivotGap = pivots[keys[a]] - pivots[keys[b]]
+                let score = (pivotGap * pivotGap).sum().squareRoot()
+                if score < best?.1 ?? .infinity { best = (a, score) }
+            }
+            if let best { candidates.append((best.0, b)) }
+        }
+        guard !candidates.isEmpty else { return (keys.count, 0) }
+        stage?(.closingLoops)
+        var loops = 0
+        for (a, b) in candidates {
+            // A small model of the frames around the earlier keyframe, with their poses.
+            var local = TSDFVolume(voxel: Float(voxel), trunc: Float(truncation), memoryBudget: fusion.budget)
+            local.parallel = tracker.options.parallel
+            let around = Array(max(0, keys[a] - loopModelFrames)...min(poses.count - 1, keys[a] + loopModelFrames))
+            var next = 0
+            try scene.forEachFrame(around, color: false) { frame in
+                let position = around[next]
+                next += 1
+                let prepared = SceneFusion.prepare(depth: frame.depth, confidence: frame.confidence, color: nil,
+                                                   intrinsics: frame.info.depthIntrinsics, pose: poses[position], options: fusion)
+                try local.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
+            }
+            let frame = try scene.frame(at: keys[b], color: false)
+            let prepared = SceneFusion.prepare(depth: frame.depth, confidence: frame.confidence, color: nil,
+                                               intrinsics: frame.info.depthIntrinsics, pose: poses[keys[b]], options: fusion)
+            let result = tracker.track(prepared, from: poses[keys[b]], in: local)
+            // Accepted when most of the frame lies on the earlier model and the alignment
+            // brought it closer.
+            guard result.overlap >= 0.3, result.after.isFinite, result.after <= result.before,
+                  result.information.contains(where: { $0 != 0 }) else { continue }
+            graph.edges.append(PoseGraph.Edge(from: a, to: b, measurement: poses[keys[a]].inverse.composed(with: result.pose),
+                                              information: result.information))
+            loops += 1
+        }
+        guard loops > 0 else { return (keys.count, 0) }
+        let before = graph.nodes.map(\.pose)
+        graph.optimize()
+        // Every frame corrected as its keyframes were, interpolated between them.
+        let corrections = graph.nodes.indices.map { graph.nodes[$0].pose.composed(with: before[$0].inverse) }
+        var k = 0
+        for f in poses.indices {
+            while k + 1 < keys.count && keys[k + 1] <= f { k += 1 }
+            var correction = corrections[k]
+            if k + 1 < keys.count {
+                let fraction = Double(f - keys[k]) / Double(keys[k + 1] - keys[k])
+                correction = correction.composed(with: PoseGraph.partial(corrections[k].inverse.composed(with: corrections[k + 1]), fraction))
+            }
+            poses[f] = correction.composed(with: poses[f])
+        }
+        return (keys.count, loops)
     }
 }
 
@@ -201,6 +312,16 @@ struct FrameTracker: Sendable {
         var after: Double
         var undecided: Bool
         var corrected: Bool
+        /// The rotations' pivot: the points' centroid, world.
+        var pivot = SIMD3<Double>.zero
+        /// The information the depth gave on the pose (6×6 row-major, translation in
+        /// meters at `pivot` then rotation in radians, world axes): its decided directions
+        /// only.
+        var information = [Double](repeating: 0, count: 36)
+        /// The pose's covariance with the prior (6×6, the same coordinates).
+        var covariance = [Double](repeating: 0, count: 36)
+        /// The share of the frame's points that lay on the model.
+        var overlap = 0.0
     }
 
     /// The normal equations of the data term at one pose: `H` (6×6, row-major), `g`, the
@@ -307,9 +428,31 @@ struct FrameTracker: Sendable {
         let xi = Self.departure(pose, from: predicted, pivot: pivot)
         let correction = (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).squareRoot()
         let rotation = (xi[3] * xi[3] + xi[4] * xi[4] + xi[5] * xi[5]).squareRoot()
-        return Result(pose: pose, before: before, after: Self.median(last.distances),
-                      undecided: last.count < 50 || weakest < 1,
-                      corrected: correction > 0.01 || rotation > 0.5 * Double.pi / 180)
+        var result = Result(pose: pose, before: before, after: Self.median(last.distances),
+                            undecided: last.count < 50 || weakest < 1,
+                            corrected: correction > 0.01 || rotation > 0.5 * Double.pi / 180)
+        result.pivot = pivot
+        result.overlap = Double(last.count) / Double(points.count)
+        // The decided directions' information, and the covariance with the prior (1 in
+        // units of `motionNoise`), back in meters and radians.
+        var a = last.h
+        for i in 0..<6 { for j in 0..<6 { a[i * 6 + j] *= scale * s[i] * s[j] } }
+        let (values, vectors) = Self.eigen(a)
+        let threshold = max(decided, relativelyDecided * (values.max() ?? 0))
+        for i in 0..<6 {
+            for j in 0..<6 {
+                var info = 0.0, covariance = 0.0
+                for k in 0..<6 {
+                    let kept = last.count >= 50 && values[k] >= threshold ? values[k] : 0
+                    let vv = vectors[i * 6 + k] * vectors[j * 6 + k]
+                    info += vv * kept
+                    covariance += vv / (kept + leaning)
+                }
+                result.information[i * 6 + j] = info / (s[i] * s[j])
+                result.covariance[i * 6 + j] = covariance * s[i] * s[j]
+            }
+        }
+        return result
     }
 
     /// How far `pose` departs from `predicted`: the shift of the pivot and the rotation

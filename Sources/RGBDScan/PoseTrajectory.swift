@@ -116,10 +116,27 @@ extension Scene {
 
     /// This scene with `poses` (one per frame, in `frames`' order); `source` says where
     /// they come from.
-    /// - Throws: `RGBDError` when the count differs from the frames'.
+    /// - Throws: `RGBDError` when the count differs from the frames', a number is not
+    ///   finite or a rotation is not one (rows of unit length, orthogonal, determinant 1,
+    ///   within 1e-5).
     public func replacingPoses(_ poses: [Pose], source: String) throws -> Scene {
         guard poses.count == frames.count else {
             throw RGBDError(.invalidArgument, file: path, "\(poses.count) poses for \(frames.count) frames")
+        }
+        for (i, pose) in poses.enumerated() {
+            let rows = [pose.row0, pose.row1, pose.row2]
+            let finite = (rows + [pose.translation]).allSatisfy { $0.x.isFinite && $0.y.isFinite && $0.z.isFinite }
+            var rotation = finite
+            for a in 0..<3 where rotation {
+                rotation = abs((rows[a] * rows[a]).sum() - 1) < 1e-5
+                for b in (a + 1)..<3 where abs((rows[a] * rows[b]).sum()) >= 1e-5 { rotation = false }
+            }
+            let r0 = pose.row0, r1 = pose.row1, r2 = pose.row2
+            let determinant = r0.x * (r1.y * r2.z - r1.z * r2.y) - r0.y * (r1.x * r2.z - r1.z * r2.x) + r0.z * (r1.x * r2.y - r1.y * r2.x)
+            guard finite, rotation, determinant > 0 else {
+                throw RGBDError(.invalidArgument, file: path,
+                                "pose \(i): " + (finite ? "its rotation is not a rotation (rows of unit length, orthogonal, determinant 1)" : "a number is not finite"))
+            }
         }
         var replaced = frames
         for i in replaced.indices { replaced[i].pose = poses[i] }

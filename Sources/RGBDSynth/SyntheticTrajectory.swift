@@ -22,6 +22,8 @@ package struct SyntheticTrajectory: Equatable, Sendable {
     /// The gaze's angle from straight outward (toward the nearest wall) toward the walking
     /// direction, radians: `x + y·sin(2π·t/15 s)` (so it sweeps from the walls to across the room).
     package var gazeSweep: SIMD2<Double> = SIMD2(1.4, 1.7)
+    /// Seconds for one sweep of the gaze (`gazeSweep`).
+    package var gazePeriod: Double = 15
     /// Mean downward pitch, radians.
     package var pitch: Double = 0.2
     /// Amplitude of the hand-held roll, radians.
@@ -55,7 +57,7 @@ package struct SyntheticTrajectory: Equatable, Sendable {
                              center.y + radii.y * sine(phase) + 0.03 * sine(1.3 * s + 1.1))
         // The gaze sweeps from the nearest wall (outward) to along the path and across the
         // room, and back, with a little sway.
-        let sweep = gazeSweep.x + gazeSweep.y * sine(2 * Double.pi * s / 15 + 0.3)
+        let sweep = gazeSweep.x + gazeSweep.y * sine(2 * Double.pi * s / gazePeriod + 0.3)
         var heading = phase + sweep + 0.08 * sine(0.7 * s + 0.2) + 0.03 * sine(2.3 * s)
         var tilt = pitch + 0.15 * sine(0.53 * s + 1.0) + 0.02 * sine(3.1 * s)
         let wall = wallWeight(at: s)
@@ -92,11 +94,14 @@ package struct SyntheticTrajectory: Equatable, Sendable {
     }
 
     /// A path for pose refinement: `frames` frames at `fps` making one whole loop (it ends
-    /// where it started), with a stretch of `wallSeconds` facing the plain wall in +z where
+    /// where it started, looking where it started), with a stretch of `wallSeconds` facing the plain wall in +z where
     /// the path passes nearest to it (nil: none).
     package static func loop(frames: Int, fps: Double = 60, wallSeconds: Double? = 1.2) -> SyntheticTrajectory {
         var path = SyntheticTrajectory(fps: fps)
         path.loopSeconds = Double(frames) / fps
+        // The gaze sweeps once per loop: the end looks where the start did (a loop closure
+        // can see it).
+        path.gazePeriod = path.loopSeconds
         if let wallSeconds {
             // The ellipse is nearest the +z wall at phase π/2 (phase = 2π·s/loop + 0.4).
             let nearest = (Double.pi / 2 - 0.4) / (2 * Double.pi) * path.loopSeconds

@@ -291,3 +291,52 @@ def test_level_frame_refused_for_a_rebased_record3d_world(synth, tmp_path):
             with pytest.raises(rgbd.RGBDError, match="pose 0 is the identity"):
                 call()
     assert not (tmp_path / "tum").exists()
+
+
+def _truth_poses(truth_path, key="camera_to_world"):
+    import json
+    truth = json.loads(truth_path.read_text())
+    return np.array([frame[key] for frame in truth["frames"]], dtype=np.float64)
+
+
+def test_refine_returns_poses_nearer_the_truth(synth, tmp_path, rgbd_bin):
+    """scene.refine() on a scan with ARKit-like drift (a jump, 2 s of the refinement loop):
+    poses (N, 4, 4) nearer the truth than the recorded ones, frame 0 kept; the same as
+    rgbd refine's file; set_poses / load_scene(poses=) make fuse use them and say so."""
+    path = make_scan(synth, tmp_path, "stray", frames=120,
+                     extra=("--depth-noise", "0.002", "--pose-drift", "--loop", "--size", "160x120"))
+    truth = _truth_poses(tmp_path / "stray.truth.json")
+    recorded = _truth_poses(tmp_path / "stray.truth.json", "recorded_camera_to_world")
+    with rgbd.load_scene(path) as scene:
+        assert np.allclose(np.stack([scene.pose(i) for i in range(len(scene))]), recorded, atol=1e-5)
+        poses, report = scene.refine()
+        assert poses.shape == (120, 4, 4) and report["frames"] == 120 and report["tracked"] == 119
+        assert report["residual_after"] <= report["residual_before"]
+        assert np.allclose(poses[0], recorded[0], atol=1e-9)
+        before = np.linalg.norm(recorded[:, :3, 3] - truth[:, :3, 3], axis=1)
+        after = np.linalg.norm(poses[:, :3, 3] - truth[:, :3, 3], axis=1)
+        assert after.mean() < before.mean(), (after.mean(), before.mean())
+        # The scene keeps its own poses until told.
+        assert np.allclose(scene.pose(5), recorded[5], atol=1e-5)
+        assert scene.set_poses(truth, source="the generator's truth") == 0
+        assert np.allclose(scene.pose(5), truth[5], atol=1e-9)
+        mesh = scene.fuse(voxel=0.02)
+        assert "poses the generator's truth" in mesh.comments
+        with pytest.raises(rgbd.RGBDError, match="pose 3: a number is not finite"):
+            bad = truth.copy()
+            bad[3, 0, 3] = np.nan
+            scene.set_poses(bad)
+        with pytest.raises(rgbd.RGBDError, match="pose 2: its rotation is not a rotation"):
+            bad = truth.copy()
+            bad[2, :3, :3] *= 1.1
+            scene.set_poses(bad)
+    # The CLI's file: the same poses as the library's, to the file's precision.
+    subprocess.run([str(rgbd_bin), "refine", str(path), "-o", str(tmp_path / "poses.txt"), "-q"], check=True)
+    rows = np.loadtxt(tmp_path / "poses.txt")
+    assert rows.shape == (120, 8)
+    assert np.allclose(rows[:, 1:4], poses[:, :3, 3], atol=1e-6)
+    with rgbd.load_scene(path, poses=tmp_path / "poses.txt") as scene:
+        assert len(scene) == 120 and np.allclose(scene.pose(60)[:3, 3], poses[60, :3, 3], atol=1e-6)
+    (tmp_path / "nothing.txt").write_text("100 0 0 0 0 0 0 1\n")
+    with pytest.raises(rgbd.RGBDError, match="nothing.txt: no pose matches a frame"):
+        rgbd.load_scene(path, poses=tmp_path / "nothing.txt")

@@ -56,6 +56,8 @@ __all__ = [
     "RgbdSceneP",
     "RgbdFuseOptions",
     "RgbdMeshP",
+    "RgbdRefineOptions",
+    "RgbdRefineReport",
     "RgbdLens",
     "RgbdRectifierP",
     "candidate_paths",
@@ -265,6 +267,33 @@ class RgbdFuseOptions(ctypes.Structure):
     ]
 
 
+class RgbdRefineOptions(ctypes.Structure):
+    """``rgbd_refine_options``: the options of pose refinement (``rgbd refine``'s flags)."""
+
+    _fields_ = [
+        ("voxel", ctypes.c_double),
+        ("min_depth", ctypes.c_float),
+        ("max_depth", ctypes.c_float),
+        ("min_confidence", ctypes.c_int32),
+        ("max_memory_mb", ctypes.c_int64),
+    ]
+
+
+class RgbdRefineReport(ctypes.Structure):
+    """``rgbd_refine_report``: what a refinement found."""
+
+    _fields_ = [
+        ("frames", ctypes.c_size_t),
+        ("tracked", ctypes.c_size_t),
+        ("undecided", ctypes.c_size_t),
+        ("corrected", ctypes.c_size_t),
+        ("residual_before", ctypes.c_double),
+        ("residual_after", ctypes.c_double),
+        ("voxel", ctypes.c_double),
+        ("truncation", ctypes.c_double),
+    ]
+
+
 class RgbdMesh(ctypes.Structure):
     """``struct rgbd_mesh``: opaque, only ever handled through a pointer."""
 
@@ -390,6 +419,13 @@ _SIGNATURES = {
     "rgbd_fuse_options_default": (None, [_c.POINTER(RgbdFuseOptions)]),
     "rgbd_scene_fuse": (_c.c_int, [RgbdSceneP, _c.POINTER(RgbdFuseOptions), _c.POINTER(RgbdMeshP)]),
     "rgbd_mesh_destroy": (None, [RgbdMeshP]),
+    "rgbd_refine_options_default": (None, [_c.POINTER(RgbdRefineOptions)]),
+    "rgbd_scene_refine": (
+        _c.c_int,
+        [RgbdSceneP, _c.POINTER(RgbdRefineOptions), c_double_p, _c.c_size_t, _c.POINTER(RgbdRefineReport)],
+    ),
+    "rgbd_scene_set_poses": (_c.c_int, [RgbdSceneP, c_double_p, _c.c_size_t, _c.c_char_p]),
+    "rgbd_scene_load_poses": (_c.c_int, [RgbdSceneP, _c.c_char_p, c_size_t_p]),
     "rgbd_mesh_counts": (_c.c_int, [RgbdMeshP, c_size_t_p, c_size_t_p]),
     "rgbd_mesh_copy": (
         _c.c_int,

@@ -234,13 +234,76 @@ class Scene(Handle):
         comments = tuple(text.value.decode("utf-8", errors="replace").split("\n")) if length.value else ()
         return Mesh(positions, triangles, colors, normals, comments)
 
+    def refine(self, voxel: Optional[float] = None, min_depth: float = 0.0, max_depth: float = math.inf,
+               min_confidence: int = 2, max_memory: Optional[int] = None) -> Tuple[np.ndarray, dict]:
+        """Refines the scene's camera poses against its depth, as ``rgbd refine`` does
+        (docs/cli.md): each frame aligned to the surface fused from the frames before it,
+        started from the recorded motion, which is kept where the depth leaves a direction
+        free. The scene keeps its poses; give the result to :meth:`set_poses` (or
+        :func:`load_scene`'s ``poses``) to use them.
+
+        Returns ``(poses, report)``: an ``(N, 4, 4)`` float64 array of camera-to-world poses
+        (OpenCV camera axes, the scene's world) in frame order, and a dict with ``frames``,
+        ``tracked``, ``undecided`` (frames where the recorded motion was kept in some
+        direction), ``corrected`` (jumps undone), ``residual_before``, ``residual_after``
+        (median distances of the depth to the model, meters), ``voxel`` and ``truncation``.
+
+        Raises:
+            RGBDError: bad options, a scene of fewer than two frames, an unreadable frame.
+        """
+        lib = _lib.lib()
+        options = _lib.RgbdRefineOptions()
+        lib.rgbd_refine_options_default(ctypes.byref(options))
+        options.voxel = 0.0 if voxel is None else voxel
+        options.min_depth = min_depth
+        options.max_depth = max_depth
+        options.min_confidence = min_confidence
+        options.max_memory_mb = 0 if max_memory is None else max_memory
+        report = _lib.RgbdRefineReport()
+        with self._use() as handle:
+            poses = np.empty((self._count, 4, 4), np.float64)
+            lib.rgbd_scene_refine(handle, ctypes.byref(options), poses.ctypes.data_as(_lib.c_double_p), self._count,
+                                  ctypes.byref(report))
+        return poses, {name: getattr(report, name) for name, _ in report._fields_}
+
+    def set_poses(self, poses: Union[np.ndarray, PathLike], source: Optional[str] = None) -> int:
+        """Uses other camera poses for this scene from now on: an ``(N, 4, 4)`` array (one
+        camera-to-world pose per frame, OpenCV camera axes, as :meth:`refine` returns), or
+        the path of a trajectory file (TUM format, as ``rgbd refine`` writes it), matched to
+        the frames by time; frames without a pose in the file are left out (``len(scene)``
+        drops). What is made from the scene says where its poses came from (``source``).
+
+        Returns the number of frames left out (0 for an array).
+
+        Raises:
+            RGBDError: a file that matches no frame or is malformed (the message names the
+                file and line); an array of another length, a non-finite number or a
+                rotation that is not one.
+        """
+        lib = _lib.lib()
+        missing = ctypes.c_size_t(0)
+        with self._use() as handle:
+            if isinstance(poses, np.ndarray):
+                array = np.ascontiguousarray(poses, dtype=np.float64)
+                if array.ndim != 3 or array.shape[1:] != (4, 4):
+                    raise ValueError(f"poses must be an (N, 4, 4) array, not {array.shape}")
+                lib.rgbd_scene_set_poses(handle, array.ctypes.data_as(_lib.c_double_p), array.shape[0],
+                                         None if source is None else source.encode())
+            else:
+                lib.rgbd_scene_load_poses(handle, encode_path(poses, "poses"), ctypes.byref(missing))
+            count = ctypes.c_size_t()
+            lib.rgbd_scene_info(handle, ctypes.byref(count), None, None, None, None)
+            self._count = count.value
+        return missing.value
+
     def __repr__(self) -> str:
         return f"Scene({self.path!r}, {self._count} frames, color {self.color_size}, depth {self.depth_size})"
 
 
-def load_scene(path: PathLike) -> Scene:
+def load_scene(path: PathLike, poses: Union[None, np.ndarray, PathLike] = None) -> Scene:
     """Opens a scan as a scene: a Stray Scanner folder, a Record3D ``.r3d`` file or its
-    EXR + JPG export folder, recognised by content.
+    EXR + JPG export folder, recognised by content. ``poses`` (an ``(N, 4, 4)`` array or a
+    trajectory file) replaces the scan's own poses (:meth:`Scene.set_poses`).
 
     Raises:
         RGBDError: not a scan rgbd reads, or a malformed one (the message names the file
@@ -249,7 +312,14 @@ def load_scene(path: PathLike) -> Scene:
     raw = encode_path(path, "path")
     out = _lib.RgbdSceneP()
     _lib.lib().rgbd_scene_open(raw, ctypes.byref(out))
-    return Scene(out, os.fsdecode(raw))
+    scene = Scene(out, os.fsdecode(raw))
+    if poses is not None:
+        try:
+            scene.set_poses(poses)
+        except BaseException:
+            scene.close()
+            raise
+    return scene
 
 
 def register(captures: Sequence[PathLike], tag_size: Optional[float], output: PathLike, *,

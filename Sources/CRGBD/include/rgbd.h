@@ -356,6 +356,55 @@ int rgbd_scene_frame_info(const rgbd_scene *scene, size_t frame, rgbd_frame_info
 int rgbd_scene_read_frame(rgbd_scene *scene, size_t frame, float *depth, size_t depth_count,
                           uint8_t *confidence, size_t confidence_size, uint8_t *rgb, size_t rgb_size);
 
+/* ---- Poses: refined against the depth (rgbd refine), or from a trajectory file --------- */
+
+/* Options of rgbd_scene_refine, as rgbd refine's flags (docs/cli.md). */
+typedef struct rgbd_refine_options {
+    double voxel;            /* the tracked model's voxel, meters, 0.001 to 1; 0 = rgbd fuse's automatic
+                                voxel, at least 0.008 (default 0) */
+    float min_depth;         /* meters; depths nearer are not used (default 0) */
+    float max_depth;         /* meters; depths farther are not used (default +infinity) */
+    int32_t min_confidence;  /* lowest ARKit confidence used, 0..2 (default 2) */
+    int64_t max_memory_mb;   /* the most memory the model may take; 0 = half the machine's */
+} rgbd_refine_options;
+
+/* Fills *options with the defaults above. */
+void rgbd_refine_options_default(rgbd_refine_options *options);
+
+/* What a refinement found (rgbd refine's summary). Residuals: the median over frames of
+ * each frame's median distance to the model, meters, started from the recorded motion
+ * (before) and refined (after). */
+typedef struct rgbd_refine_report {
+    size_t frames;           /* the scene's frames */
+    size_t tracked;          /* frames aligned to the model (all but the first) */
+    size_t undecided;        /* frames where the depth left a direction free (recorded motion kept) */
+    size_t corrected;        /* frames whose recorded motion the depth contradicted (jumps undone) */
+    double residual_before;
+    double residual_after;
+    double voxel;            /* the model's voxel and truncation, meters */
+    double truncation;
+} rgbd_refine_report;
+
+/* Refines the scene's poses against its depth (options NULL = defaults) and writes them to
+ * poses: frame_count 4x4 row-major camera-to-world matrices (OpenCV camera axes, the
+ * scene's world), in frame order; pose_capacity is the number of matrices poses holds, at
+ * least the frame count. report may be NULL. The scene keeps its own poses (set them with
+ * rgbd_scene_set_poses). Uses all processors; the result does not depend on their number. */
+int rgbd_scene_refine(rgbd_scene *scene, const rgbd_refine_options *options, double *poses, size_t pose_capacity,
+                      rgbd_refine_report *report);
+
+/* Replaces the scene's poses with count 4x4 row-major camera-to-world matrices (OpenCV
+ * camera axes), one per frame in order (count must be the frame count); source says where
+ * they come from (written into what is made from the scene; NULL: "set through the C
+ * interface"). The rotations must be rotations and every number finite. */
+int rgbd_scene_set_poses(rgbd_scene *scene, const double *poses, size_t count, const char *source);
+
+/* Replaces the scene's poses with those of a trajectory file (TUM format, as rgbd refine
+ * writes it), matched to frames by time (seconds since the first frame, within 0.5 ms);
+ * frames without a pose are left out (the frame count drops: rgbd_scene_info), and
+ * *missing (may be NULL) receives how many. A file that matches no frame is an error. */
+int rgbd_scene_load_poses(rgbd_scene *scene, const char *path, size_t *missing);
+
 /* ---- rgbd rectify's output files -------------------------------------------------- */
 
 /* The options of rgbd_rectify_files, as rgbd rectify's flags. */

@@ -42,6 +42,7 @@ extension PoseRefinement {
         return "\(poses.count) frames, \(tracked) tracked against the fused model (voxel \(mm(voxel)), reach \(mm(truncation))); "
             + "\(undecided) where the depth left a direction free (the recorded motion kept there), "
             + "\(corrected) whose recorded motion the depth contradicted (jumps undone); "
+            + "\(keyframes) keyframes, \(loopClosures) loop closure\(loopClosures == 1 ? "" : "s") in the pose graph; "
             + "median depth residual \(mm(residualBefore)) from the recorded motion, \(mm(residualAfter)) refined"
     }
 
