@@ -300,11 +300,11 @@ def _truth_poses(truth_path, key="camera_to_world"):
 
 
 def test_refine_returns_poses_nearer_the_truth(synth, tmp_path, rgbd_bin):
-    """scene.refine() on a scan with ARKit-like drift (a jump, 2 s of the refinement loop):
+    """scene.refine() on a scan with ARKit-like drift (2 s of the default path, two jumps):
     poses (N, 4, 4) nearer the truth than the recorded ones, frame 0 kept; the same as
     rgbd refine's file; set_poses / load_scene(poses=) make fuse use them and say so."""
     path = make_scan(synth, tmp_path, "stray", frames=120,
-                     extra=("--depth-noise", "0.002", "--pose-drift", "--loop", "--size", "160x120"))
+                     extra=("--depth-noise", "0.002", "--pose-drift", "--size", "160x120"))
     truth = _truth_poses(tmp_path / "stray.truth.json")
     recorded = _truth_poses(tmp_path / "stray.truth.json", "recorded_camera_to_world")
     with rgbd.load_scene(path) as scene:
