@@ -36,7 +36,11 @@ struct Fuse: ParsableCommand {
         and 2 cm: about 2 mm for an object at 30 cm, about 1 cm for a room. The summary \
         line and the PLY header say which voxel and why. --trunc sets the truncation \
         distance (default 4 voxels). --every N integrates every N-th frame. \
-        --min-fragment N drops connected pieces of fewer than N triangles. --cloud writes \
+        --min-fragment N drops connected pieces of fewer than N triangles. --triangles N \
+        simplifies the mesh to about N triangles and --max-error M as far as keeping every \
+        fused vertex within M meters of the surface allows (both: whichever stops first), \
+        by quadric edge collapse onto the fused vertices: the boundary is kept edge for \
+        edge, the topology kept, no triangle turned over (docs/fuse.md). --cloud writes \
         the mesh's vertices as a point cloud (positions, colors, normals) instead. The \
         volume (the TSDF blocks, 4 KiB per 8x8x8 block) may take at most --max-memory MB \
         (default half the machine's memory): a frame that would need more is refused, \
@@ -100,6 +104,17 @@ struct Fuse: ParsableCommand {
     @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")
     var cloud = false
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh to about N triangles (at least 1; the boundary is kept, so a count below it is not reached).", valueName: "N"))
+    var triangles: Int?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
+    var maxError: Double?
+
+    /// The simplification asked for, if any.
+    var simplification: MeshSimplification? {
+        triangles == nil && maxError == nil ? nil : MeshSimplification(targetTriangles: triangles, maxError: maxError)
+    }
+
     @Flag(help: "Write ASCII PLY instead of binary.")
     var ascii = false
 
@@ -117,6 +132,11 @@ struct Fuse: ParsableCommand {
         if let minWeight, !(minWeight >= 0 && minWeight <= 255) { throw ValidationError("--min-weight must be between 0 and 255") }
         if minFragment < 0 { throw ValidationError("--min-fragment must be 0 or more") }
         if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
+        do {
+            try simplification?.validate()
+        } catch let error as RGBDError {
+            throw ValidationError(Report.describe(error))
+        }
     }
 
     func run() throws {
@@ -132,6 +152,7 @@ struct Fuse: ParsableCommand {
         options.minWeight = minWeight
         options.minFragmentTriangles = minFragment
         options.memoryBudget = maxMemory.map { $0 << 20 }
+        options.simplification = simplification
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         // Every scan's file decided, and collisions refused, before anything is read.
         let plan: SceneOutputPlan
@@ -162,7 +183,10 @@ struct Fuse: ParsableCommand {
                 }
                 if !quiet {
                     let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
-                    let what = cloud ? "\(mesh.vertexCount) points" : "\(mesh.vertexCount) vertices, \(mesh.faceCount) triangles"
+                    var what = cloud ? "\(mesh.vertexCount) points" : "\(mesh.vertexCount) vertices, \(mesh.faceCount) triangles"
+                    if let simplified = fused.simplification {
+                        what += " (simplified from \(simplified.trianglesBefore), error \(Progress.format(seconds: simplified.error * 1000, decimals: 2)) mm)"
+                    }
                     let peak = Host.peakResidentBytes.map { ", process peak \($0 >> 20) MB" } ?? ""
                     Terminal.printError("\(path): \(fused.frames) frames, voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what) in \(target) (\(seconds) s)\n")
                 }
