@@ -124,6 +124,9 @@ public struct SceneFusion: Sendable {
     /// The simplification made (`SceneFusionOptions.simplification`): the triangles
     /// before and the error; nil when the mesh was not simplified.
     public var simplification: (trianglesBefore: Int, error: Double)? = nil
+    /// The scan's world and the frame the surface was placed in: what its axes mean
+    /// (the glTF and OBJ writers turn them to +Y up).
+    public var placement: (world: SceneWorld, frame: WorldFrame.Kind) = (.gravityAligned, .camera)
 
     /// The steps of a fusion after the frames, for progress.
     public enum Stage: String, Sendable {
@@ -173,6 +176,7 @@ public struct SceneFusion: Sendable {
         var fusion = SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
                                  droppedTriangles: before - mesh.faceCount)
         fusion.voxel = choice
+        fusion.placement = (scene.world, options.points.frame.kind)
         try fusion.simplify(options.simplification, stage: stage)
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion

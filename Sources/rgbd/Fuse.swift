@@ -59,14 +59,17 @@ struct Fuse: ParsableCommand {
         scan's world or --frame), red green blue, nx ny nz; face vertex_indices (three per \
         triangle, counter-clockwise seen from the observed side). Header comments give \
         the source, world, axes, voxel and options. OUT is a .ply path for one scan or a \
-        directory (NAME.ply per scan). On a terminal a status line shows frames done, \
+        directory (NAME.ply per scan). A .glb output is glTF 2.0 binary (positions, \
+        normals, vertex colors as COLOR_0, meters, +Y up: a gravity-aligned world as it is, \
+        --frame level or enu turned so that their up is +Y; the mapping is in the asset's \
+        extras); a .obj output is OBJ with vertex colors and normals in the same axes. On a terminal a status line shows frames done, \
         rate and time left.
         """)
 
     @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
     var scans: [String]
 
-    @Option(name: [.short, .customLong("output")], help: "Output .ply path (one scan) or directory.", completion: .file())
+    @Option(name: [.short, .customLong("output")], help: "Output .ply, .glb or .obj path (one scan) or directory (NAME.ply per scan).", completion: .file())
     var output: String
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Voxel edge, meters (0.001 to 1; default: a depth pixel's width at the scan's median depth, 0.002 to 0.02).", valueName: "meters"))
@@ -122,7 +125,9 @@ struct Fuse: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        try checkOutputPath(output, writes: ["ply"])
+        let format = try checkOutputPath(output, writes: SceneFusion.fileExtensions) ? Path.pathExtension(output) : "ply"
+        if format != "ply" && cloud { throw ValidationError("--cloud writes PLY: give a .ply output") }
+        if format != "ply" && ascii { throw ValidationError("--ascii applies to PLY only") }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")
@@ -157,7 +162,7 @@ struct Fuse: ParsableCommand {
         // Every scan's file decided, and collisions refused, before anything is read.
         let plan: SceneOutputPlan
         do {
-            plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: ["ply"])
+            plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: SceneFusion.fileExtensions)
         } catch {
             Report.error(error)
             throw ExitCode(1)
