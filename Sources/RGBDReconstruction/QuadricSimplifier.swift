@@ -22,8 +22,11 @@
 ///   mesh, and keeps an area;
 /// - its error is within the bound asked for: every original vertex stays within it of
 ///   the simplified surface.
-/// Costs change as quadrics merge; an entry of the queue is recomputed when it comes up
-/// and put back when it grew (lazy updates), so the order is always by current cost.
+/// Costs change as quadrics merge: after a collapse onto `b` every edge of `b` is queued
+/// again at its new cost and its older entries are dropped when they come up (each entry
+/// carries the two vertices' versions), so the order is always by current cost. The queue
+/// is a 4-ary heap (a node's children share a cache line or two). (One entry per vertex,
+/// its cheapest collapse, was tried: no faster.)
 struct QuadricSimplifier {
     /// A symmetric 4×4 matrix: a sum of area-weighted squared plane distances.
     struct Quadric {
@@ -61,9 +64,11 @@ struct QuadricSimplifier {
 
     /// One candidate collapse in the queue.
     struct Entry {
-        var cost: Double
+        var cost: Float
         var from: UInt32
         var to: UInt32
+        /// `version[from] + version[to]` when queued: a change of either makes it stale.
+        var stamp: UInt32
     }
 
     var positions: [SIMD3<Double>]
@@ -77,6 +82,8 @@ struct QuadricSimplifier {
     var vertexAlive: [Bool]
     var aliveFaces: Int
     var heap: [Entry] = []
+    /// Bumped when a vertex's quadric changes (it received a collapse).
+    var version: [UInt32]
     /// The largest error of a collapse made, meters.
     var largestError = 0.0
     /// Each triangle's unit normal in the original mesh.
@@ -113,6 +120,7 @@ struct QuadricSimplifier {
         around = [[UInt32]](repeating: [], count: vertexCount)
         quadrics = [Quadric](repeating: Quadric(), count: vertexCount)
         vertexAlive = [Bool](repeating: true, count: vertexCount)
+        version = [UInt32](repeating: 0, count: vertexCount)
         free = [Bool](repeating: false, count: vertexCount)
         for (t, f) in faces.enumerated() {
             for k in 0..<3 { around[Int(f[k])].append(UInt32(t)) }
@@ -148,20 +156,20 @@ struct QuadricSimplifier {
     func isClosedFan(_ v: UInt32) -> Bool {
         let list = around[Int(v)]
         guard list.count >= 3 else { return false }
-        var next: [UInt32: UInt32] = [:]
+        var from: [UInt32] = [], to: [UInt32] = []
+        from.reserveCapacity(list.count); to.reserveCapacity(list.count)
         for t in list {
             let (b, c) = others(t, of: v)
-            guard next[b] == nil else { return false }
-            next[b] = c
+            guard !from.contains(b) else { return false }
+            from.append(b); to.append(c)
         }
-        guard let start = next.keys.first else { return false }
-        var current = start, steps = 0
+        var current = from[0], steps = 0
         repeat {
-            guard let following = next[current] else { return false }
-            current = following
+            guard let k = from.firstIndex(of: current) else { return false }
+            current = to[k]
             steps += 1
-        } while current != start && steps <= list.count
-        return current == start && steps == list.count
+        } while current != from[0] && steps <= list.count
+        return current == from[0] && steps == list.count
     }
 
     /// The distinct neighbours of `v`.
@@ -276,34 +284,37 @@ struct QuadricSimplifier {
         return true
     }
 
+    /// Queues the collapse of `a` onto `b` at its current cost (when `a` may move).
     mutating func push(_ a: UInt32, _ b: UInt32) {
         guard free[Int(a)] else { return }
-        heap.append(Entry(cost: cost(a, b), from: a, to: b))
+        heap.append(Entry(cost: Float(cost(a, b)), from: a, to: b, stamp: version[Int(a)] &+ version[Int(b)]))
         var i = heap.count - 1
+        let entry = heap[i]
         while i > 0 {
-            let parent = (i - 1) / 2
-            guard heap[i].cost < heap[parent].cost else { break }
-            heap.swapAt(i, parent)
+            let parent = (i - 1) / 4
+            guard entry.cost < heap[parent].cost else { break }
+            heap[i] = heap[parent]
             i = parent
         }
+        heap[i] = entry
     }
 
     mutating func pop() -> Entry? {
         guard let top = heap.first else { return nil }
         let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var i = 0
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var smallest = i
-                if l < heap.count && heap[l].cost < heap[smallest].cost { smallest = l }
-                if r < heap.count && heap[r].cost < heap[smallest].cost { smallest = r }
-                guard smallest != i else { break }
-                heap.swapAt(i, smallest)
-                i = smallest
-            }
+        let count = heap.count
+        guard count > 0 else { return top }
+        var i = 0
+        while true {
+            let first = 4 * i + 1
+            guard first < count else { break }
+            var smallest = first
+            for c in (first + 1)..<min(first + 4, count) where heap[c].cost < heap[smallest].cost { smallest = c }
+            guard heap[smallest].cost < last.cost else { break }
+            heap[i] = heap[smallest]
+            i = smallest
         }
+        heap[i] = last
         return top
     }
 
@@ -325,6 +336,7 @@ struct QuadricSimplifier {
         around[Int(a)] = []
         vertexAlive[Int(a)] = false
         quadrics[Int(b)] = quadrics[Int(a)] + quadrics[Int(b)]
+        version[Int(b)] &+= 1
     }
 
     /// Collapses until at most `target` triangles remain (0: as far as `maxError`
@@ -335,20 +347,9 @@ struct QuadricSimplifier {
         }
         while aliveFaces > target, let entry = pop() {
             let a = entry.from, b = entry.to
-            guard vertexAlive[Int(a)], vertexAlive[Int(b)] else { continue }
-            let now = cost(a, b)
-            // Quadrics grew since it was queued: back in at its current cost.
-            if now > entry.cost * (1 + 1e-9) + 1e-30 {
-                heap.append(Entry(cost: now, from: a, to: b))
-                var i = heap.count - 1
-                while i > 0 {
-                    let parent = (i - 1) / 2
-                    guard heap[i].cost < heap[parent].cost else { break }
-                    heap.swapAt(i, parent)
-                    i = parent
-                }
-                continue
-            }
+            // A vertex gone, or a quadric changed since: a newer entry is queued.
+            guard vertexAlive[Int(a)], vertexAlive[Int(b)], entry.stamp == version[Int(a)] &+ version[Int(b)] else { continue }
+            // Refused now; queued again if b's quadric changes.
             guard let (assignment, error) = check(a, b, maxError: maxError) else { continue }
             collapse(a, onto: b, assignment: assignment)
             largestError = max(largestError, error)
