@@ -25,6 +25,8 @@ private func fail(_ error: any Error) -> Int32 {
         case .crs: "crs"
         case .minConfidence: "min_confidence"
         case .every: "every"
+        case .triangles: "triangles"
+        case .maxError: "max_error"
         }
     })
     switch error.kind {

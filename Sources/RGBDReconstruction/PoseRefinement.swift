@@ -33,6 +33,7 @@ public struct PoseRefinementOptions: Equatable, Sendable {
     /// is off by up to about this much is pulled back onto the model.
     public static let minimumTruncation = 0.05
 
+    /// Whether two sets of options are the same (the tuple compared by its numbers).
     public static func == (a: PoseRefinementOptions, b: PoseRefinementOptions) -> Bool {
         a.model == b.model && a.pointsPerFrame == b.pointsPerFrame && a.motionNoise == b.motionNoise
             && a.parallel == b.parallel

@@ -29,6 +29,9 @@ public struct SceneFusionOptions: Equatable, Sendable {
     public var memoryBudget: Int? = nil
     /// Integrate and mesh on all processors (the result is the same bit for bit).
     package var parallel: Bool = true
+    /// Simplify the mesh after meshing (and dropping fragments): `MeshSimplification`;
+    /// nil keeps every triangle.
+    public var simplification: MeshSimplification? = nil
 
     /// The defaults: the voxel chosen from the scan's depth, 4-voxel truncation, high
     /// confidence only, edges dropped, every frame, every fragment kept.
@@ -83,6 +86,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
             throw RGBDError(.invalidArgument, "the smallest fragment kept must be 0 or more triangles (\(minFragmentTriangles))")
         }
         guard budget > 0 else { throw RGBDError(.invalidArgument, "the memory budget must be positive (\(budget))") }
+        try simplification?.validate()
     }
 }
 
@@ -117,6 +121,12 @@ public struct SceneFusion: Sendable {
     /// Where the surface comes from and how it was made, one line each: the comments of
     /// the PLY header every front writes (`PLYWriter.write(path:mesh:encoding:comments:)`).
     public var comments: [String] = []
+    /// The simplification made (`SceneFusionOptions.simplification`): the triangles
+    /// before and the error; nil when the mesh was not simplified.
+    public var simplification: (trianglesBefore: Int, error: Double)? = nil
+    /// The scan's world and the frame the surface was placed in: what its axes mean
+    /// (the glTF and OBJ writers turn them to +Y up).
+    public var placement: (world: SceneWorld, frame: WorldFrame.Kind) = (.gravityAligned, .camera)
 
     /// The steps of a fusion after the frames, for progress.
     public enum Stage: String, Sendable {
@@ -124,6 +134,8 @@ public struct SceneFusion: Sendable {
         case meshing
         /// Small connected pieces dropped.
         case droppingFragments = "dropping small pieces"
+        /// The mesh simplified (`SceneFusionOptions.simplification`).
+        case simplifying
     }
 
     /// Fuses `scene`; `progress` is called after each frame with the number done and the
@@ -164,6 +176,8 @@ public struct SceneFusion: Sendable {
         var fusion = SceneFusion(mesh: mesh, frames: done, blocks: volume.blockCount, volumeBytes: volume.bytes,
                                  droppedTriangles: before - mesh.faceCount)
         fusion.voxel = choice
+        fusion.placement = (scene.world, options.points.frame.kind)
+        try fusion.simplify(options.simplification, stage: stage)
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion
     }
@@ -195,6 +209,7 @@ public struct SceneFusion: Sendable {
             lines.append("pieces under \(options.minFragmentTriangles) triangles dropped (\(fused.droppedTriangles) triangles)")
         }
         if scene.colorSize == nil { lines.append("no color in the scan: vertices are white") }
+        lines += simplificationComments(fused)
         return lines
     }
 

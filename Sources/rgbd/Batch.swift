@@ -147,6 +147,8 @@ enum Report {
             case .crs: "--crs"
             case .minConfidence: "--min-confidence"
             case .every: "--every"
+            case .triangles: "--triangles"
+            case .maxError: "--max-error"
             }
         }
     }

@@ -36,7 +36,11 @@ struct Fuse: ParsableCommand {
         and 2 cm: about 2 mm for an object at 30 cm, about 1 cm for a room. The summary \
         line and the PLY header say which voxel and why. --trunc sets the truncation \
         distance (default 4 voxels). --every N integrates every N-th frame. \
-        --min-fragment N drops connected pieces of fewer than N triangles. --cloud writes \
+        --min-fragment N drops connected pieces of fewer than N triangles. --triangles N \
+        simplifies the mesh to about N triangles and --max-error M as far as keeping every \
+        fused vertex within M meters of the surface allows (both: whichever stops first), \
+        by quadric edge collapse onto the fused vertices: the boundary is kept edge for \
+        edge, the topology kept, no triangle turned over (docs/fuse.md). --cloud writes \
         the mesh's vertices as a point cloud (positions, colors, normals) instead. The \
         volume (the TSDF blocks, 4 KiB per 8x8x8 block) may take at most --max-memory MB \
         (default half the machine's memory): a frame that would need more is refused, \
@@ -55,14 +59,17 @@ struct Fuse: ParsableCommand {
         scan's world or --frame), red green blue, nx ny nz; face vertex_indices (three per \
         triangle, counter-clockwise seen from the observed side). Header comments give \
         the source, world, axes, voxel and options. OUT is a .ply path for one scan or a \
-        directory (NAME.ply per scan). On a terminal a status line shows frames done, \
+        directory (NAME.ply per scan). A .glb output is glTF 2.0 binary (positions, \
+        normals, vertex colors as COLOR_0, meters, +Y up: a gravity-aligned world as it is, \
+        --frame level or enu turned so that their up is +Y; the mapping is in the asset's \
+        extras); a .obj output is OBJ with vertex colors and normals in the same axes. On a terminal a status line shows frames done, \
         rate and time left.
         """)
 
     @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
     var scans: [String]
 
-    @Option(name: [.short, .customLong("output")], help: "Output .ply path (one scan) or directory.", completion: .file())
+    @Option(name: [.short, .customLong("output")], help: "Output .ply, .glb or .obj path (one scan) or directory (NAME.ply per scan).", completion: .file())
     var output: String
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Voxel edge, meters (0.001 to 1; default: a depth pixel's width at the scan's median depth, 0.002 to 0.02).", valueName: "meters"))
@@ -102,6 +109,17 @@ struct Fuse: ParsableCommand {
     @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")
     var cloud = false
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh to about N triangles (at least 1; the boundary is kept, so a count below it is not reached).", valueName: "N"))
+    var triangles: Int?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
+    var maxError: Double?
+
+    /// The simplification asked for, if any.
+    var simplification: MeshSimplification? {
+        triangles == nil && maxError == nil ? nil : MeshSimplification(targetTriangles: triangles, maxError: maxError)
+    }
+
     @Flag(help: "Write ASCII PLY instead of binary.")
     var ascii = false
 
@@ -109,7 +127,9 @@ struct Fuse: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        try checkOutputPath(output, writes: ["ply"])
+        let format = try checkOutputPath(output, writes: SceneFusion.fileExtensions) ? Path.pathExtension(output) : "ply"
+        if format != "ply" && cloud { throw ValidationError("--cloud writes PLY: give a .ply output") }
+        if format != "ply" && ascii { throw ValidationError("--ascii applies to PLY only") }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")
@@ -119,6 +139,11 @@ struct Fuse: ParsableCommand {
         if let minWeight, !(minWeight >= 0 && minWeight <= 255) { throw ValidationError("--min-weight must be between 0 and 255") }
         if minFragment < 0 { throw ValidationError("--min-fragment must be 0 or more") }
         if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
+        do {
+            try simplification?.validate()
+        } catch let error as RGBDError {
+            throw ValidationError(Report.describe(error))
+        }
     }
 
     func run() throws {
@@ -134,11 +159,12 @@ struct Fuse: ParsableCommand {
         options.minWeight = minWeight
         options.minFragmentTriangles = minFragment
         options.memoryBudget = maxMemory.map { $0 << 20 }
+        options.simplification = simplification
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         // Every scan's file decided, and collisions refused, before anything is read.
         let plan: SceneOutputPlan
         do {
-            plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: ["ply"])
+            plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: SceneFusion.fileExtensions)
         } catch {
             Report.error(error)
             throw ExitCode(1)
@@ -164,7 +190,10 @@ struct Fuse: ParsableCommand {
                 }
                 if !quiet {
                     let seconds = Progress.format(seconds: Host.monotonicSeconds() - start, decimals: 2)
-                    let what = cloud ? "\(mesh.vertexCount) points" : "\(mesh.vertexCount) vertices, \(mesh.faceCount) triangles"
+                    var what = cloud ? "\(mesh.vertexCount) points" : "\(mesh.vertexCount) vertices, \(mesh.faceCount) triangles"
+                    if let simplified = fused.simplification {
+                        what += " (simplified from \(simplified.trianglesBefore), error \(Progress.format(seconds: simplified.error * 1000, decimals: 2)) mm)"
+                    }
                     let peak = Host.peakResidentBytes.map { ", process peak \($0 >> 20) MB" } ?? ""
                     Terminal.printError("\(path): \(fused.frames) frames, voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what) in \(target) (\(seconds) s)\n")
                 }

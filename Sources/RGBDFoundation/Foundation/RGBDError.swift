@@ -53,6 +53,10 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         case minConfidence
         /// The step between a scene's frames (`FrameSelection.every`).
         case every
+        /// The number of triangles a mesh is simplified to (`MeshSimplification.targetTriangles`).
+        case triangles
+        /// The largest geometric error a mesh's simplification may make (`MeshSimplification.maxError`).
+        case maxError
     }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.

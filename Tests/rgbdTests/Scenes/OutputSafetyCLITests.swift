@@ -137,7 +137,7 @@ import RGBDSynth
     @Test func unknownOutputExtensionsAreErrors() throws {
         let (dir, scan) = try SceneCLITests.write(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        for (command, output) in [("fuse", "m.obj"), ("cloud", "m.glb"), ("export", "d.json"), ("preview", "p.png")] {
+        for (command, output) in [("fuse", "m.las"), ("cloud", "m.glb"), ("export", "d.json"), ("preview", "p.png")] {
             var arguments = [command, scan, "-o", dir + "/" + output]
             if command == "export" { arguments += ["--format", "colmap"] }
             let run = try CLITests.run(arguments)

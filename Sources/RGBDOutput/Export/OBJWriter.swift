@@ -1,0 +1,50 @@
+/// Wavefront OBJ (`NAME.obj`), staged (the file appears only when complete).
+///
+/// `v x y z r g b`: positions in meters in the axes of `YUpAxes` (+Y up, right-handed,
+/// as Blender's importer and most viewers read OBJ), each with its color (sRGB, 0…1: the
+/// vertex-color extension that Blender, MeshLab and trimesh read); `vn`: unit normals,
+/// turned alike; `f a//a b//b c//c` (1-based, counter-clockwise seen from the observed
+/// side). No material: with vertex colors alone an OBJ needs none, and a material
+/// (`usemtl`) makes trimesh drop the vertex colors (measured); a textured mesh will bring
+/// its `NAME.mtl` and atlas images, staged with the OBJ. `#` comments give rgbd's version,
+/// the axes' mapping and the PLY header's lines.
+public enum OBJWriter {
+    /// Writes `mesh` to `path`.
+    /// - Throws: `RGBDError` for a mesh whose arrays disagree, or when a file cannot be written.
+    public static func write(path: String, mesh: TriangleMesh, axes: YUpAxes, comments: [String] = []) throws {
+        let n = mesh.vertexCount
+        guard mesh.positions.count == 3 * n, mesh.normals.count == 3 * n, mesh.colors.count == 3 * n,
+              mesh.faces.count % 3 == 0, mesh.faces.allSatisfy({ Int($0) < n }) else {
+            throw RGBDError(.invalidArgument, file: path, "a mesh needs 3 values per vertex for positions, colors and normals, and faces of existing vertices")
+        }
+        var header = "# rgbd \(RGBDVersion.string): a fused surface, meters\n"
+        header += "# axes: \(axes.description)\n"
+        header += "# matrix from rgbd's world (row-major 3x3): " + axes.matrix.map { "\($0)" }.joined(separator: " ") + "\n"
+        for line in comments { header += "# " + line.replacingControlCharacters() + "\n" }
+        header += "o surface\n"
+        var text = Array(header.utf8)
+        text.reserveCapacity(text.count + n * 90 + mesh.faceCount * 40)
+        let normals = GLTFWriter.normals(of: mesh, axes: axes)
+        for i in 0..<n {
+            let p = axes.apply(SIMD3(mesh.positions[3 * i], mesh.positions[3 * i + 1], mesh.positions[3 * i + 2]))
+            let c = (0..<3).map { Float(mesh.colors[3 * i + $0]) / 255 }
+            text += Array("v \(p.x) \(p.y) \(p.z) \(c[0]) \(c[1]) \(c[2])\n".utf8)
+        }
+        for v in normals { text += Array("vn \(v.x) \(v.y) \(v.z)\n".utf8) }
+        for t in 0..<mesh.faceCount {
+            let a = mesh.faces[3 * t] + 1, b = mesh.faces[3 * t + 1] + 1, c = mesh.faces[3 * t + 2] + 1
+            text += Array("f \(a)//\(a) \(b)//\(b) \(c)//\(c)\n".utf8)
+        }
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path, bytes: text)
+        try files.commit()
+    }
+}
+
+extension String {
+    /// The text with line breaks and other control characters as spaces (one comment line).
+    fileprivate func replacingControlCharacters() -> String {
+        String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+    }
+}

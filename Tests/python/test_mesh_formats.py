@@ -1,0 +1,151 @@
+"""rgbd fuse's meshes as glTF 2.0 binary (-o room.glb) and OBJ (-o room.obj), read by tools
+independent of rgbd: pygltflib (the GLB's JSON and binary chunk, accessor by accessor) and
+trimesh (both files loaded as meshes).
+
+What is checked: the GLB's and the OBJ's vertices are the PLY's (the same fusion written by
+the same binary) in glTF's axes, as the asset's extras state the mapping; they lie on the
+synthetic room's true surfaces; a gravity-aligned scan has its floor level (+Y up); the
+normals are unit; COLOR_0 is the PLY's colors made linear; the OBJ has the PLY's vertex
+colors; options that cannot be written are one line and nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pygltflib
+import pytest
+import trimesh
+from plyfile import PlyData
+
+from synthetic_room import room_distance
+
+
+@pytest.fixture(scope="module")
+def scan(synth, tmp_path_factory):
+    d = tmp_path_factory.mktemp("mesh_formats")
+    subprocess.run([str(synth), "scan", "--layout", "stray", "--frames", "12", "--size", "320x240",
+                    "--video-preset", "ultrafast", "--depth-noise", "0.002", "-o", str(d), "--name", "room"],
+                   check=True, capture_output=True)
+    return d
+
+
+def fuse(rgbd_bin, scan, name, *extra):
+    out = scan / name
+    run = subprocess.run([str(rgbd_bin), "fuse", str(scan / "room"), "-o", str(out), "--voxel", "0.02", "-q", *extra],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return out
+
+
+def read_ply(path):
+    vertex = PlyData.read(str(path))["vertex"]
+    positions = np.stack([vertex["x"], vertex["y"], vertex["z"]], axis=1)
+    colors = np.stack([vertex["red"], vertex["green"], vertex["blue"]], axis=1)
+    faces = np.stack(PlyData.read(str(path))["face"]["vertex_indices"]).astype(np.int64)
+    return positions, colors, faces
+
+
+def read_glb(path):
+    """pygltflib's reading: the asset's extras and each attribute's array."""
+    gltf = pygltflib.GLTF2().load(str(path))
+    blob = gltf.binary_blob()
+    kinds = {pygltflib.FLOAT: np.float32, pygltflib.UNSIGNED_SHORT: np.uint16, pygltflib.UNSIGNED_INT: np.uint32}
+    widths = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}
+
+    def array(index):
+        accessor = gltf.accessors[index]
+        view = gltf.bufferViews[accessor.bufferView]
+        data = np.frombuffer(blob, dtype=kinds[accessor.componentType], count=accessor.count * widths[accessor.type],
+                             offset=view.byteOffset + (accessor.byteOffset or 0))
+        return data.reshape(accessor.count, widths[accessor.type]) if widths[accessor.type] > 1 else data
+
+    primitive = gltf.meshes[0].primitives[0]
+    attributes = primitive.attributes
+    return gltf, {"position": array(attributes.POSITION), "normal": array(attributes.NORMAL),
+                  "color": array(attributes.COLOR_0), "faces": array(primitive.indices).reshape(-1, 3),
+                  "position_accessor": gltf.accessors[attributes.POSITION]}
+
+
+def to_srgb(linear):
+    c = linear.astype(np.float64) / 65535
+    return np.round(255 * np.where(c <= 0.0031308, 12.92 * c, 1.055 * c ** (1 / 2.4) - 0.055))
+
+
+def test_glb_holds_the_ply_in_gltf_axes(rgbd_bin, scan):
+    positions, colors, faces = read_ply(fuse(rgbd_bin, scan, "room.ply"))
+    gltf, glb = read_glb(fuse(rgbd_bin, scan, "room.glb"))
+    assert gltf.asset.version == "2.0" and gltf.asset.generator.startswith("rgbd ")
+    extras = gltf.asset.extras["rgbd"]
+    # Stray Scanner's world is ARKit's: +y up, right-handed, which glTF's axes are already.
+    matrix = np.array(extras["matrix"]).reshape(3, 3)
+    assert np.array_equal(matrix, np.eye(3)) and "gravity's up" in extras["axes"]
+    assert extras["units"] == "meters"
+    assert any(line.startswith("voxel 0.02 m") for line in extras["comments"])
+    assert len(positions) > 5000 and len(faces) > 8000
+    assert np.array_equal(glb["position"], positions @ matrix.T)
+    assert np.array_equal(glb["faces"], faces)
+    accessor = glb["position_accessor"]
+    assert np.allclose(accessor.min, glb["position"].min(axis=0)) and np.allclose(accessor.max, glb["position"].max(axis=0))
+    # Unit normals; colors the PLY's, decoded to linear (back to sRGB within one level).
+    assert np.allclose(np.linalg.norm(glb["normal"], axis=1), 1, atol=1e-5)
+    assert np.abs(to_srgb(glb["color"][:, :3]) - colors).max() <= 1
+    assert (glb["color"][:, 3] == 65535).all()
+    # On the true surfaces.
+    truth = json.loads((scan / "room.truth.json").read_text())
+    distances = room_distance(glb["position"].astype(np.float64), truth)
+    assert np.median(distances) < 0.002, np.median(distances)
+
+
+def test_trimesh_loads_the_glb(rgbd_bin, scan):
+    path = fuse(rgbd_bin, scan, "loaded.glb")
+    _, glb = read_glb(path)
+    mesh = trimesh.load(str(path), force="mesh", process=False)
+    assert len(mesh.vertices) == len(glb["position"]) and len(mesh.faces) == len(glb["faces"])
+    assert np.array_equal(np.asarray(mesh.vertices, dtype=np.float32), glb["position"])
+    assert np.array_equal(mesh.faces, glb["faces"])
+
+
+def test_level_frame_stands_the_floor_level_in_gltf(rgbd_bin, scan):
+    gltf, glb = read_glb(fuse(rgbd_bin, scan, "level.glb", "--frame", "level"))
+    extras = gltf.asset.extras["rgbd"]
+    # The level frame (z up) turned so that its up is glTF's +Y: (x, y, z) -> (x, z, -y).
+    assert np.array_equal(np.array(extras["matrix"]).reshape(3, 3), [[1, 0, 0], [0, 0, 1], [0, -1, 0]])
+    truth = json.loads((scan / "room.truth.json").read_text())
+    p = glb["position"].astype(np.float64)
+    # Level with +Y up, for this scan it is ARKit's world again: on the true surfaces.
+    assert np.median(room_distance(p, truth)) < 0.002
+    floor_y = min(truth["room"]["min_corner"][1] + np.array(truth["world_from_room"])[1][3], 0.0)
+    floor = p[np.abs(p[:, 1] - floor_y) < 0.05]
+    assert len(floor) > 500
+    assert np.median(np.abs(floor[:, 1] - floor_y)) < 0.002
+    assert (p[:, 1] > floor_y - 0.03).all(), "nothing below the floor"
+
+
+def test_obj_loads_in_trimesh_with_its_colors(rgbd_bin, scan):
+    positions, colors, faces = read_ply(fuse(rgbd_bin, scan, "ref.ply"))
+    path = fuse(rgbd_bin, scan, "room.obj")
+    text = path.read_text()
+    assert "# axes: the scan's gravity-aligned world" in text
+    # Vertex colors alone: no material (with one, trimesh drops the vertex colors).
+    assert "mtllib" not in text and not (scan / "room.mtl").exists()
+    mesh = trimesh.load(str(path), force="mesh", process=False, maintain_order=True)
+    assert len(mesh.vertices) == len(positions) and len(mesh.faces) == len(faces)
+    # The text's shortest decimals read back as the same float32 values.
+    assert np.array_equal(np.asarray(mesh.vertices, dtype=np.float32), positions)
+    assert np.array_equal(mesh.faces, faces)
+    vertex_colors = np.asarray(mesh.visual.vertex_colors)[:, :3].astype(int)
+    assert np.abs(vertex_colors - colors).max() <= 1
+    assert np.allclose(np.linalg.norm(mesh.vertex_normals, axis=1), 1, atol=1e-4)
+
+
+@pytest.mark.parametrize("name, extra", [("cloud.glb", ["--cloud"]), ("ascii.obj", ["--ascii"]),
+                                         ("zero.glb", ["--triangles", "0"])])
+def test_refused_options_write_nothing(rgbd_bin, scan, name, extra):
+    run = subprocess.run([str(rgbd_bin), "fuse", str(scan / "room"), "-o", str(scan / name), "--voxel", "0.02", *extra],
+                         capture_output=True, text=True)
+    assert run.returncode == 64, run.stderr
+    assert sum(line.startswith("Error: ") for line in run.stderr.splitlines()) == 1, run.stderr
+    assert not (scan / name).exists()
