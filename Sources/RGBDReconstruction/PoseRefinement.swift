@@ -9,9 +9,10 @@ import Darwin
 /// recorded motion.
 public struct PoseRefinementOptions: Equatable, Sendable {
     /// The model tracked against, as a fusion: its voxel (nil: the fusion's automatic
-    /// voxel for the scan, at least `minimumVoxel`), confidence, depth range, flying-pixel
-    /// filter and memory budget. Its truncation is at least `minimumTruncation` whatever
-    /// it says (the reach within which a frame is pulled onto the model).
+    /// voxel for the scan, at least `minimumVoxel` or a fiftieth of the median depth),
+    /// truncation (nil: `minimumTruncation` or a tenth of the median depth, at least 4
+    /// voxels: the reach within which a frame is pulled onto the model), confidence, depth
+    /// range, flying-pixel filter and memory budget.
     public var model = SceneFusionOptions()
     /// Depth points tracked per frame, about (spread evenly over the depth map).
     public var pointsPerFrame: Int = 4000
@@ -26,11 +27,12 @@ public struct PoseRefinementOptions: Equatable, Sendable {
     /// The defaults.
     public init() {}
 
-    /// The smallest voxel of the tracked model, meters: finer than this, the model's reach
-    /// (a few voxels) is shorter than ARKit's jumps.
+    /// The smallest voxel of the tracked model when chosen automatically, meters (for
+    /// scenes nearer than 40 cm, a fiftieth of the median depth).
     public static let minimumVoxel = 0.008
-    /// The smallest truncation of the tracked model, meters: a frame whose recorded motion
-    /// is off by up to about this much is pulled back onto the model.
+    /// The truncation of the tracked model when not given, meters: a frame whose recorded
+    /// motion is off by up to about this much is pulled back onto the model (for scenes
+    /// nearer than 50 cm, a tenth of the median depth; at least 4 voxels).
     public static let minimumTruncation = 0.05
 
     /// Whether two sets of options are the same (the tuple compared by its numbers).
@@ -126,12 +128,22 @@ public struct PoseRefinement: Sendable {
         }
         var fusion = options.model
         fusion.every = 1
-        if fusion.voxel == nil {
+        // The model's scale follows the scene's: at a room's 2 m an 8 mm voxel and a 5 cm
+        // reach (ARKit's jumps); at an object's 25 cm, a fiftieth and a tenth of the depth
+        // (a 5 cm band would merge a handle with its door).
+        var medianDepth: Double? = nil
+        if fusion.voxel == nil || fusion.trunc == nil {
             stage?(.choosingVoxel)
-            fusion.voxel = max(PoseRefinementOptions.minimumVoxel, try SceneFusion.automaticVoxel(scene, options: fusion).voxel)
+            let automatic = try SceneFusion.automaticVoxel(scene, options: fusion)
+            medianDepth = automatic.medianDepth
+            if fusion.voxel == nil {
+                let floor = min(PoseRefinementOptions.minimumVoxel, (medianDepth ?? 1) / 50)
+                fusion.voxel = max(floor, automatic.voxel)
+            }
         }
         let voxel = fusion.voxel ?? PoseRefinementOptions.minimumVoxel
-        let truncation = max(fusion.truncation(voxel: voxel), PoseRefinementOptions.minimumTruncation)
+        let reach = min(PoseRefinementOptions.minimumTruncation, (medianDepth ?? 1) / 10)
+        let truncation = fusion.trunc ?? max(4 * voxel, reach)
         fusion.trunc = truncation
         var volume = TSDFVolume(voxel: Float(voxel), trunc: Float(truncation), memoryBudget: fusion.budget)
         volume.parallel = options.parallel

@@ -30,8 +30,9 @@ struct Refine: ParsableCommand {
         preview with --poses OUT, or refine in the same run with --refine.
 
         --voxel sets the tracked model's voxel (default: rgbd fuse's automatic voxel, at \
-        least 8 mm); its truncation is at least 5 cm, the reach within which a frame is \
-        pulled onto the surface. --min-confidence, --min-depth, --max-depth and \
+        least 8 mm, or a fiftieth of the median depth for objects nearer than 40 cm); its \
+        truncation is 5 cm (a tenth of the median depth nearer than 50 cm, at least 4 \
+        voxels), the reach within which a frame is pulled onto the surface. --min-confidence, --min-depth, --max-depth and \
         --max-memory are rgbd fuse's. A summary on stderr gives frames tracked, frames \
         where the depth left a direction free, jumps undone, and the median distance of \
         the frames' depth to the model before and after. Not yet done: loop closure (a \
@@ -45,7 +46,7 @@ struct Refine: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Output trajectory .txt path (one scan) or directory (NAME.txt per scan).", completion: .file())
     var output: String
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The tracked model's voxel edge, meters (0.001 to 1; default rgbd fuse's automatic voxel, at least 0.008).", valueName: "meters"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The tracked model's voxel edge, meters (0.001 to 1; default rgbd fuse's automatic voxel, at least 0.008 or a fiftieth of the median depth).", valueName: "meters"))
     var voxel: Double?
 
     @Option(parsing: .unconditional, help: "Use no depth nearer than this many meters.")

@@ -158,6 +158,8 @@ _C_TYPES = {
     "rgbd_fuse_options *": ctypes.POINTER(_lib.RgbdFuseOptions),
     "rgbd_mesh *": _lib.RgbdMeshP,
     "rgbd_mesh **": ctypes.POINTER(_lib.RgbdMeshP),
+    "rgbd_refine_options *": ctypes.POINTER(_lib.RgbdRefineOptions),
+    "rgbd_refine_report *": ctypes.POINTER(_lib.RgbdRefineReport),
     "double": ctypes.c_double,
     "char *const *": ctypes.POINTER(ctypes.c_char_p),
     "rgbd_tag *": ctypes.POINTER(_lib.RgbdTag),
@@ -215,7 +217,8 @@ def test_struct_layouts_match_the_c_compiler(library, workdir):
                "rgbd_lens": _lib.RgbdLens, "rgbd_frame_info": _lib.RgbdFrameInfo,
                "rgbd_export_options": _lib.RgbdExportOptions, "rgbd_tag": _lib.RgbdTag,
                "rgbd_geo": _lib.RgbdGeo, "rgbd_rectify_options": _lib.RgbdRectifyOptions,
-               "rgbd_fuse_options": _lib.RgbdFuseOptions}
+               "rgbd_fuse_options": _lib.RgbdFuseOptions, "rgbd_refine_options": _lib.RgbdRefineOptions,
+               "rgbd_refine_report": _lib.RgbdRefineReport}
     lines = []
     for c_name, py in structs.items():
         lines.append(f'printf("{c_name} sizeof %zu\\n", sizeof({c_name}));')
