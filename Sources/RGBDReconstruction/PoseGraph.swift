@@ -81,12 +81,11 @@ struct PoseGraph {
                 let omegaJ = columns.map { column in
                     (0..<6).map { i in (0..<6).reduce(0.0) { $0 + edge.information[i * 6 + $1] * column.values[$1] } }
                 }
-                for (a, column) in columns.enumerated() {
+                for column in columns {
                     g[column.variable] += (0..<6).reduce(0.0) { $0 + column.values[$1] * omegaR[$1] }
                     for (b, other) in columns.enumerated() {
                         h[column.variable * n + other.variable] += (0..<6).reduce(0.0) { $0 + column.values[$1] * omegaJ[b][$1] }
                     }
-                    _ = a
                 }
             }
             var improved = false
