@@ -72,8 +72,9 @@ public struct PoseRefinementOptions: Equatable, Sendable {
 /// `motionNoise`. Where the depth constrains the pose it decides (a relocalisation jump is
 /// undone); in directions it leaves free (one flat wall lets the camera slide along it)
 /// the recorded motion stays. The frame is then integrated into the model with its refined
-/// pose. Sums over points are made in fixed chunks and added in order: the result is the
-/// same on any number of threads.
+/// pose. Then a pose graph over keyframes with loop closures (`PoseGraph`) corrects what
+/// the tracking carried along. Sums over points are made in fixed chunks and added in
+/// order: the result is the same on any number of threads.
 public struct PoseRefinement: Sendable {
     /// The refined camera-to-world poses (OpenCV camera axes, the scan's world), one per
     /// frame of `Scene.frames`, in its order.

@@ -19,7 +19,11 @@ struct Refine: ParsableCommand {
         the depth constrains the pose it decides, and a jump is undone; where it does not \
         (one plain wall lets the camera slide along it), the recorded motion is kept in \
         that direction. The first frame keeps its recorded pose: it anchors the scan's \
-        world. The result is the same on any number of processors.
+        world. Then a pose graph: every 10th frame is a keyframe; a keyframe that sees \
+        again what one at least 120 frames earlier saw is aligned to a model of the frames \
+        around that one (a loop closure), and Levenberg-Marquardt spreads any disagreement \
+        along the least certain links; every frame takes its keyframes' correction. The \
+        result is the same on any number of processors.
 
         Output OUT: the TUM trajectory format, which evo and the TUM tools read: '#' \
         comment lines (source, axes, summary), then one line per frame, 'timestamp tx ty \
@@ -32,12 +36,12 @@ struct Refine: ParsableCommand {
         --voxel sets the tracked model's voxel (default: rgbd fuse's automatic voxel, at \
         least 8 mm, or a fiftieth of the median depth for objects nearer than 40 cm); its \
         truncation is 5 cm (a tenth of the median depth nearer than 50 cm, at least 4 \
-        voxels), the reach within which a frame is pulled onto the surface. --min-confidence, --min-depth, --max-depth and \
-        --max-memory are rgbd fuse's. A summary on stderr gives frames tracked, frames \
-        where the depth left a direction free, jumps undone, and the median distance of \
-        the frames' depth to the model before and after. Not yet done: loop closure (a \
-        pose graph over keyframes); drift that the depth cannot see (along a plain wall) \
-        stays. On a terminal a status line shows frames done, rate and time left.
+        voxels), the reach within which a frame is pulled onto the surface. \
+        --min-confidence, --min-depth, --max-depth and --max-memory are rgbd fuse's. A summary on stderr gives frames tracked, frames \
+        where the depth left a direction free, jumps undone, keyframes and loop closures, \
+        and the median distance of the frames' depth to the model before and after. Drift \
+        that the depth cannot see (along a plain wall) stays unless a loop closure sees it. \
+        On a terminal a status line shows frames done, rate and time left.
         """)
 
     @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
