@@ -404,6 +404,8 @@ int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float ori
     const __m256i width_i = _mm256_set1_epi32(frame->width);
     const __m256 trunc = _mm256_set1_ps(frame->trunc), neg_trunc = _mm256_set1_ps(-frame->trunc);
     const __m256 trunc_inv = _mm256_set1_ps(frame->trunc_inv);
+    const __m256 range_inv = _mm256_set1_ps(frame->range_inv);
+    const float *bands = frame->bands;
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
     const __m256 minus_half = _mm256_set1_ps(-0.5f);
     const __m256 xs = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
@@ -443,9 +445,18 @@ int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float ori
             active = _mm256_and_ps(active, _mm256_cmp_ps(measured, zero, _CMP_GT_OQ));
             active = _mm256_and_ps(active, _mm256_cmp_ps(weight, zero, _CMP_GT_OQ));
             const __m256 sdf = _mm256_sub_ps(measured, pz);
-            active = _mm256_and_ps(active, _mm256_cmp_ps(sdf, neg_trunc, _CMP_GE_OQ));
-            if (_mm256_movemask_ps(active) == 0) continue;
-            const __m256 observed = _mm256_min_ps(_mm256_mul_ps(sdf, trunc_inv), one);
+            __m256 observed;
+            if (bands) {
+                /* The pixel's own band: the distance kept in meters (/ the range) up to it. */
+                const __m256 band = _mm256_mask_i32gather_ps(trunc, bands, pixel, active, 4);
+                active = _mm256_and_ps(active, _mm256_cmp_ps(sdf, _mm256_sub_ps(zero, band), _CMP_GE_OQ));
+                if (_mm256_movemask_ps(active) == 0) continue;
+                observed = _mm256_mul_ps(_mm256_min_ps(sdf, band), range_inv);
+            } else {
+                active = _mm256_and_ps(active, _mm256_cmp_ps(sdf, neg_trunc, _CMP_GE_OQ));
+                if (_mm256_movemask_ps(active) == 0) continue;
+                observed = _mm256_min_ps(_mm256_mul_ps(sdf, trunc_inv), one);
+            }
 
             uint8_t *row = rows + 64 * (z * 8 + y);
             const __m256 a = _mm256_loadu_ps((const float *)(const void *)row);
@@ -470,7 +481,8 @@ int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float ori
             __m256i n0 = _mm256_or_si256(new_tsdf, _mm256_slli_epi32(new_weight, 16));
             n0 = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(w0), _mm256_castsi256_ps(n0), active));
             __m256i n1 = w1;
-            const __m256 colored = _mm256_and_ps(active, _mm256_cmp_ps(sdf, trunc, _CMP_LT_OQ));
+            const __m256 colored = _mm256_and_ps(_mm256_and_ps(active, _mm256_cmp_ps(sdf, trunc, _CMP_LT_OQ)),
+                                                 _mm256_cmp_ps(sdf, neg_trunc, _CMP_GE_OQ));
             if (frame->colors && _mm256_movemask_ps(colored) != 0) {
                 const __m256i rgb = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), (const int *)(const void *)frame->colors,
                                                                 _mm256_mullo_epi32(pixel, three),

@@ -46,7 +46,7 @@ extension TSDFVolume {
         let gx = (1 - tz) * ((1 - ty) * dx00 + ty * dx10) + tz * ((1 - ty) * dx01 + ty * dx11)
         let gy = (1 - tz) * (x10 - x00) + tz * (x11 - x01)
         let gz = y1 - y0
-        let scale = trunc / 32_767
+        let scale = range / 32_767
         return (value * scale, SIMD3(gx, gy, gz) * (scale / voxel))
     }
 }

@@ -3,8 +3,9 @@ import Dispatch
 
 /// One voxel of a `TSDFVolume`: 8 bytes.
 ///
-/// - `tsdf`: the truncated signed distance divided by the truncation, −1…1, as
-///   `Int16` (×32767): positive in front of the surface (seen free), negative behind.
+/// - `tsdf`: the truncated signed distance divided by the volume's `range` (the
+///   truncation, or the widest per-pixel band), −1…1, as `Int16` (×32767): positive in
+///   front of the surface (seen free), negative behind.
 /// - `weight`: the sum of the observations' weights in units of 1/256, capped at
 ///   `TSDFVolume.maxWeight` (a running average over the last ~255 full-weight views).
 /// - `red`, `green`, `blue`: the weighted running average of the colors observed within
@@ -30,6 +31,11 @@ struct TSDFFrame {
     var height: Int
     package var intrinsics: Intrinsics
     var pose: Pose
+    /// Per pixel, how far from its depth the distance is kept (meters, at least the
+    /// volume's `trunc`; `SceneFusion.noiseBand`): noisy far depth is averaged as a
+    /// distance over a wider band instead of being clipped into blobs. Nil: `trunc` for
+    /// every pixel.
+    var bands: [Float]? = nil
 }
 
 /// A truncated signed distance volume on a sparse hash of 8×8×8-voxel blocks (the layout
@@ -61,8 +67,13 @@ struct TSDFVolume {
 
     /// The voxel edge, meters.
     let voxel: Float
-    /// The truncation distance, meters.
+    /// The truncation distance, meters: the band around each depth where distances are
+    /// kept, unless the frame gives wider ones (`TSDFFrame.bands`); colors are taken
+    /// within it.
     let trunc: Float
+    /// The distance that a stored ±32767 stands for, meters: `trunc`, or the widest band
+    /// frames may give.
+    let range: Float
     /// The most bytes the blocks may take; a frame that would need more is refused before
     /// anything is allocated for it.
     let memoryBudget: Int
@@ -75,9 +86,10 @@ struct TSDFVolume {
     /// Set false to integrate without the AVX2 kernel (for tests: kernel = Swift loop).
     var useKernel = true
 
-    init(voxel: Float, trunc: Float, memoryBudget: Int) {
+    init(voxel: Float, trunc: Float, range: Float? = nil, memoryBudget: Int) {
         self.voxel = voxel
         self.trunc = trunc
+        self.range = max(trunc, range ?? trunc)
         self.memoryBudget = memoryBudget
     }
 
@@ -100,7 +112,10 @@ struct TSDFVolume {
     }
 
     /// The block keys within `trunc` of the frame's measured points, in first-seen order:
-    /// the new ones (not yet in the volume) and the ones already there.
+    /// the new ones (not yet in the volume) and the ones already there. (Wider bands
+    /// allocate nothing more: they widen what a frame writes into these blocks. Also
+    /// touching the blocks already there along each ray's band was measured: no gain on
+    /// the synthetic truth, three times slower.)
     /// - Throws: when a point lies beyond the volume's reach (`maxBlockCoordinate`).
     func touchedBlocks(_ frame: TSDFFrame, describe: () -> String) throws -> (existing: [Int], new: [UInt64]) {
         let k = frame.intrinsics
@@ -200,6 +215,7 @@ struct TSDFVolume {
         let colors = frame.colors.map { $0 + [0] }
         frame.depth.withUnsafeBufferPointer { depthBuffer in
             frame.weights.withUnsafeBufferPointer { weightBuffer in
+              (frame.bands ?? []).withUnsafeBufferPointer { bandBuffer in
                 (colors ?? []).withUnsafeBufferPointer { colorBuffer in
                     guard let depth = depthBuffer.baseAddress, let weights = weightBuffer.baseAddress else { return }
                     let params = rgbd_tsdf_frame(
@@ -207,7 +223,8 @@ struct TSDFVolume {
                         width: Int32(frame.width), height: Int32(frame.height), trunc: trunc, trunc_inv: 1 / trunc,
                         step_x: (stepX.x, stepX.y, stepX.z), step_y: (stepY.x, stepY.y, stepY.z),
                         step_z: (stepZ.x, stepZ.y, stepZ.z), depth: depth, weights: weights,
-                        colors: colors == nil ? nil : colorBuffer.baseAddress)
+                        colors: colors == nil ? nil : colorBuffer.baseAddress,
+                        bands: frame.bands == nil ? nil : bandBuffer.baseAddress, range_inv: 1 / range)
                     // Each block's voxels are written by the one iteration that owns it, and
                     // concurrentPerform returns when all are done.
                     nonisolated(unsafe) let frameParams = params
@@ -233,6 +250,7 @@ struct TSDFVolume {
                         for n in coordinates.indices { work(n) }
                     }
                 }
+              }
             }
         }
     }
@@ -243,7 +261,8 @@ struct TSDFVolume {
     static func integrateBlock(_ frame: rgbd_tsdf_frame, origin: SIMD3<Float>, voxels: UnsafeMutablePointer<TSDFVoxel>) {
         let fx = frame.fx, fy = frame.fy, cx = frame.cx, cy = frame.cy
         let width = Int(frame.width), height = Int(frame.height)
-        let trunc = frame.trunc, truncInv = frame.trunc_inv
+        let trunc = frame.trunc, truncInv = frame.trunc_inv, rangeInv = frame.range_inv
+        let bands = frame.bands
         let stepX = SIMD3(frame.step_x.0, frame.step_x.1, frame.step_x.2)
         let stepY = SIMD3(frame.step_y.0, frame.step_y.1, frame.step_y.2)
         let stepZ = SIMD3(frame.step_z.0, frame.step_z.1, frame.step_z.2)
@@ -265,11 +284,20 @@ struct TSDFVolume {
                     let weight = w[pixel]
                     guard measured > 0, weight > 0 else { continue }
                     let sdf = measured - p.z
-                    guard sdf >= -trunc else { continue }
-                    let observed = min(1, sdf * truncInv)
+                    let observed: Float
+                    if let bands {
+                        // The pixel's own band: the distance kept in meters (/ the range) up to it.
+                        let band = bands[pixel]
+                        guard sdf >= -band else { continue }
+                        observed = min(sdf, band) * rangeInv
+                    } else {
+                        guard sdf >= -trunc else { continue }
+                        observed = min(1, sdf * truncInv)
+                    }
                     let slot = voxels + ((z &* side &+ y) &* side &+ x)
                     // Colors from the truncation band only (the surface seen at this pixel).
-                    update(slot, observed: observed, weight: weight, color: sdf < trunc ? rgb.map { $0 + 3 &* pixel } : nil)
+                    let colored = sdf < trunc && sdf >= -trunc
+                    update(slot, observed: observed, weight: weight, color: colored ? rgb.map { $0 + 3 &* pixel } : nil)
                 }
             }
         }

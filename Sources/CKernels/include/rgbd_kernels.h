@@ -82,11 +82,15 @@ typedef struct rgbd_tsdf_frame {
     const float *depth;            /* width*height meters (NaN or <= 0: none) */
     const float *weights;          /* width*height observation weights (<= 0: unused) */
     const uint8_t *colors;         /* NULL, or width*height RGB plus one readable byte after */
+    const float *bands;            /* NULL (every pixel truncated at trunc, stored / trunc), or width*height
+                                      truncations in meters (each >= trunc): stored / the volume's range */
+    float range_inv;               /* with bands: 1 / the volume's range (the largest band) */
 } rgbd_tsdf_frame;
 
 /// Integrates `frame` into the 512 voxels of one 8x8x8 block (8 bytes each: int16 tsdf,
 /// uint16 weight, uint8 red, green, blue, color weight; x fastest, then y, then z), as
-/// Swift's `TSDFVolume.integrateBlock` does, bit for bit: voxel (x, y, z) is at
+/// Swift's `TSDFVolume.integrateBlock` does, bit for bit (with or without per-pixel
+/// bands; colors only within ±trunc either way): voxel (x, y, z) is at
 /// ((origin + step_z z) + step_y y) + step_x x in the camera frame. Returns 1 when it
 /// did the block, 0 without AVX2 (Swift then does it).
 int rgbd_tsdf_block_avx2(const rgbd_tsdf_frame *frame, float origin_x, float origin_y, float origin_z, void *voxels);

@@ -172,18 +172,19 @@ import RGBDSynth
     /// Fuses frames rendered by the generator (without writing files), meshing the voxels
     /// of at least the options' least weight (as `SceneFusion.build` does).
     static func fuse(_ scan: SyntheticScan, frames: some Sequence<Int>, options: SceneFusionOptions,
-                     color: Bool = false) throws -> TriangleMesh {
+                     color: Bool = false, bands: Bool = true) throws -> TriangleMesh {
         let minWeight = options.minWeight(voxel: options.voxel ?? SceneFusion.fallbackVoxel) * Double(TSDFVolume.weightScale)
-        return try volume(scan, frames: frames, options: options, color: color)
+        return try volume(scan, frames: frames, options: options, color: color, bands: bands)
             .extractMesh(parallel: options.parallel, minWeight: UInt16(max(1, min(65_280, minWeight.rounded()))))
     }
 
-    /// The volume of frames rendered by the generator (`kernel` false: the Swift loop only).
+    /// The volume of frames rendered by the generator, as `SceneFusion.build` fills it
+    /// (each depth's noise band; `bands` false: every pixel at the truncation; `kernel`
+    /// false: the Swift loop only).
     static func volume(_ scan: SyntheticScan, frames: some Sequence<Int>, options: SceneFusionOptions,
-                       color: Bool = false, kernel: Bool = true) throws -> TSDFVolume {
+                       color: Bool = false, kernel: Bool = true, bands: Bool = true) throws -> TSDFVolume {
         let voxel = options.voxel ?? SceneFusion.fallbackVoxel
-        var volume = TSDFVolume(voxel: Float(voxel), trunc: Float(options.truncation(voxel: voxel)), memoryBudget: options.budget)
-        volume.parallel = options.parallel
+        var volume = SceneFusion.volume(voxel: voxel, options: options)
         volume.useKernel = kernel
         for index in frames {
             let frame = scan.render(frame: index, color: color)
@@ -193,7 +194,7 @@ import RGBDSynth
             let prepared = SceneFusion.prepare(
                 depth: frame.depth, confidence: frame.confidence, color: color ? frame.color : nil,
                 intrinsics: Intrinsics(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: k.width, height: k.height),
-                pose: pose, options: options)
+                pose: pose, options: options, bandsOver: bands ? volume.trunc : nil)
             try volume.integrate(prepared) { "frame \(index)" }
         }
         return volume
@@ -225,14 +226,15 @@ import RGBDSynth
 
     /// The AVX2 kernel (`rgbd_tsdf_block_avx2`, when the CPU has it) and the Swift loop
     /// write the same bytes into every voxel: noisy depth with holes, colors, turning
-    /// poses, voxels at the image's borders and behind the camera.
-    @Test func kernelEqualsSwiftLoopBitForBit() throws {
+    /// poses, voxels at the image's borders and behind the camera; at 5 mm most far depth
+    /// has a noise band wider than the truncation.
+    @Test(arguments: [0.015, 0.005]) func kernelEqualsSwiftLoopBitForBit(voxel: Double) throws {
         var noisy = SyntheticScan.Options()
         noisy.depthNoise = 0.004
         noisy.holes = true
         let scan = SyntheticScan(frameCount: 300, colorWidth: 320, colorHeight: 240, options: noisy)
         var options = SceneFusionOptions()
-        options.voxel = 0.015
+        options.voxel = voxel
         let frames = stride(from: 0, to: 300, by: 23)
         let swift = try Self.volume(scan, frames: frames, options: options, color: true, kernel: false)
         let kernel = try Self.volume(scan, frames: frames, options: options, color: true, kernel: true)
