@@ -127,6 +127,10 @@ public struct SceneFusion: Sendable {
     /// The scan's world and the frame the surface was placed in: what its axes mean
     /// (the glTF and OBJ writers turn them to +Y up).
     public var placement: (world: SceneWorld, frame: WorldFrame.Kind) = (.gravityAligned, .camera)
+    /// Where the camera was at each frame integrated, in order: the poses' positions in
+    /// the surface's world (placed in its frame, as the mesh), meters. The web viewer
+    /// draws them as the scan's path.
+    public var cameraPath: [SIMD3<Float>] = []
 
     /// The steps of a fusion after the frames, for progress.
     public enum Stage: String, Sendable {
@@ -156,10 +160,13 @@ public struct SceneFusion: Sendable {
         volume.parallel = options.parallel
         let positions = FrameSelection(every: options.every).positions(count: scene.frames.count)
         var done = 0
+        var path = [SIMD3<Float>]()
+        path.reserveCapacity(positions.count)
         try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
+            let pose = options.points.frame.transform.composed(with: frame.pose)
             let prepared = prepare(depth: frame.depth, confidence: frame.confidence, color: frame.color,
-                                   intrinsics: frame.info.depthIntrinsics,
-                                   pose: options.points.frame.transform.composed(with: frame.pose), options: options)
+                                   intrinsics: frame.info.depthIntrinsics, pose: pose, options: options)
+            path.append(SIMD3<Float>(pose.translation))
             try volume.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
             done += 1
             progress?(done, positions.count)
@@ -177,6 +184,7 @@ public struct SceneFusion: Sendable {
                                  droppedTriangles: before - mesh.faceCount)
         fusion.voxel = choice
         fusion.placement = (scene.world, options.points.frame.kind)
+        fusion.cameraPath = path
         try fusion.simplify(options.simplification, stage: stage)
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion

@@ -62,14 +62,19 @@ struct Fuse: ParsableCommand {
         directory (NAME.ply per scan). A .glb output is glTF 2.0 binary (positions, \
         normals, vertex colors as COLOR_0, meters, +Y up: a gravity-aligned world as it is, \
         --frame level or enu turned so that their up is +Y; the mapping is in the asset's \
-        extras); a .obj output is OBJ with vertex colors and normals in the same axes. On a terminal a status line shows frames done, \
-        rate and time left.
+        extras); a .obj output is OBJ with vertex colors and normals in the same axes. A \
+        .html output is one self-contained web page that any browser opens from disk, \
+        without a server: the .glb's surface and the camera path, orbit (drag), pan (right \
+        drag), zoom (wheel), reset view (button or R); it embeds three.js, which rgbd \
+        finds at run time (Debian's libjs-three in /usr/share/javascript/three, or the \
+        folder $RGBD_THREE_DIR names; without it, one error line and nothing is fused). \
+        On a terminal a status line shows frames done, rate and time left.
         """)
 
     @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
     var scans: [String]
 
-    @Option(name: [.short, .customLong("output")], help: "Output .ply, .glb or .obj path (one scan) or directory (NAME.ply per scan).", completion: .file())
+    @Option(name: [.short, .customLong("output")], help: "Output .ply, .glb, .obj or .html path (one scan) or directory (NAME.ply per scan).", completion: .file())
     var output: String
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Voxel edge, meters (0.001 to 1; default: a depth pixel's width at the scan's median depth, 0.002 to 0.02).", valueName: "meters"))
@@ -165,6 +170,8 @@ struct Fuse: ParsableCommand {
         let plan: SceneOutputPlan
         do {
             plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: SceneFusion.fileExtensions)
+            // What a format needs (three.js for a page), missing: said before any scan is fused.
+            for target in plan.targets { try SceneFusion.checkRequirements(forWriting: target.path) }
         } catch {
             Report.error(error)
             throw ExitCode(1)
