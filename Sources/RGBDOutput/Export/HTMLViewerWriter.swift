@@ -220,8 +220,7 @@ public enum HTMLViewerWriter {
           }
           function resetView() { controls.reset(); render(); }
 
-          function cameraPath(radius) {
-            var values = JSON.parse(document.getElementById('rgbd-camera-path').textContent);
+          function cameraPath(values, radius) {
             if (values.length < 3) return null;
             var group = new THREE.Group();
             if (values.length >= 6) {
@@ -265,12 +264,15 @@ public enum HTMLViewerWriter {
               surfaces.push({ mesh: o, lit: m, unlit: unlit });
               anyColor = anyColor || colored(m, g);
             });
+            // The surface and the cameras in view.
             var box = new THREE.Box3().setFromObject(root);
+            var path = JSON.parse(document.getElementById('rgbd-camera-path').textContent);
+            for (var i = 0; i + 2 < path.length; i += 3) box.expandByPoint(new THREE.Vector3(path[i], path[i + 1], path[i + 2]));
             var center = new THREE.Vector3(), size = new THREE.Vector3();
             if (box.isEmpty()) { box.set(new THREE.Vector3(-1, -1, -1), new THREE.Vector3(1, 1, 1)); }
             box.getCenter(center); box.getSize(size);
             var radius = Math.max(size.length() / 2, 0.001);
-            pathGroup = cameraPath(radius);
+            pathGroup = cameraPath(path, radius);
             if (pathGroup) scene.add(pathGroup);
             else document.getElementById('path').disabled = true;
 
