@@ -14,7 +14,8 @@
 #                  libjs-three (three.js r111, which `rgbd fuse -o room.html` embeds, found at run time
 #                  in /usr/share/javascript/three),
 #                  (--python: python3 python3-venv, when `python3 -m venv` cannot work)
-#                  (--interop: chromium blender, the heavy optional tools of Scripts/interop_mesh.py and
+#                  (--interop: chromium blender python3-numpy (Blender's glTF importer needs it), the heavy
+#                  optional tools of Scripts/interop_mesh.py and
 #                  Tests/python/test_web_viewer.py, which skip without them)
 #   macOS (Homebrew): jpeg-turbo libpng libtiff json-c libheif libde265 isa-l libdeflate cairo ffmpeg openexr
 #                     apriltag
@@ -61,6 +62,8 @@ missing_interop() {
   $with_interop || return 0
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || echo "chromium"
   command -v blender >/dev/null 2>&1 || echo "blender"
+  # Debian's Blender imports glTF with the system's NumPy.
+  [ "$(uname -s)" != Linux ] || [ -d /usr/lib/python3/dist-packages/numpy ] || echo "python3-numpy"
 }
 
 # Debian's python3 comes without ensurepip (package python3-venv), so `python3 -m venv`
@@ -86,7 +89,7 @@ case "$(uname -s)" in
                                               libproj-dev ffmpeg fonts-dejavu-core pkg-config binutils libimage-exiftool-perl
                                               libapriltag-dev libjs-three)
     python_venv_missing && packages+=(python3 python3-venv)
-    [ -n "$(missing_interop)" ] && packages+=(chromium blender)
+    [ -n "$(missing_interop)" ] && packages+=(chromium blender python3-numpy)
     echo "bootstrap: installing ${packages[*]} (apt-get)..." >&2
     export DEBIAN_FRONTEND=noninteractive
     log=$(mktemp)
