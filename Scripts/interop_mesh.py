@@ -2,7 +2,8 @@
 """Optional interop check of `rgbd fuse`'s meshes and web page in Blender and a browser (not
 run by the tests).
 
-    .venv/bin/python Scripts/interop_mesh.py [--rgbd BIN] [--keep DIR] [--frames N] [--voxel M]
+    .venv/bin/python Scripts/interop_mesh.py [--rgbd BIN] [--keep DIR] [--frames N] [--size WxH] [--voxel M]
+                                             [--screenshot PNG]
 
 Makes a synthetic scan (`rgbd-synth scan`, the Stray layout), fuses it to room.glb,
 room.obj and room.html, then:
@@ -187,6 +188,9 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="write the scan, meshes, page and pictures here (kept)")
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--voxel", default="0.02")
+    ap.add_argument("--size", default="320x240", help="the synthetic video's frame size")
+    ap.add_argument("--screenshot", metavar="PNG", help="also save the page's screenshot here at 960x600, "
+                    "in 256 colors (docs/images/web-viewer.png is made so, with --frames 150 --size 480x360)")
     args = ap.parse_args()
 
     import web_page
@@ -211,7 +215,7 @@ def main():
             failures.append(what)
 
     try:
-        subprocess.run([str(synth), "scan", "--layout", "stray", "--frames", str(args.frames), "--size", "320x240",
+        subprocess.run([str(synth), "scan", "--layout", "stray", "--frames", str(args.frames), "--size", args.size,
                         "--video-preset", "ultrafast", "--depth-noise", "0.002", "-o", str(work), "--name", "room"],
                        check=True, capture_output=True)
         for ext in ("glb", "obj", "html"):
@@ -285,6 +289,12 @@ def main():
             check(c["drawn"] > 0.05 and c["overlap"] > 0.3 and c["distinct"] >= 20,
                   f"{version} screenshot (chromium.png): {c['drawn']:.1%} drawn, color overlap with the mesh "
                   f"{c['overlap']:.2f}, {c['distinct']} distinct colors, {c['common_seen']:.0%} of the mesh's 10 commonest seen")
+            if args.screenshot:
+                from PIL import Image
+                web_page.screenshot(chromium, work / "room.html", work / "docs.png", size=(960, 600))
+                Image.open(work / "docs.png").convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE).save(
+                    args.screenshot, optimize=True)
+                print(f"wrote {args.screenshot}")
         else:
             print("skip  Chromium is not installed (./Scripts/bootstrap.sh --interop; Debian/Ubuntu: apt-get install chromium)")
     finally:
