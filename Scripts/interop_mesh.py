@@ -193,7 +193,14 @@ def main():
                     "in 256 colors (docs/images/web-viewer.png is made so, with --frames 150 --size 480x360)")
     args = ap.parse_args()
 
-    import web_page
+    try:
+        import numpy as np
+        import PIL  # noqa: F401  (the screenshots' reading)
+        import web_page
+    except ImportError as err:
+        print(f"interop_mesh: {err}: run it with the repository's environment, which has numpy and Pillow:\n"
+              "  source Scripts/common.sh; use_venv Tests/python/requirements.txt; .venv/bin/python Scripts/interop_mesh.py")
+        return 0
     blender = shutil.which(os.environ.get("RGBD_BLENDER", "blender"))
     chromium = web_page.find_chromium()
     if not blender and not chromium:
@@ -201,7 +208,6 @@ def main():
               "Install them to run this check:  ./Scripts/bootstrap.sh --interop\n"
               "(Debian/Ubuntu: apt-get install blender python3-numpy chromium; macOS: brew install --cask blender chromium)")
         return 0
-    import numpy as np
 
     rgbd = Path(args.rgbd)
     synth = rgbd.with_name("rgbd-synth")
@@ -227,8 +233,8 @@ def main():
         positions, linear, indices = glb_contents(work / "room.glb")
         obj_positions, obj_srgb, obj_triangles = obj_contents(work / "room.obj")
         print(f"room.glb: {len(positions)} vertices, {indices // 3} triangles; room.obj: {len(obj_positions)} vertices, "
-              f"{obj_triangles} triangles; bounds (glTF axes) {positions.min(0).round(4).tolist()} .. "
-              f"{positions.max(0).round(4).tolist()}")
+              f"{obj_triangles} triangles; bounds (glTF axes) {np.round(positions.min(0).astype(float), 4).tolist()} .. "
+              f"{np.round(positions.max(0).astype(float), 4).tolist()}")
 
         if blender:
             render = work / "blender.png"
@@ -242,7 +248,9 @@ def main():
                     results[kind] = json.loads(text)
             version = next((line for line in run.stdout.splitlines() if line.startswith("Blender ")), "Blender")
             if set(results) != {"glb", "obj"}:
-                check(False, f"{version} imported the GLB and the OBJ (exit {run.returncode}): "
+                hint = (" (Blender's glTF importer needs NumPy: apt-get install python3-numpy)"
+                        if "No module named 'numpy'" in run.stdout + run.stderr else "")
+                check(False, f"{version} imported the GLB and the OBJ (exit {run.returncode}){hint}: "
                               f"{(run.stdout + run.stderr)[-3000:]}")
             for kind, (p, colors_linear, triangles) in (("glb", (positions, linear, indices // 3)),
                                                        ("obj", (obj_positions, srgb_to_linear(obj_srgb), obj_triangles))):
