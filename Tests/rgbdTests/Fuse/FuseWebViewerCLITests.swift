@@ -81,7 +81,7 @@ import RGBDSynth
     /// embedded, the loader too. Skipped where it is not installed.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["RGBD_THREE_DIR"] == nil
                    && FileManager.default.fileExists(atPath: system + "/build/three.min.js"),
-                   "Debian's libjs-three is not installed"))
+                   "Debian's libjs-three is not installed (or RGBD_THREE_DIR names another three.js)"))
     func pageEmbedsTheSystemsThreeJS() throws {
         let system = Self.system
         let dir = try CLITests.temporaryDirectory()
