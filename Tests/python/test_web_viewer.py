@@ -5,7 +5,8 @@ server or a network, and draws them.
 What is checked: the page reports it drew the surface (its body's data-state "ready") with
 the vertices and triangles pygltflib reads from the .glb of the same fusion, and the scan's
 camera positions; its screenshot is not blank and its drawn pixels have the mesh's colors
-(the synthetic room's textures as the fusion colored its vertices), many of them; and a
+(the synthetic room's textures as the fusion colored its vertices), many of them; a scan
+without color (white vertices) is drawn lit, in shades of grey; and a
 textured glTF put in the page in place of rgbd's (a square with a checkerboard image, as
 the texture atlases will be) is drawn with its texture's two colors in checks.
 
@@ -20,6 +21,7 @@ import base64
 import io
 import json
 import re
+import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -75,6 +77,24 @@ def test_screenshot_shows_the_mesh_colors(fused):
     assert check["overlap"] > 0.3, check             # drawn in the mesh's colors (unlit: as captured)
     assert check["distinct"] >= 20, check            # textured, not one flat color
     assert check["common_seen"] >= 0.5, check        # the mesh's most common colors are there
+
+
+def test_depth_only_surface_is_lit(fused, rgbd_bin, tmp_path):
+    """A scan without color gives white vertices: the page starts lit, so the surface is
+    shaded grey (unlit, it would be one flat white)."""
+    shutil.copytree(fused / "room", tmp_path / "room", ignore=shutil.ignore_patterns("rgb.mp4"))
+    run = subprocess.run([str(rgbd_bin), "fuse", str(tmp_path / "room"), "-o", str(tmp_path / "white.html"),
+                          "--voxel", "0.02", "-q"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    state, stats = web_page.page_state(CHROMIUM, tmp_path / "white.html")
+    assert state.get("state") == "ready", stats
+    shown = web_page.drawn(web_page.screenshot(CHROMIUM, tmp_path / "white.html", tmp_path / "white.png"))
+    grey = (shown.max(axis=1) - shown.min(axis=1) <= 6).mean()
+    saturated = (shown.min(axis=1) >= 250).mean()
+    levels = len(np.unique(shown.mean(axis=1).astype(int) // 8))
+    print(f"depth-only page: {len(shown)} pixels drawn, {grey:.0%} grey, {saturated:.0%} white, {levels} levels")
+    assert len(shown) > 0.05 * 470 * 800 and grey > 0.95, (len(shown), grey)
+    assert saturated < 0.2 and levels >= 6, (saturated, levels)
 
 
 def textured_square_glb():

@@ -192,7 +192,9 @@ public enum HTMLViewerWriter {
           var scene = new THREE.Scene();
           var camera = new THREE.PerspectiveCamera(50, window.innerWidth / window.innerHeight, 0.01, 1000);
           scene.add(camera);
-          var sky = new THREE.HemisphereLight(0xffffff, 0x5a5a5a, 0.75);
+          // Lighting (L): light from above and from the viewer, dim enough that a white
+          // surface facing both stays below white.
+          var sky = new THREE.HemisphereLight(0xffffff, 0x404040, 0.3);
           scene.add(sky);
           var headlight = new THREE.DirectionalLight(0xffffff, 0.55);
           headlight.position.set(0.3, 0.4, 0);
