@@ -18,6 +18,9 @@ room.obj and room.html, then:
 - **Chromium** (headless, WebGL on SwiftShader) opens room.html from file://: the page must
   report it drew the GLB's vertices and triangles and the scan's camera positions, and its
   screenshot must not be blank and must show the mesh's colors (Tests/python/web_page.py).
+  It also draws room.obj with three.js's own OBJ loader (from the three.js rgbd uses,
+  $RGBD_THREE_DIR or Debian's libjs-three) in a page made here: three vertices per triangle
+  (that loader does not share vertices), vertex colors read, the mesh's colors shown.
 
 Exits 1 on a mismatch. Blender and Chromium are large installs, so they are not test
 requirements (`./Scripts/bootstrap.sh --interop` installs both): without either, this
@@ -182,6 +185,63 @@ def srgb_to_linear(c):
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
+OBJ_VIEWER = r"""
+(function () {
+  'use strict';
+  var body = document.body;
+  try {
+    var group = new THREE.OBJLoader().parse(document.getElementById('obj').textContent);
+    var vertices = 0, colored = true;
+    group.traverse(function (o) {
+      if (!o.isMesh) return;
+      vertices += o.geometry.attributes.position.count;
+      colored = colored && !!o.geometry.attributes.color;
+      // The file's colors as they are (sRGB), unlit: no output conversion either.
+      o.material = new THREE.MeshBasicMaterial({ vertexColors: THREE.VertexColors !== undefined ? THREE.VertexColors : true });
+    });
+    var renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+    renderer.setSize(window.innerWidth, window.innerHeight);
+    renderer.setClearColor(0x1e2127);
+    body.appendChild(renderer.domElement);
+    var scene = new THREE.Scene();
+    scene.add(group);
+    var box = new THREE.Box3().setFromObject(group), center = new THREE.Vector3(), size = new THREE.Vector3();
+    box.getCenter(center); box.getSize(size);
+    var radius = Math.max(size.length() / 2, 0.001);
+    var camera = new THREE.PerspectiveCamera(50, window.innerWidth / window.innerHeight, radius / 1000, radius * 30);
+    camera.position.copy(center).addScaledVector(new THREE.Vector3(0.5, 0.8, 1).normalize(), radius / Math.sin(25 * Math.PI / 180));
+    camera.lookAt(center);
+    renderer.render(scene, camera);
+    body.setAttribute('data-vertices', String(vertices));
+    body.setAttribute('data-colored', String(colored));
+    body.setAttribute('data-state', 'ready');
+  } catch (e) {
+    body.setAttribute('data-state', 'error');
+    body.textContent = String(e && e.message ? e.message : e);
+  }
+})();
+"""
+
+
+def three_directory():
+    """three.js as rgbd finds it: $RGBD_THREE_DIR, else Debian's libjs-three."""
+    given = os.environ.get("RGBD_THREE_DIR")
+    return Path(given) if given else Path("/usr/share/javascript/three")
+
+
+def obj_page(obj, page, three):
+    """A page that draws `obj` with three.js's own OBJ loader (not rgbd's viewer): the OBJ
+    inline (its comment lines left out, so that nothing in them can end the element)."""
+    text = "".join(line for line in open(obj) if not line.startswith("#"))
+    scripts = "".join(f"<script>\n{(three / name).read_text()}\n</script>\n"
+                      for name in ("build/three.min.js", "examples/js/loaders/OBJLoader.js"))
+    Path(page).write_text(
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>html, body { margin: 0; height: 100%; '
+        'overflow: hidden; background: #1e2127; } canvas { display: block; }</style></head>\n'
+        f'<body data-state="loading">\n<script type="text/plain" id="obj">\n{text}</script>\n{scripts}'
+        f"<script>{OBJ_VIEWER}</script>\n</body></html>\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rgbd", default=os.environ.get("RGBD_BIN", str(REPO / ".build/release/rgbd")))
@@ -297,6 +357,22 @@ def main():
             check(c["drawn"] > 0.05 and c["overlap"] > 0.3 and c["distinct"] >= 20,
                   f"{version} screenshot (chromium.png): {c['drawn']:.1%} drawn, color overlap with the mesh "
                   f"{c['overlap']:.2f}, {c['distinct']} distinct colors, {c['common_seen']:.0%} of the mesh's 10 commonest seen")
+            three = three_directory()
+            if (three / "examples/js/loaders/OBJLoader.js").is_file():
+                obj_page(work / "room.obj", work / "obj.html", three)
+                state, stats = web_page.page_state(chromium, work / "obj.html")
+                check(state.get("state") == "ready" and state.get("vertices") == str(3 * obj_triangles)
+                      and state.get("colored") == "true",
+                      f"{version} headless, three.js's OBJLoader ({three}) on room.obj: state {state.get('state')}, "
+                      f"{state.get('vertices')} vertices (unindexed: 3 x {obj_triangles} triangles), "
+                      f"vertex colors {state.get('colored')}{'' if state.get('state') == 'ready' else ': ' + stats}")
+                c = web_page.color_check(web_page.screenshot(chromium, work / "obj.html", work / "obj.png"),
+                                         np.round(obj_srgb * 255).astype(np.uint8))
+                check(c["drawn"] > 0.05 and c["overlap"] > 0.3 and c["distinct"] >= 20,
+                      f"{version} screenshot of the OBJ (obj.png): {c['drawn']:.1%} drawn, color overlap with the "
+                      f"mesh {c['overlap']:.2f}, {c['distinct']} distinct colors")
+            else:
+                print(f"skip  three.js's OBJLoader is not in {three} (Debian: apt-get install libjs-three)")
             if args.screenshot:
                 from PIL import Image
                 web_page.screenshot(chromium, work / "room.html", work / "docs.png", size=(960, 600))
