@@ -6,7 +6,9 @@ What is checked: the page reports it drew the surface (its body's data-state "re
 the vertices and triangles pygltflib reads from the .glb of the same fusion, and the scan's
 camera positions; its screenshot is not blank and its drawn pixels have the mesh's colors
 (the synthetic room's textures as the fusion colored its vertices), many of them; a scan
-without color (white vertices) is drawn lit, in shades of grey; and a
+without color (white vertices) is drawn lit, in shades of grey; orbit, zoom, reset view (R
+and the button), the camera path and the lighting switched change the picture as they
+should (events sent in the page); and a
 textured glTF put in the page in place of rgbd's (a square with a checkerboard image, as
 the texture atlases will be) is drawn with its texture's two colors in checks.
 
@@ -77,6 +79,68 @@ def test_screenshot_shows_the_mesh_colors(fused):
     assert check["overlap"] > 0.3, check             # drawn in the mesh's colors (unlit: as captured)
     assert check["distinct"] >= 20, check            # textured, not one flat color
     assert check["common_seen"] >= 0.5, check        # the mesh's most common colors are there
+
+
+# Appended to a copy of the page: once it has drawn, orbit, zoom, reset, toggle the path and
+# the lighting as a user would (mouse and wheel events on the canvas, keys on the window,
+# the buttons clicked) and record a digest of the canvas after each step in the body.
+DRIVER = r"""
+<script>
+(function () {
+  function digest() {
+    var data = document.querySelector('canvas').toDataURL('image/png'), h = 0;
+    for (var i = 0; i < data.length; i++) h = (h * 31 + data.charCodeAt(i)) | 0;
+    return String(h);
+  }
+  function pointer(type, target, x, y) {
+    var modern = parseInt(THREE.REVISION, 10) >= 125, Kind = modern ? PointerEvent : MouseEvent;
+    var name = modern ? type.replace('mouse', 'pointer') : type;
+    target.dispatchEvent(new Kind(name, { bubbles: true, cancelable: true, clientX: x, clientY: y, button: 0,
+                                          buttons: type === 'mouseup' ? 0 : 1, pointerId: 1, pointerType: 'mouse', isPrimary: true }));
+  }
+  function drag(canvas) {
+    pointer('mousedown', canvas, 400, 350);
+    pointer('mousemove', document, 440, 360);
+    pointer('mousemove', document, 480, 370);
+    pointer('mouseup', document, 480, 370);
+  }
+  function key(k) { window.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true })); }
+  var timer = setInterval(function () {
+    if (document.body.getAttribute('data-state') !== 'ready') return;
+    clearInterval(timer);
+    var canvas = document.querySelector('canvas'), steps = {};
+    steps.initial = digest();
+    drag(canvas); steps.orbited = digest();
+    canvas.dispatchEvent(new WheelEvent('wheel', { deltaY: -300, deltaMode: 0, bubbles: true, cancelable: true }));
+    steps.zoomed = digest();
+    key('r'); steps.reset = digest();
+    key('c'); steps.pathHidden = digest();
+    key('c'); steps.pathShown = digest();
+    key('l'); steps.toggledLighting = digest();
+    key('l'); drag(canvas); steps.orbitedAgain = digest();
+    document.getElementById('reset').click(); steps.resetButton = digest();
+    document.body.setAttribute('data-steps', JSON.stringify(steps).replace(/"/g, "'"));
+  }, 50);
+})();
+</script>
+"""
+
+
+def test_controls_orbit_zoom_and_reset(fused):
+    """Orbit (drag) and zoom (wheel) change the view; R and the Reset view button bring back
+    the first one exactly; C hides and shows the path, L switches the lighting."""
+    page = (fused / "room.html").read_text()
+    (fused / "driven.html").write_text(page.replace("</body>", DRIVER + "</body>"))
+    state, stats = web_page.page_state(CHROMIUM, fused / "driven.html")
+    assert state.get("state") == "ready" and "steps" in state, (state, stats)
+    steps = json.loads(state["steps"].replace("'", '"'))
+    print(f"controls: {steps}")
+    initial = steps["initial"]
+    assert steps["orbited"] != initial and steps["zoomed"] not in (initial, steps["orbited"]), steps
+    assert steps["reset"] == initial, steps
+    assert steps["pathHidden"] != initial and steps["pathShown"] == initial, steps
+    assert steps["toggledLighting"] != initial, steps
+    assert steps["orbitedAgain"] != initial and steps["resetButton"] == initial, steps
 
 
 def test_depth_only_surface_is_lit(fused, rgbd_bin, tmp_path):
