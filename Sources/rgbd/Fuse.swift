@@ -115,6 +115,9 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
     var maxError: Double?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb output: texture it from the frames, in an atlas of at most this side, pixels (64 to 16384; work in progress: without it, vertex colors).", valueName: "pixels"))
+    var textureSize: Int?
+
     /// The simplification asked for, if any.
     var simplification: MeshSimplification? {
         triangles == nil && maxError == nil ? nil : MeshSimplification(targetTriangles: triangles, maxError: maxError)
@@ -130,6 +133,8 @@ struct Fuse: ParsableCommand {
         let format = try checkOutputPath(output, writes: SceneFusion.fileExtensions) ? Path.pathExtension(output) : "ply"
         if format != "ply" && cloud { throw ValidationError("--cloud writes PLY: give a .ply output") }
         if format != "ply" && ascii { throw ValidationError("--ascii applies to PLY only") }
+        if let textureSize, !(64...16_384).contains(textureSize) { throw ValidationError("--texture-size must be 64 to 16384 pixels") }
+        if textureSize != nil && format != "glb" { throw ValidationError("--texture-size applies to a .glb output (for now)") }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")
@@ -182,7 +187,12 @@ struct Fuse: ParsableCommand {
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
                 progress.stage("writing \(target)")
-                try fused.write(to: target, encoding: encoding, asPoints: cloud)
+                if let textureSize, scene.colorSize != nil {
+                    progress.stage("texturing")
+                    try fused.writeTextured(to: target, scene: scene, frame: options.points.frame, side: textureSize)
+                } else {
+                    try fused.write(to: target, encoding: encoding, asPoints: cloud)
+                }
                 let mesh = fused.mesh
                 progress.finish()
                 if mesh.faceCount == 0 {

@@ -149,3 +149,32 @@ def test_refused_options_write_nothing(rgbd_bin, scan, name, extra):
     assert run.returncode == 64, run.stderr
     assert sum(line.startswith("Error: ") for line in run.stderr.splitlines()) == 1, run.stderr
     assert not (scan / name).exists()
+
+
+def test_textured_glb_loads_with_its_atlas(rgbd_bin, scan):
+    """WORK IN PROGRESS (issue 38 texturing): a .glb of a scan with color has a base-color
+    texture (PNG, embedded) and texture coordinates inside it; trimesh loads it textured."""
+    import io
+
+    from PIL import Image
+    path = fuse(rgbd_bin, scan, "textured.glb", "--triangles", "20000", "--texture-size", "4096")
+    gltf = pygltflib.GLTF2().load(str(path))
+    material = gltf.materials[0].pbrMetallicRoughness
+    assert material.baseColorTexture is not None
+    image = gltf.images[gltf.textures[material.baseColorTexture.index].source]
+    view = gltf.bufferViews[image.bufferView]
+    blob = gltf.binary_blob()
+    atlas = Image.open(io.BytesIO(blob[view.byteOffset:view.byteOffset + view.byteLength]))
+    assert image.mimeType == "image/png" and atlas.size[0] == atlas.size[1] >= 64
+    mesh = trimesh.load(str(path), force="mesh", process=False)
+    assert isinstance(mesh.visual, trimesh.visual.TextureVisuals)
+    uv = np.asarray(mesh.visual.uv)
+    assert len(uv) == len(mesh.vertices) and (uv >= 0).all() and (uv <= 1).all()
+    # Not black: the frames' colors reached the atlas where the triangles take theirs.
+    pixels = np.asarray(atlas.convert("RGB"))
+    u = np.clip((uv[:, 0] * atlas.size[0]).astype(int), 0, atlas.size[0] - 1)
+    v = np.clip(((1 - uv[:, 1]) * atlas.size[1]).astype(int), 0, atlas.size[1] - 1)  # trimesh flips v on load
+    assert (pixels[v, u].sum(axis=1) > 30).mean() > 0.9
+    refused = subprocess.run([str(rgbd_bin), "fuse", str(scan / "room"), "-o", str(scan / "small.glb"), "--texture-size", "7"],
+                             capture_output=True, text=True)
+    assert refused.returncode == 64 and "--texture-size" in refused.stderr and not (scan / "small.glb").exists()

@@ -181,3 +181,118 @@ public enum GLTFWriter {
         mutating func float(_ v: Float) { uint32(v.bitPattern) }
     }
 }
+
+extension GLTFWriter {
+    /// Writes a textured mesh (WORK IN PROGRESS, issue 38): `POSITION`, `NORMAL`,
+    /// `TEXCOORD_0` and the atlas embedded as a PNG image, the material's base color texture.
+    package static func write(path: String, textured mesh: TexturedMesh, axes: YUpAxes, comments: [String] = []) throws {
+        let n = mesh.positions.count / 3
+        guard mesh.normals.count == 3 * n, mesh.uvs.count == 2 * n, mesh.faces.count % 3 == 0,
+              mesh.faces.allSatisfy({ Int($0) < n }) else {
+            throw RGBDError(.invalidArgument, file: path, "a textured mesh needs positions, normals and texture coordinates per vertex, and faces of existing vertices")
+        }
+        let png = try PNGCodec.encodeRGB(mesh.atlas)
+        var bin = Bytes()
+        var lo = SIMD3<Float>(repeating: .infinity), hi = SIMD3<Float>(repeating: -.infinity)
+        for i in 0..<n {
+            let p = axes.apply(SIMD3(mesh.positions[3 * i], mesh.positions[3 * i + 1], mesh.positions[3 * i + 2]))
+            lo = pointwiseMin(lo, p); hi = pointwiseMax(hi, p)
+            bin.float(p.x); bin.float(p.y); bin.float(p.z)
+        }
+        let normalsOffset = bin.count
+        for i in 0..<n {
+            var v = SIMD3(mesh.normals[3 * i], mesh.normals[3 * i + 1], mesh.normals[3 * i + 2])
+            let length = (v * v).sum().squareRoot()
+            v = length > 0 && length.isFinite ? v / length : SIMD3(0, 0, 1)
+            v = axes.apply(v)
+            bin.float(v.x); bin.float(v.y); bin.float(v.z)
+        }
+        let uvOffset = bin.count
+        for value in mesh.uvs { bin.float(value) }
+        let indicesOffset = bin.count
+        for index in mesh.faces { bin.uint32(index) }
+        let imageOffset = bin.count
+        bin.bytes += png
+        let imageLength = png.count
+        while bin.count % 4 != 0 { bin.bytes.append(0) }
+        let length = bin.count
+        guard length < Int(UInt32.max) - 1 << 20 else {
+            throw RGBDError(.invalidArgument, file: path, "the mesh is too large for a glTF binary (\(length) bytes of buffer, at most 4 GiB)")
+        }
+        typealias M = JSONValue.Member
+        func view(_ offset: Int, _ count: Int, target: Int?) -> JSONValue {
+            var members = [M("buffer", .int(0)), M("byteOffset", .int(offset)), M("byteLength", .int(count))]
+            if let target { members.append(M("target", .int(target))) }
+            return .object(members)
+        }
+        func accessor(_ view: Int, _ componentType: Int, _ count: Int, _ type: String,
+                      bounds: (SIMD3<Float>, SIMD3<Float>)? = nil) -> JSONValue {
+            var members = [M("bufferView", .int(view)), M("componentType", .int(componentType)), M("count", .int(count)),
+                           M("type", .string(type))]
+            if let (lo, hi) = bounds {
+                members.append(M("min", .array([lo.x, lo.y, lo.z].map { .number(Double($0)) })))
+                members.append(M("max", .array([hi.x, hi.y, hi.z].map { .number(Double($0)) })))
+            }
+            return .object(members)
+        }
+        let json = JSONValue.object([
+            M("asset", .object([
+                M("version", .string("2.0")),
+                M("generator", .string("rgbd \(RGBDVersion.string)")),
+                M("extras", .object([M("rgbd", .object([
+                    M("units", .string("meters")),
+                    M("axes", .string(axes.description)),
+                    M("matrix", .array(axes.matrix.map { .number($0) })),
+                    M("matrix_note", .string("row-major 3x3 rotation from rgbd's world (as the PLY has it) to glTF's axes")),
+                    M("texture", .string("base color atlas from the scan's frames, one frame per triangle (scale \(mesh.scale) of the frames' pixels)")),
+                    M("comments", .array(comments.map { .string($0) })),
+                ]))])),
+            ])),
+            M("scene", .int(0)),
+            M("scenes", .array([.object([M("nodes", .array([.int(0)]))])])),
+            M("nodes", .array([.object([M("mesh", .int(0)), M("name", .string("rgbd surface"))])])),
+            M("meshes", .array([.object([
+                M("name", .string("surface")),
+                M("primitives", .array([.object([
+                    M("attributes", .object([M("POSITION", .int(0)), M("NORMAL", .int(1)), M("TEXCOORD_0", .int(2))])),
+                    M("indices", .int(3)), M("material", .int(0)), M("mode", .int(4)),
+                ])])),
+            ])])),
+            M("materials", .array([.object([
+                M("name", .string("texture")),
+                M("pbrMetallicRoughness", .object([
+                    M("baseColorTexture", .object([M("index", .int(0))])),
+                    M("metallicFactor", .int(0)), M("roughnessFactor", .int(1)),
+                ])),
+            ])])),
+            M("textures", .array([.object([M("source", .int(0)), M("sampler", .int(0))])])),
+            M("samplers", .array([.object([M("magFilter", .int(9729)), M("minFilter", .int(9987)),
+                                           M("wrapS", .int(33071)), M("wrapT", .int(33071))])])),
+            M("images", .array([.object([M("bufferView", .int(4)), M("mimeType", .string("image/png"))])])),
+            M("buffers", .array([.object([M("byteLength", .int(length))])])),
+            M("bufferViews", .array([
+                view(0, normalsOffset, target: 34_962), view(normalsOffset, uvOffset - normalsOffset, target: 34_962),
+                view(uvOffset, indicesOffset - uvOffset, target: 34_962), view(indicesOffset, imageOffset - indicesOffset, target: 34_963),
+                view(imageOffset, imageLength, target: nil),
+            ])),
+            M("accessors", .array([
+                accessor(0, 5_126, n, "VEC3", bounds: n > 0 ? (lo, hi) : (.zero, .zero)),
+                accessor(1, 5_126, n, "VEC3"),
+                accessor(2, 5_126, n, "VEC2"),
+                accessor(3, 5_125, mesh.faces.count, "SCALAR"),
+            ])),
+        ])
+        var text = Array(json.text().utf8)
+        while text.count % 4 != 0 { text.append(0x20) }
+        var out = Bytes()
+        out.uint32(0x4654_6C67); out.uint32(2); out.uint32(UInt32(12 + 8 + text.count + 8 + bin.count))
+        out.uint32(UInt32(text.count)); out.uint32(0x4E4F_534A)
+        out.bytes += text
+        out.uint32(UInt32(bin.count)); out.uint32(0x004E_4942)
+        out.bytes += bin.bytes
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path, bytes: out.bytes)
+        try files.commit()
+    }
+}

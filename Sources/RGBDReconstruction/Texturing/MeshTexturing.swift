@@ -180,113 +180,146 @@ package enum MeshTexturing {
         return origins
     }
 
-    /// Textures `mesh` from `views` into one atlas of `side` × `side` pixels.
+    /// Textures `mesh` from `views` (in memory) into one atlas of `side` × `side` pixels.
     /// - Throws: `RGBDError` when the atlas side is outside 64…16 384 or the charts cannot
     ///   be packed at any scale.
     package static func texture(_ mesh: TriangleMesh, views: [TextureView], side: Int = 4096) throws -> TexturedMesh {
-        guard side >= 64, side <= 16_384 else {
-            throw RGBDError(.invalidArgument, "the texture atlas must be 64 to 16384 pixels wide (\(side))")
-        }
-        let faceViews = chooseViews(mesh, views: views)
-        let charts = charts(mesh, faceViews: faceViews)
-        let margin = 2.0
-        // Each chart's rectangle in its view (a face of no view: a 4-pixel cell of its color).
-        var placements: [Placement] = []
-        for chart in charts {
-            let v = Int(faceViews[chart[0]])
-            guard v >= 0 else {
-                placements.append(Placement(view: -1, sourceOrigin: .zero, sourceSize: SIMD2(4, 4)))
-                continue
+        var layout = try Layout(mesh, views: views, side: side)
+        for v in views.indices { layout.fill(view: v, color: views[v].color) }
+        return layout.result
+    }
+
+    /// A texture laid out (views chosen, charts packed, texture coordinates made) before
+    /// its pixels: the views' colors are filled in one at a time (`fill`), so that a scan's
+    /// frames can be read one after the other.
+    package struct Layout {
+        /// The textured mesh; its atlas is filled by `fill`.
+        package var result = TexturedMesh()
+        /// The charts (triangle numbers) and their places.
+        var charts: [[Int]]
+        var placements: [Placement]
+        /// The views used (those some chart takes its color from).
+        package var usedViews: Set<Int> { Set(placements.map(\.view).filter { $0 >= 0 }) }
+
+        /// Lays out the texture of `mesh` from `views` (their colors are not read).
+        package init(_ mesh: TriangleMesh, views: [TextureView], side: Int) throws {
+            guard side >= 64, side <= 16_384 else {
+                throw RGBDError(.invalidArgument, "the texture atlas must be 64 to 16384 pixels wide (\(side))")
             }
-            let toCamera = views[v].pose.inverse
-            var lo = SIMD2<Double>(repeating: .infinity), hi = SIMD2<Double>(repeating: -.infinity)
-            for t in chart {
-                let (a, b, c) = corners(mesh, t)
-                for p in [a, b, c] {
-                    let q = toCamera.apply(p)
-                    let k = views[v].colorIntrinsics
-                    let pixel = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
-                    lo = pointwiseMin(lo, pixel); hi = pointwiseMax(hi, pixel)
+            let faceViews = chooseViews(mesh, views: views)
+            charts = MeshTexturing.charts(mesh, faceViews: faceViews)
+            let margin = 2.0
+            // Each chart's rectangle in its view (a face of no view: a 4-pixel cell of its color).
+            placements = []
+            for chart in charts {
+                let v = Int(faceViews[chart[0]])
+                guard v >= 0 else {
+                    placements.append(Placement(view: -1, sourceOrigin: .zero, sourceSize: SIMD2(4, 4)))
+                    continue
                 }
-            }
-            placements.append(Placement(view: v, sourceOrigin: lo - margin, sourceSize: hi - lo + 2 * margin))
-        }
-        // The largest scale (at most 1) at which every rectangle fits.
-        var scale = 1.0, origins: [SIMD2<Int>]? = nil
-        for _ in 0..<40 {
-            let sizes = placements.map { p in
-                p.view < 0 ? SIMD2(4, 4) : SIMD2(Int((p.sourceSize.x * scale).rounded(.up)) + 1, Int((p.sourceSize.y * scale).rounded(.up)) + 1)
-            }
-            if let packed = pack(sizes, side: side) {
-                origins = packed
-                for i in placements.indices { placements[i].atlasOrigin = packed[i]; placements[i].atlasSize = sizes[i] }
-                break
-            }
-            scale *= 0.85
-        }
-        guard origins != nil else {
-            throw RGBDError(.invalidArgument, "the texture's \(charts.count) charts do not fit an atlas of \(side) pixels")
-        }
-        var result = TexturedMesh()
-        result.faceViews = faceViews
-        result.scale = scale
-        result.atlas = ColorImage(width: side, height: side, channels: 3, repeating: 0)
-        // Vertices per chart, with their atlas coordinates.
-        var vertexOfChart: [UInt64: UInt32] = [:]
-        result.faces = [UInt32](repeating: 0, count: mesh.faces.count)
-        for (c, chart) in charts.enumerated() {
-            let p = placements[c]
-            for t in chart {
-                for k in 0..<3 {
-                    let i = mesh.faces[3 * t + k]
-                    let key = UInt64(c) << 32 | UInt64(i)
-                    if let existing = vertexOfChart[key] { result.faces[3 * t + k] = existing; continue }
-                    let n = UInt32(result.positions.count / 3)
-                    vertexOfChart[key] = n
-                    result.faces[3 * t + k] = n
-                    let o = 3 * Int(i)
-                    result.positions += mesh.positions[o..<o + 3]
-                    result.normals += mesh.normals[o..<o + 3]
-                    var atlasPixel: SIMD2<Double>
-                    if p.view < 0 {
-                        atlasPixel = SIMD2(Double(p.atlasOrigin.x) + 1.5, Double(p.atlasOrigin.y) + 1.5)
-                    } else {
-                        let q = views[p.view].pose.inverse.apply(SIMD3(Double(mesh.positions[o]), Double(mesh.positions[o + 1]),
-                                                                       Double(mesh.positions[o + 2])))
-                        let k = views[p.view].colorIntrinsics
-                        let source = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
-                        atlasPixel = SIMD2(Double(p.atlasOrigin.x), Double(p.atlasOrigin.y)) + (source - p.sourceOrigin) * scale
+                let toCamera = views[v].pose.inverse
+                let k = views[v].colorIntrinsics
+                var lo = SIMD2<Double>(repeating: .infinity), hi = SIMD2<Double>(repeating: -.infinity)
+                for t in chart {
+                    let (a, b, c) = corners(mesh, t)
+                    for p in [a, b, c] {
+                        let q = toCamera.apply(p)
+                        let pixel = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
+                        lo = pointwiseMin(lo, pixel); hi = pointwiseMax(hi, pixel)
                     }
-                    // glTF: 0 is the atlas's left (top) edge; pixel centres at (i + 0.5) / side.
-                    result.uvs += [Float((atlasPixel.x + 0.5) / Double(side)), Float((atlasPixel.y + 0.5) / Double(side))]
                 }
+                placements.append(Placement(view: v, sourceOrigin: lo - margin, sourceSize: hi - lo + 2 * margin))
             }
-            // The pixels.
-            if p.view < 0 {
-                var rgb = SIMD3<Double>.zero
+            // The smallest square (a power of two, 64 up to `side`) that holds every rectangle
+            // at the frames' resolution; else `side` at the largest scale at which they fit.
+            var scale = 1.0, packed = false, side = side
+            var candidates: [Int] = []
+            var trial = 64
+            while trial < side { candidates.append(trial); trial *= 2 }
+            candidates.append(side)
+            for (n, candidate) in candidates.enumerated() {
+                let last = n == candidates.count - 1
+                for _ in 0..<(last ? 40 : 1) {
+                    let sizes = placements.map { p in
+                        p.view < 0 ? SIMD2(4, 4)
+                            : SIMD2(Int((p.sourceSize.x * scale).rounded(.up)) + 1, Int((p.sourceSize.y * scale).rounded(.up)) + 1)
+                    }
+                    if let origins = pack(sizes, side: candidate) {
+                        for i in placements.indices { placements[i].atlasOrigin = origins[i]; placements[i].atlasSize = sizes[i] }
+                        packed = true
+                        side = candidate
+                        break
+                    }
+                    if last { scale *= 0.85 }
+                }
+                if packed { break }
+            }
+            guard packed else {
+                throw RGBDError(.invalidArgument, "the texture's \(charts.count) charts do not fit an atlas of \(side) pixels")
+            }
+            result.faceViews = faceViews
+            result.scale = scale
+            result.atlas = ColorImage(width: side, height: side, channels: 3, repeating: 0)
+            // Vertices per chart, with their atlas coordinates.
+            var vertexOfChart: [UInt64: UInt32] = [:]
+            result.faces = [UInt32](repeating: 0, count: mesh.faces.count)
+            for (c, chart) in charts.enumerated() {
+                let p = placements[c]
                 for t in chart {
                     for k in 0..<3 {
-                        let o = 3 * Int(mesh.faces[3 * t + k])
-                        rgb += SIMD3(Double(mesh.colors[o]), Double(mesh.colors[o + 1]), Double(mesh.colors[o + 2])) / Double(3 * chart.count)
+                        let i = mesh.faces[3 * t + k]
+                        let key = UInt64(c) << 32 | UInt64(i)
+                        if let existing = vertexOfChart[key] { result.faces[3 * t + k] = existing; continue }
+                        let n = UInt32(result.positions.count / 3)
+                        vertexOfChart[key] = n
+                        result.faces[3 * t + k] = n
+                        let o = 3 * Int(i)
+                        result.positions += mesh.positions[o..<o + 3]
+                        result.normals += mesh.normals[o..<o + 3]
+                        var atlasPixel: SIMD2<Double>
+                        if p.view < 0 {
+                            atlasPixel = SIMD2(Double(p.atlasOrigin.x) + 1.5, Double(p.atlasOrigin.y) + 1.5)
+                        } else {
+                            let q = views[p.view].pose.inverse.apply(SIMD3(Double(mesh.positions[o]), Double(mesh.positions[o + 1]),
+                                                                           Double(mesh.positions[o + 2])))
+                            let k = views[p.view].colorIntrinsics
+                            let source = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
+                            atlasPixel = SIMD2(Double(p.atlasOrigin.x), Double(p.atlasOrigin.y)) + (source - p.sourceOrigin) * scale
+                        }
+                        // glTF: 0 is the atlas's left (top) edge; pixel centres at (i + 0.5) / side.
+                        result.uvs += [Float((atlasPixel.x + 0.5) / Double(side)), Float((atlasPixel.y + 0.5) / Double(side))]
                     }
                 }
-                for y in 0..<4 {
-                    for x in 0..<4 {
-                        for ch in 0..<3 { result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(rgb[ch].rounded()) }
+                // A triangle no view saw: its vertices' mean color.
+                if p.view < 0 {
+                    var rgb = SIMD3<Double>.zero
+                    for t in chart {
+                        for k in 0..<3 {
+                            let o = 3 * Int(mesh.faces[3 * t + k])
+                            rgb += SIMD3(Double(mesh.colors[o]), Double(mesh.colors[o + 1]), Double(mesh.colors[o + 2])) / Double(3 * chart.count)
+                        }
+                    }
+                    for y in 0..<4 {
+                        for x in 0..<4 {
+                            for ch in 0..<3 { result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(rgb[ch].rounded()) }
+                        }
                     }
                 }
-            } else {
-                let color = views[p.view].color
+            }
+        }
+
+        /// Copies view `v`'s pixels into its charts' places (`color`: its color image).
+        package mutating func fill(view v: Int, color: ColorImage) {
+            for p in placements where p.view == v {
                 for y in 0..<p.atlasSize.y {
                     for x in 0..<p.atlasSize.x {
-                        let source = p.sourceOrigin + SIMD2(Double(x), Double(y)) / scale
+                        let source = p.sourceOrigin + SIMD2(Double(x), Double(y)) / result.scale
                         let rgb = bilinear(color, source)
                         for ch in 0..<3 { result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = rgb[ch] }
                     }
                 }
             }
         }
-        return result
     }
 
     /// The color at a pixel position (integer coordinates are pixel centres), clamped to the image.
