@@ -115,7 +115,7 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
     var maxError: Double?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb output: texture it from the frames, in an atlas of at most this side, pixels (64 to 16384; work in progress: without it, vertex colors).", valueName: "pixels"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb or .obj output: texture it from the frames, in an atlas of at most this side, pixels (64 to 16384; work in progress: without it, vertex colors).", valueName: "pixels"))
     var textureSize: Int?
 
     /// The simplification asked for, if any.
@@ -134,7 +134,7 @@ struct Fuse: ParsableCommand {
         if format != "ply" && cloud { throw ValidationError("--cloud writes PLY: give a .ply output") }
         if format != "ply" && ascii { throw ValidationError("--ascii applies to PLY only") }
         if let textureSize, !(64...16_384).contains(textureSize) { throw ValidationError("--texture-size must be 64 to 16384 pixels") }
-        if textureSize != nil && format != "glb" { throw ValidationError("--texture-size applies to a .glb output (for now)") }
+        if textureSize != nil && format != "glb" && format != "obj" { throw ValidationError("--texture-size applies to a .glb or .obj output") }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")

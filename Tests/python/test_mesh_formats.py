@@ -178,3 +178,21 @@ def test_textured_glb_loads_with_its_atlas(rgbd_bin, scan):
     refused = subprocess.run([str(rgbd_bin), "fuse", str(scan / "room"), "-o", str(scan / "small.glb"), "--texture-size", "7"],
                              capture_output=True, text=True)
     assert refused.returncode == 64 and "--texture-size" in refused.stderr and not (scan / "small.glb").exists()
+
+
+def test_textured_obj_has_its_material_and_atlas_beside(rgbd_bin, scan):
+    """WORK IN PROGRESS (issue 38 texturing): -o x.obj --texture-size writes x.obj, x.mtl and
+    x.png together; trimesh loads the OBJ with the atlas; its texture coordinates are the
+    GLB's (OBJ counts v from the bottom)."""
+    path = fuse(rgbd_bin, scan, "tex/room.obj", "--triangles", "20000", "--texture-size", "2048")
+    assert (scan / "tex" / "room.mtl").read_text().rstrip().endswith("map_Kd room.png")
+    assert (scan / "tex" / "room.png").is_file()
+    mesh = trimesh.load(str(path), force="mesh", process=False, maintain_order=True)
+    assert isinstance(mesh.visual, trimesh.visual.TextureVisuals) and mesh.visual.material.image is not None
+    gltf = pygltflib.GLTF2().load(str(fuse(rgbd_bin, scan, "tex/room.glb", "--triangles", "20000", "--texture-size", "2048")))
+    uv_accessor = gltf.accessors[gltf.meshes[0].primitives[0].attributes.TEXCOORD_0]
+    view = gltf.bufferViews[uv_accessor.bufferView]
+    uv = np.frombuffer(gltf.binary_blob(), dtype=np.float32, count=2 * uv_accessor.count, offset=view.byteOffset).reshape(-1, 2)
+    obj_uv = np.array([[float(x) for x in line.split()[1:3]] for line in path.read_text().splitlines() if line.startswith("vt ")])
+    assert obj_uv.shape == uv.shape
+    assert np.allclose(obj_uv[:, 0], uv[:, 0]) and np.allclose(obj_uv[:, 1], 1 - uv[:, 1], atol=1e-6)
