@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A frame as texturing sees it: its color, its depth (what it saw: visibility) and both
 /// cameras, placed in the mesh's world.
 package struct TextureView: Sendable {
@@ -42,6 +48,8 @@ package struct TexturedMesh: Sendable {
     package var faceViews: [Int32] = []
     /// The scale of the atlas against the views' pixels (1: a view's pixels copied as they are).
     package var scale: Double = 1
+    /// The color gain applied to each view's pixels (per channel), from the overlaps.
+    package var gains: [Int: SIMD3<Double>] = [:]
 }
 
 /// Texturing (issue 38, WORK IN PROGRESS: no per-frame color gains, no seam leveling, no
@@ -186,6 +194,7 @@ package enum MeshTexturing {
     package static func texture(_ mesh: TriangleMesh, views: [TextureView], side: Int = 4096) throws -> TexturedMesh {
         var layout = try Layout(mesh, views: views, side: side)
         for v in views.indices { layout.fill(view: v, color: views[v].color) }
+        layout.finish()
         return layout.result
     }
 
@@ -200,6 +209,10 @@ package enum MeshTexturing {
         var placements: [Placement]
         /// The views used (those some chart takes its color from).
         package var usedViews: Set<Int> { Set(placements.map(\.view).filter { $0 >= 0 }) }
+        /// Per view, the sample triangles it sees and where their centres are in its image.
+        var samplesOfView: [[(sample: Int32, pixel: SIMD2<Double>)]] = []
+        /// The colors the filled views gave the sample triangles.
+        var observations: [(sample: Int32, view: Int32, color: SIMD3<Float>)] = []
 
         /// Lays out the texture of `mesh` from `views` (their colors are not read).
         package init(_ mesh: TriangleMesh, views: [TextureView], side: Int) throws {
@@ -208,6 +221,22 @@ package enum MeshTexturing {
             }
             let faceViews = chooseViews(mesh, views: views)
             charts = MeshTexturing.charts(mesh, faceViews: faceViews)
+            // Sample triangles (up to 20 000) for the views' color gains: where each view sees them.
+            samplesOfView = [[(sample: Int32, pixel: SIMD2<Double>)]](repeating: [], count: views.count)
+            let step = max(1, mesh.faceCount / 20_000)
+            for (v, view) in views.enumerated() {
+                let toCamera = view.pose.inverse
+                for (s, t) in stride(from: 0, to: mesh.faceCount, by: step).enumerated() {
+                    let (a, b, c) = corners(mesh, t)
+                    let n = cross(b - a, c - a), m = (a + b + c) / 3
+                    let toEye = view.pose.translation - m
+                    let length = (n * n).sum().squareRoot(), distance = (toEye * toEye).sum().squareRoot()
+                    guard length > 0, (n * toEye).sum() > 0.2 * length * distance,
+                          let pixel = project(toCamera.apply(m), view.colorIntrinsics),
+                          isVisible(toCamera.apply(m), in: view) else { continue }
+                    samplesOfView[v].append((Int32(s), pixel))
+                }
+            }
             let margin = 2.0
             // Each chart's rectangle in its view (a face of no view: a 4-pixel cell of its color).
             placements = []
@@ -308,14 +337,82 @@ package enum MeshTexturing {
             }
         }
 
-        /// Copies view `v`'s pixels into its charts' places (`color`: its color image).
+        /// Copies view `v`'s pixels into its charts' places (`color`: its color image), and
+        /// notes its colors of the sample triangles.
         package mutating func fill(view v: Int, color: ColorImage) {
+            for (sample, pixel) in samplesOfView[v] {
+                let rgb = bilinear(color, pixel)
+                observations.append((sample, Int32(v), SIMD3(Float(rgb.x), Float(rgb.y), Float(rgb.z))))
+            }
             for p in placements where p.view == v {
                 for y in 0..<p.atlasSize.y {
                     for x in 0..<p.atlasSize.x {
                         let source = p.sourceOrigin + SIMD2(Double(x), Double(y)) / result.scale
                         let rgb = bilinear(color, source)
                         for ch in 0..<3 { result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = rgb[ch] }
+                    }
+                }
+            }
+        }
+
+        /// Levels the filled views' colors: per channel, the log gains `a_v` minimizing
+        /// Σ (log c_sv + a_v − log c_sw − a_w)² over the sample triangles both views saw
+        /// (colors of at least 8 levels), with a small pull toward 0, then shifted so that the
+        /// median view keeps its colors; each chart's pixels are multiplied by its view's gain.
+        package mutating func finish() {
+            var bySample: [Int32: [(view: Int32, color: SIMD3<Float>)]] = [:]
+            for o in observations { bySample[o.sample, default: []].append((o.view, o.color)) }
+            let viewList = Array(Set(observations.map(\.view))).sorted()
+            guard viewList.count > 1 else { return }
+            var index: [Int32: Int] = [:]
+            for (i, v) in viewList.enumerated() { index[v] = i }
+            let n = viewList.count
+            var logGains = [SIMD3<Double>](repeating: .zero, count: n)
+            for ch in 0..<3 {
+                var a = [Double](repeating: 0, count: n * n), b = [Double](repeating: 0, count: n)
+                for (_, seen) in bySample where seen.count > 1 {
+                    for i in 0..<seen.count {
+                        for j in (i + 1)..<seen.count {
+                            let ci = Double(seen[i].color[ch]), cj = Double(seen[j].color[ch])
+                            guard ci >= 8, cj >= 8, let p = index[seen[i].view], let q = index[seen[j].view], p != q else { continue }
+                            let d = log(cj) - log(ci)
+                            a[p * n + p] += 1; a[q * n + q] += 1; a[p * n + q] -= 1; a[q * n + p] -= 1
+                            b[p] += d; b[q] -= d
+                        }
+                    }
+                }
+                for i in 0..<n { a[i * n + i] += 1e-3 }
+                // Gaussian elimination (the matrix is symmetric positive definite).
+                for k in 0..<n {
+                    let pivot = a[k * n + k]
+                    guard pivot > 0 else { continue }
+                    for r in (k + 1)..<n {
+                        let f = a[r * n + k] / pivot
+                        guard f != 0 else { continue }
+                        for c in k..<n { a[r * n + c] -= f * a[k * n + c] }
+                        b[r] -= f * b[k]
+                    }
+                }
+                var x = [Double](repeating: 0, count: n)
+                for k in stride(from: n - 1, through: 0, by: -1) {
+                    var sum = b[k]
+                    for c in (k + 1)..<n { sum -= a[k * n + c] * x[c] }
+                    x[k] = a[k * n + k] > 0 ? sum / a[k * n + k] : 0
+                }
+                let median = x.sorted()[n / 2]
+                for i in 0..<n { logGains[i][ch] = x[i] - median }
+            }
+            for (i, v) in viewList.enumerated() {
+                result.gains[Int(v)] = SIMD3(exp(logGains[i].x), exp(logGains[i].y), exp(logGains[i].z))
+            }
+            for p in placements where p.view >= 0 {
+                guard let gain = result.gains[p.view] else { continue }
+                for y in 0..<p.atlasSize.y {
+                    for x in 0..<p.atlasSize.x {
+                        for ch in 0..<3 {
+                            let value = Double(result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch]) * gain[ch]
+                            result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(min(255, max(0, value.rounded())))
+                        }
                     }
                 }
             }

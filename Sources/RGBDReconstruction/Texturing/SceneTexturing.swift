@@ -26,6 +26,7 @@ extension MeshTexturing {
             if let color = f.color { layout.fill(view: used[n], color: color) }
             n += 1
         }
+        layout.finish()
         return layout.result
     }
 }
