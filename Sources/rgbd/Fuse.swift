@@ -115,8 +115,14 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
     var maxError: Double?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb or .obj output: texture it from the frames, in an atlas of at most this side, pixels (64 to 16384; work in progress: without it, vertex colors).", valueName: "pixels"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb or .obj output of a scan with color is textured from the frames in atlases of this side, pixels (64 to 16384, default 4096; more atlases when one does not hold the texture); 0: vertex colors instead, no texture.", valueName: "pixels"))
     var textureSize: Int?
+
+    /// The texturing of a `format` output: nil for PLY or `--texture-size 0` (vertex colors).
+    func texturing(format: String) -> TexturingOptions? {
+        guard format == "glb" || format == "obj", textureSize != 0 else { return nil }
+        return TexturingOptions(side: textureSize ?? 4096, memoryBudget: maxMemory.map { $0 << 20 })
+    }
 
     /// The simplification asked for, if any.
     var simplification: MeshSimplification? {
@@ -133,7 +139,13 @@ struct Fuse: ParsableCommand {
         let format = try checkOutputPath(output, writes: SceneFusion.fileExtensions) ? Path.pathExtension(output) : "ply"
         if format != "ply" && cloud { throw ValidationError("--cloud writes PLY: give a .ply output") }
         if format != "ply" && ascii { throw ValidationError("--ascii applies to PLY only") }
-        if let textureSize, !(64...16_384).contains(textureSize) { throw ValidationError("--texture-size must be 64 to 16384 pixels") }
+        if let textureSize, textureSize != 0 {
+            do {
+                try TexturingOptions(side: textureSize).validate()
+            } catch let error as RGBDError {
+                throw ValidationError(Report.describe(error) + " (0: vertex colors, no texture)")
+            }
+        }
         if textureSize != nil && format != "glb" && format != "obj" { throw ValidationError("--texture-size applies to a .glb or .obj output") }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
@@ -186,11 +198,25 @@ struct Fuse: ParsableCommand {
                 let fused = try SceneFusion.build(scene, options: options,
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
-                progress.stage("writing \(target)")
-                if let textureSize, scene.colorSize != nil {
-                    progress.stage("texturing")
-                    try fused.writeTextured(to: target, scene: scene, frame: options.points.frame, side: textureSize)
+                var texture = ""
+                if let texturing = texturing(format: Path.pathExtension(target)) {
+                    if scene.colorSize != nil {
+                        progress.stage("texturing")
+                        let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: options.points.frame, options: texturing) { done, total in
+                            progress.stage("texturing, frame \(done) of \(total) read")
+                        }
+                        progress.stage("writing \(target)")
+                        try fused.write(to: target, textured: textured)
+                        let side = textured.atlases.first?.width ?? 0
+                        let percent = Progress.format(seconds: 100 * textured.coverage, decimals: 1)
+                        texture = ", textured: \(percent) % of the area (\(textured.faceViews.filter { $0 >= 0 }.count) of \(textured.faceViews.count) triangles) from \(Set(textured.faceViews.filter { $0 >= 0 }).count) frames, \(textured.atlases.count) atlas\(textured.atlases.count == 1 ? "" : "es") of \(side) px"
+                    } else {
+                        progress.stage("writing \(target)")
+                        try fused.write(to: target, encoding: encoding, asPoints: cloud)
+                        texture = ", vertex colors: the scan has no color to texture from"
+                    }
                 } else {
+                    progress.stage("writing \(target)")
                     try fused.write(to: target, encoding: encoding, asPoints: cloud)
                 }
                 let mesh = fused.mesh
@@ -205,7 +231,7 @@ struct Fuse: ParsableCommand {
                         what += " (simplified from \(simplified.trianglesBefore), error \(Progress.format(seconds: simplified.error * 1000, decimals: 2)) mm)"
                     }
                     let peak = Host.peakResidentBytes.map { ", process peak \($0 >> 20) MB" } ?? ""
-                    Terminal.printError("\(path): \(fused.frames) frames, voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what) in \(target) (\(seconds) s)\n")
+                    Terminal.printError("\(path): \(fused.frames) frames, voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what)\(texture) in \(target) (\(seconds) s)\n")
                 }
             } catch {
                 Report.error(error)

@@ -1,17 +1,24 @@
 extension SceneFusion {
-    /// Writes the fused surface as glTF binary (or OBJ with its .mtl and .png, by `path`'s
-    /// extension) with a base-color texture from `scene`'s
-    /// frames (`MeshTexturing`, an atlas of `side` pixels; `frame`: where the fusion placed
-    /// the scene). WORK IN PROGRESS (issue 38): no per-frame gains, one atlas.
-    package func writeTextured(to path: String, scene: Scene, frame: WorldFrame, side: Int) throws {
-        let textured = try MeshTexturing.texture(mesh, scene: scene, frame: frame, side: side)
-        let seen = textured.faceViews.filter { $0 >= 0 }.count
-        let note = "textured from \(Set(textured.faceViews.filter { $0 >= 0 }).count) frames: \(seen) of \(textured.faceViews.count) triangles (the rest their vertices' color), atlas \(side) px at \(textured.scale) of the frames' pixels"
+    /// The line a textured output's comments carry: how much was textured, from what.
+    package static func textureNote(_ textured: TexturedMesh) -> String {
+        let seen = textured.faceViews.filter { $0 >= 0 }
+        let side = textured.atlases.first?.width ?? 0
+        return "textured from \(Set(seen).count) frames: \(seen.count) of \(textured.faceViews.count) triangles, \(textured.coverage) of the area"
+            + " (\(textured.splitTriangles) split so that a frame sees them whole; the rest their vertices' color),"
+            + " \(textured.atlases.count) atlas\(textured.atlases.count == 1 ? "" : "es") of \(side) px at \(textured.scale) of the frames' pixels,"
+            + " seams \(textured.seams.vertices) vertices, median difference \(textured.seams.before) -> \(textured.seams.after) levels"
+    }
+
+    /// Writes the fused surface textured (`MeshTexturing.texture(_:scene:frame:options:progress:)`)
+    /// as glTF binary, or OBJ with its .mtl and atlases, by `path`'s extension.
+    /// - Throws: `RGBDError` when a file cannot be written.
+    package func write(to path: String, textured: TexturedMesh) throws {
         let axes = YUpAxes(world: placement.world, frame: placement.frame)
+        let lines = comments + [Self.textureNote(textured)]
         if Path.pathExtension(path) == "obj" {
-            try OBJWriter.write(path: path, textured: textured, axes: axes, comments: comments + [note])
+            try OBJWriter.write(path: path, textured: textured, axes: axes, comments: lines)
         } else {
-            try GLTFWriter.write(path: path, textured: textured, axes: axes, comments: comments + [note])
+            try GLTFWriter.write(path: path, textured: textured, axes: axes, comments: lines)
         }
     }
 }

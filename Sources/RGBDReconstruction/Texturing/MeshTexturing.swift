@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 
 /// A frame as texturing sees it: its color, its depth (what it saw: visibility) and both
 /// cameras, placed in the mesh's world.
@@ -18,80 +19,296 @@ package struct TextureView: Sendable {
     package var depthIntrinsics: Intrinsics
     /// Camera-to-world (OpenCV camera axes), in the mesh's world.
     package var pose: Pose
+    /// How sharp the frame is expected to be, 0…1 (1: no motion blur expected); a
+    /// triangle's score in this view is multiplied by it.
+    package var sharpness: Double = 1
 
     /// A view from its parts.
-    package init(color: ColorImage, colorIntrinsics: Intrinsics, depth: DepthMap, depthIntrinsics: Intrinsics, pose: Pose) {
+    package init(color: ColorImage, colorIntrinsics: Intrinsics, depth: DepthMap, depthIntrinsics: Intrinsics, pose: Pose,
+                 sharpness: Double = 1) {
         self.color = color
         self.colorIntrinsics = colorIntrinsics
         self.depth = depth
         self.depthIntrinsics = depthIntrinsics
         self.pose = pose
+        self.sharpness = sharpness
     }
 }
 
-/// A mesh with a base-color texture atlas: vertices split where charts meet (each keeps
+/// How a mesh is textured.
+package struct TexturingOptions: Sendable {
+    /// The side of each atlas image, pixels (64 to 16 384).
+    package var side = 4096
+    /// The most bytes the atlases may take while they are made; nil: half the machine's memory.
+    package var memoryBudget: Int? = nil
+
+    /// Options with an atlas side and a memory budget.
+    package init(side: Int = 4096, memoryBudget: Int? = nil) {
+        self.side = side
+        self.memoryBudget = memoryBudget
+    }
+
+    /// The memory budget in effect.
+    package var budget: Int { memoryBudget ?? (Host.physicalMemoryBytes.map { $0 / 2 } ?? 4 << 30) }
+
+    /// Bytes per atlas texel while texturing: RGB and a coverage byte.
+    static let bytesPerTexel = 4
+    /// Bytes per texel of the one atlas being bled at a time (its pyramid of averages).
+    static let bleedBytesPerTexel = 6
+
+    /// Checks the values.
+    /// - Throws: `RGBDError` (`.invalidArgument`, pointing at `.textureSize` or
+    ///   `.memoryBudget`) for a side outside 64…16 384 or a budget below one byte.
+    package func validate() throws {
+        guard (64...16_384).contains(side) else {
+            throw RGBDError(.invalidArgument, "a texture atlas is 64 to 16384 pixels wide (\(side))", argument: .textureSize)
+        }
+        if let memoryBudget, memoryBudget < 1 {
+            throw RGBDError(.invalidArgument, "the memory budget must be positive (\(memoryBudget) bytes)", argument: .memoryBudget)
+        }
+    }
+}
+
+/// A mesh with base-color texture atlases: vertices split where charts meet (each keeps
 /// its position and normal, with the texture coordinate of its chart).
 package struct TexturedMesh: Sendable {
     /// Positions, meters (3 per vertex).
     package var positions: [Float] = []
     /// Unit normals (3 per vertex).
     package var normals: [Float] = []
-    /// Texture coordinates (2 per vertex), glTF's: (0, 0) the atlas's top-left corner,
-    /// (1, 1) its bottom-right one.
+    /// Texture coordinates (2 per vertex) in the atlas of the vertex's triangles, glTF's:
+    /// (0, 0) the atlas's top-left corner, (1, 1) its bottom-right one.
     package var uvs: [Float] = []
-    /// Triangles (3 vertex numbers each), as the mesh's.
+    /// Triangles (3 vertex numbers each), in `surface`'s order.
     package var faces: [UInt32] = []
-    /// The atlas (RGB, square).
-    package var atlas = ColorImage(width: 1, height: 1, channels: 3, repeating: 0)
-    /// Per triangle of the input mesh, the view its color comes from (−1: none saw it;
-    /// then its vertices' colors).
+    /// Per triangle, the atlas its texture is in.
+    package var facePages: [Int32] = []
+    /// The atlases (RGB, square, all of one side).
+    package var atlases: [ColorImage] = []
+    /// The surface textured: the input mesh, its triangles that no frame saw whole split
+    /// at their edges' midpoints (with their neighbours, so that no crack opens) until one
+    /// did; its triangles are `faces`' in order.
+    package var surface = TriangleMesh()
+    /// Triangles of the input split for that.
+    package var splitTriangles = 0
+    /// Per triangle, the view its color comes from (−1: none saw it; then its vertices' colors).
     package var faceViews: [Int32] = []
     /// The scale of the atlas against the views' pixels (1: a view's pixels copied as they are).
     package var scale: Double = 1
     /// The color gain applied to each view's pixels (per channel), from the overlaps.
     package var gains: [Int: SIMD3<Double>] = [:]
+    /// The seams (vertices where charts of different views meet) and the median color
+    /// difference across them (largest of the channels, levels) before and after leveling.
+    package var seams: (vertices: Int, before: Double, after: Double) = (0, 0, 0)
+
+    /// The share of the surface's area colored from a view (the rest: its vertices' colors).
+    package var coverage: Double {
+        var seen = 0.0, all = 0.0
+        for t in faceViews.indices {
+            let (a, b, c) = MeshTexturing.corners(surface, t)
+            let n = MeshTexturing.cross(b - a, c - a)
+            let area = (n * n).sum().squareRoot() / 2
+            all += area
+            if faceViews[t] >= 0 { seen += area }
+        }
+        return all > 0 ? seen / all : 0
+    }
 }
 
-/// Texturing (issue 38, WORK IN PROGRESS: no per-frame color gains, no seam leveling, no
-/// smoothing of the choice between neighbours, one atlas; not yet used by `rgbd fuse`).
+/// Texturing: each triangle takes its color from one view, the views' exposures leveled.
 ///
-/// Each triangle takes its color from one view: among those that see it, the one where it
-/// covers the most pixels (which favours near and head-on views). A view sees a triangle
-/// when its three corners project inside the color image, its front faces the camera at
-/// less than 78°, and the view's own depth agrees with its distance (within 2 %, at least
-/// 2 cm) at its centre and near its corners, each over 3×3 depth pixels: a triangle behind
-/// something in that view, or beside an occluding edge, is never colored from it.
-/// Neighbouring triangles of one view form a chart; its rectangle of the view's image
-/// (with a 2-pixel margin, so that the borders are bled with the view's own pixels) is
-/// packed into the atlas by shelves, all at one scale, the largest that fits.
+/// A view sees a triangle when its centre and corners project inside the color image, the
+/// surface there (the mean of its vertices' normals: the distance field's gradient, which a
+/// small triangle's own normal follows only roughly) faces the camera at less than 78°,
+/// and the view's own depth agrees with the distance (within 2 %, at least 2 cm) at its
+/// centre and near its corners, each over 3×3 depth pixels: a triangle behind something in
+/// that view, or beside an occluding edge, is never colored from it. Among the views that
+/// see it, a triangle prefers the one where it covers the most pixels (near and head-on),
+/// times the view's sharpness, and then the view most of its neighbours took (fewer charts,
+/// fewer seams). A triangle that no view sees whole but one sees in part is split until
+/// its parts are seen. Neighbouring triangles of one view form a chart; charts are
+/// shelf-packed into atlases (several when one does not hold them at the views'
+/// resolution), per-view gains level the exposures, per-vertex offsets diffused from the
+/// seams level what is left across chart borders, and the texels no triangle uses are
+/// filled from their neighbourhood (pull-push) so that no dark seam shows at any zoom.
 package enum MeshTexturing {
-    /// Chooses a view per triangle (−1: none sees it).
-    package static func chooseViews(_ mesh: TriangleMesh, views: [TextureView]) -> [Int32] {
-        var best = [Int32](repeating: -1, count: mesh.faceCount)
-        var bestArea = [Double](repeating: 0, count: mesh.faceCount)
-        for (v, view) in views.enumerated() {
-            let toCamera = view.pose.inverse
-            let centre = view.pose.translation
-            for t in 0..<mesh.faceCount {
-                let (a, b, c) = corners(mesh, t)
-                let n = cross(b - a, c - a)
-                let length = (n * n).sum().squareRoot()
-                guard length > 0 else { continue }
-                let m = (a + b + c) / 3
-                let toEye = centre - m
-                let distance = (toEye * toEye).sum().squareRoot()
-                guard (n * toEye).sum() > 0.2 * length * distance else { continue }
-                guard let pa = project(toCamera.apply(a), view.colorIntrinsics),
-                      let pb = project(toCamera.apply(b), view.colorIntrinsics),
-                      let pc = project(toCamera.apply(c), view.colorIntrinsics) else { continue }
-                let area = abs((pb.x - pa.x) * (pc.y - pa.y) - (pc.x - pa.x) * (pb.y - pa.y)) / 2
-                guard area > bestArea[t], isVisible(toCamera.apply(m), in: view),
-                      [a, b, c].allSatisfy({ isVisible(toCamera.apply(m + ($0 - m) * 0.9), in: view) }) else { continue }
-                best[t] = Int32(v)
-                bestArea[t] = area
+    /// Rounds of splitting triangles that no view sees whole.
+    static let splitRounds = 3
+    /// The margin around a chart's rectangle, pixels of its view.
+    static let margin = 2.0
+
+    /// The views that see each triangle of `faces` whole with their scores (best first),
+    /// and whether some view sees its centre but not all of it.
+    static func candidates(_ mesh: TriangleMesh, views: [TextureView], faces: [Int]) -> (scores: [[(view: Int32, score: Float)]], partial: [Bool]) {
+        let toCamera = views.map { $0.pose.inverse }
+        var scores = [[(view: Int32, score: Float)]](repeating: [], count: faces.count)
+        var partial = [Bool](repeating: false, count: faces.count)
+        let chunk = 512
+        let chunks = (faces.count + chunk - 1) / chunk
+        scores.withUnsafeMutableBufferPointer { scoresBuffer in
+            partial.withUnsafeMutableBufferPointer { partialBuffer in
+                nonisolated(unsafe) let outScores = scoresBuffer
+                nonisolated(unsafe) let outPartial = partialBuffer
+                // Each chunk writes its own slots; concurrentPerform returns when all are done.
+                DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                    for i in (c * chunk)..<min(faces.count, c * chunk + chunk) {
+                        let t = faces[i]
+                        let (a, b, cc) = corners(mesh, t)
+                        let m = (a + b + cc) / 3
+                        var n = SIMD3<Double>.zero
+                        for k in 0..<3 {
+                            let o = 3 * Int(mesh.faces[3 * t + k])
+                            n += SIMD3(Double(mesh.normals[o]), Double(mesh.normals[o + 1]), Double(mesh.normals[o + 2]))
+                        }
+                        var length = (n * n).sum().squareRoot()
+                        if !(length > 1e-6) {
+                            n = cross(b - a, cc - a)
+                            length = (n * n).sum().squareRoot()
+                        }
+                        guard length > 0 else { continue }
+                        var found: [(view: Int32, score: Float)] = [], fallback: [(view: Int32, score: Float)] = []
+                        var seenInPart = false
+                        for (v, view) in views.enumerated() {
+                            let toEye = view.pose.translation - m
+                            let distance = (toEye * toEye).sum().squareRoot()
+                            let facing = (n * toEye).sum() / (length * distance)
+                            // Facing it at less than 78°; or, for a triangle no view faces (a
+                            // fold of the fusion, a surface seen edge-on), up to 107° when
+                            // the view's depth agrees with it (below).
+                            guard facing > 0.2 || (found.isEmpty && facing > -0.3) else { continue }
+                            let qm = toCamera[v].apply(m)
+                            guard project(qm, view.colorIntrinsics) != nil, isVisible(qm, in: view) else { continue }
+                            // A triangle reaching out of the image is seen in part (its
+                            // parts may be seen whole); one beside an occluding edge is not.
+                            guard let pa = project(toCamera[v].apply(a), view.colorIntrinsics),
+                                  let pb = project(toCamera[v].apply(b), view.colorIntrinsics),
+                                  let pc = project(toCamera[v].apply(cc), view.colorIntrinsics) else {
+                                if facing > 0.2 { seenInPart = true }
+                                continue
+                            }
+                            guard [a, b, cc].allSatisfy({ isVisible(toCamera[v].apply(m + ($0 - m) * 0.9), in: view) }) else { continue }
+                            let area = abs((pb.x - pa.x) * (pc.y - pa.y) - (pc.x - pa.x) * (pb.y - pa.y)) / 2
+                            if facing > 0.2 {
+                                found.append((Int32(v), Float(area * view.sharpness)))
+                            } else {
+                                fallback.append((Int32(v), Float(area * view.sharpness)))
+                            }
+                        }
+                        if found.isEmpty && !seenInPart { found = fallback }
+                        found.sort { $0.score > $1.score || ($0.score == $1.score && $0.view < $1.view) }
+                        outScores[i] = found
+                        outPartial[i] = found.isEmpty && seenInPart
+                    }
+                }
             }
         }
-        return best
+        return (scores, partial)
+    }
+
+    /// Chooses a view per triangle (−1: none sees it whole): the best-scored, then the one
+    /// most of its neighbours took among those scoring at least 60 % of the best.
+    package static func chooseViews(_ mesh: TriangleMesh, views: [TextureView]) -> [Int32] {
+        let scores = candidates(mesh, views: views, faces: Array(0..<mesh.faceCount)).scores
+        return choose(mesh, scores: scores)
+    }
+
+    static func choose(_ mesh: TriangleMesh, scores: [[(view: Int32, score: Float)]]) -> [Int32] {
+        var choice = scores.map { $0.first?.view ?? -1 }
+        let neighbours = edgeNeighbours(mesh)
+        for _ in 0..<3 {
+            for t in 0..<mesh.faceCount where scores[t].count > 1 {
+                let best = scores[t][0].score
+                var bestValue = -Float.infinity, bestView = choice[t]
+                for (view, score) in scores[t] where score >= 0.6 * best {
+                    var agree = 0
+                    for k in 0..<3 {
+                        let u = neighbours[3 * t + k]
+                        if u >= 0 && choice[Int(u)] == view { agree += 1 }
+                    }
+                    let value = score / best + 0.4 * Float(agree)
+                    if value > bestValue { bestValue = value; bestView = view }
+                }
+                choice[t] = bestView
+            }
+        }
+        return choice
+    }
+
+    /// Per triangle and edge (a→b, b→c, c→a), the other triangle on that edge (−1: none,
+    /// or more than one).
+    static func edgeNeighbours(_ mesh: TriangleMesh) -> [Int32] {
+        var result = [Int32](repeating: -1, count: mesh.faces.count)
+        // The first slot (3 t + k) that used each edge; −1 once a second one did.
+        var firstSlot: [UInt64: Int32] = [:]
+        firstSlot.reserveCapacity(mesh.faces.count)
+        for t in 0..<mesh.faceCount {
+            for k in 0..<3 {
+                let a = UInt64(mesh.faces[3 * t + k]), b = UInt64(mesh.faces[3 * t + (k + 1) % 3])
+                let key = min(a, b) << 32 | max(a, b)
+                if let slot = firstSlot[key] {
+                    guard slot >= 0 else { continue }
+                    result[Int(slot)] = Int32(t)
+                    result[3 * t + k] = slot / 3
+                    firstSlot[key] = -1
+                } else {
+                    firstSlot[key] = Int32(3 * t + k)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Splits the edges of the `marked` triangles at their midpoints; every triangle with a
+    /// split edge is cut into 2, 3 or 4 (so that no crack opens), orientation kept. Returns
+    /// the new mesh and, per new triangle, the old one it comes from when that was not cut.
+    static func split(_ mesh: TriangleMesh, marked: [Bool]) -> (mesh: TriangleMesh, unchanged: [Int]) {
+        var out = mesh
+        var mid: [UInt64: UInt32] = [:]
+        func key(_ a: UInt32, _ b: UInt32) -> UInt64 { UInt64(min(a, b)) << 32 | UInt64(max(a, b)) }
+        for t in 0..<mesh.faceCount where marked[t] {
+            for k in 0..<3 {
+                let a = mesh.faces[3 * t + k], b = mesh.faces[3 * t + (k + 1) % 3]
+                guard mid[key(a, b)] == nil else { continue }
+                mid[key(a, b)] = UInt32(out.positions.count / 3)
+                let i = 3 * Int(a), j = 3 * Int(b)
+                var n = SIMD3<Float>.zero
+                for c in 0..<3 {
+                    out.positions.append((mesh.positions[i + c] + mesh.positions[j + c]) / 2)
+                    out.colors.append(UInt8((Int(mesh.colors[i + c]) + Int(mesh.colors[j + c]) + 1) / 2))
+                    n[c] = mesh.normals[i + c] + mesh.normals[j + c]
+                }
+                let length = (n * n).sum().squareRoot()
+                if length > 0 { n /= length }
+                out.normals += [n.x, n.y, n.z]
+            }
+        }
+        out.faces = []
+        out.faces.reserveCapacity(mesh.faces.count + 9 * mid.count)
+        var unchanged: [Int] = []
+        for t in 0..<mesh.faceCount {
+            let v = [mesh.faces[3 * t], mesh.faces[3 * t + 1], mesh.faces[3 * t + 2]]
+            let m = (0..<3).map { mid[key(v[$0], v[($0 + 1) % 3])] }
+            let count = m.compactMap { $0 }.count
+            var made: [UInt32] = []
+            switch count {
+            case 0:
+                made = v
+            case 1:
+                guard let k = m.firstIndex(where: { $0 != nil }), let mk = m[k] else { continue }
+                let p = v[k], q = v[(k + 1) % 3], r = v[(k + 2) % 3]
+                made = [p, mk, r, mk, q, r]
+            case 2:
+                guard let k = m.firstIndex(where: { $0 == nil }), let m1 = m[(k + 1) % 3], let m2 = m[(k + 2) % 3] else { continue }
+                let p = v[k], q = v[(k + 1) % 3], r = v[(k + 2) % 3]
+                made = [m1, r, m2, p, q, m1, p, m1, m2]
+            default:
+                guard let m0 = m[0], let m1 = m[1], let m2 = m[2] else { continue }
+                made = [v[0], m0, m2, m0, v[1], m1, m2, m1, v[2], m0, m1, m2]
+            }
+            out.faces += made
+            for _ in 0..<(made.count / 3) { unchanged.append(count == 0 ? t : -1) }
+        }
+        return (out, unchanged)
     }
 
     /// Whether a camera-frame point is what the view's depth saw there: the depth pixel
@@ -161,38 +378,38 @@ package enum MeshTexturing {
         return result
     }
 
-    /// A chart's place: its rectangle in its view (pixels, margin included) and in the atlas.
+    /// A chart's place: its rectangle in its view (pixels, margin included) and in its atlas.
     struct Placement {
         var view: Int
         var sourceOrigin: SIMD2<Double>
         var sourceSize: SIMD2<Double>
+        var page = 0
         var atlasOrigin = SIMD2<Int>(0, 0)
         var atlasSize = SIMD2<Int>(0, 0)
     }
 
-    /// Shelf packing of rectangles (sizes in atlas pixels) into a square of `side`: their
-    /// origins, or nil when they do not fit.
-    static func pack(_ sizes: [SIMD2<Int>], side: Int) -> [SIMD2<Int>]? {
+    /// Shelf packing of rectangles (sizes in atlas pixels, each at most `side`) into
+    /// squares of `side`, as many as needed: each one's square and origin.
+    static func pack(_ sizes: [SIMD2<Int>], side: Int) -> [(page: Int, origin: SIMD2<Int>)] {
         let order = sizes.indices.sorted { sizes[$0].y > sizes[$1].y || (sizes[$0].y == sizes[$1].y && $0 < $1) }
-        var origins = [SIMD2<Int>](repeating: .zero, count: sizes.count)
-        var x = 0, y = 0, shelf = 0
+        var result = [(page: Int, origin: SIMD2<Int>)](repeating: (0, .zero), count: sizes.count)
+        var page = 0, x = 0, y = 0, shelf = 0
         for i in order {
             let s = sizes[i]
-            guard s.x <= side else { return nil }
             if x + s.x > side { y += shelf; x = 0; shelf = 0 }
-            guard y + s.y <= side else { return nil }
-            origins[i] = SIMD2(x, y)
+            if y + s.y > side { page += 1; x = 0; y = 0; shelf = 0 }
+            result[i] = (page, SIMD2(x, y))
             x += s.x
             shelf = max(shelf, s.y)
         }
-        return origins
+        return result
     }
 
-    /// Textures `mesh` from `views` (in memory) into one atlas of `side` × `side` pixels.
-    /// - Throws: `RGBDError` when the atlas side is outside 64…16 384 or the charts cannot
-    ///   be packed at any scale.
-    package static func texture(_ mesh: TriangleMesh, views: [TextureView], side: Int = 4096) throws -> TexturedMesh {
-        var layout = try Layout(mesh, views: views, side: side)
+    /// Textures `mesh` from `views` (in memory).
+    /// - Throws: `RGBDError` for options out of range (`TexturingOptions.validate`) or
+    ///   atlases that would exceed the memory budget.
+    package static func texture(_ mesh: TriangleMesh, views: [TextureView], options: TexturingOptions = TexturingOptions()) throws -> TexturedMesh {
+        var layout = try Layout(mesh, views: views, options: options)
         for v in views.indices { layout.fill(view: v, color: views[v].color) }
         layout.finish()
         return layout.result
@@ -200,34 +417,59 @@ package enum MeshTexturing {
 
     /// A texture laid out (views chosen, charts packed, texture coordinates made) before
     /// its pixels: the views' colors are filled in one at a time (`fill`), so that a scan's
-    /// frames can be read one after the other.
+    /// frames can be read one after the other; `finish` levels and bleeds.
     package struct Layout {
-        /// The textured mesh; its atlas is filled by `fill`.
+        /// The textured mesh; its atlases are filled by `fill` and `finish`.
         package var result = TexturedMesh()
-        /// The charts (triangle numbers) and their places.
-        var charts: [[Int]]
-        var placements: [Placement]
+        var placements: [Placement] = []
         /// The views used (those some chart takes its color from).
         package var usedViews: Set<Int> { Set(placements.map(\.view).filter { $0 >= 0 }) }
         /// Per view, the sample triangles it sees and where their centres are in its image.
         var samplesOfView: [[(sample: Int32, pixel: SIMD2<Double>)]] = []
         /// The colors the filled views gave the sample triangles.
         var observations: [(sample: Int32, view: Int32, color: SIMD3<Float>)] = []
+        /// Per output vertex: its chart, the surface's vertex and its pixel in its chart's view.
+        var vertexChart: [Int32] = []
+        var vertexSource: [UInt32] = []
+        var vertexPixel: [SIMD2<Float>] = []
+        /// Output vertices on seams (their surface vertex in charts of two views or more), by view.
+        var seamVerticesOfView: [[Int32]] = []
+        /// The colors their views gave the seam vertices (before the gains).
+        var seamColors: [Int32: SIMD3<Float>] = [:]
 
         /// Lays out the texture of `mesh` from `views` (their colors are not read).
-        package init(_ mesh: TriangleMesh, views: [TextureView], side: Int) throws {
-            guard side >= 64, side <= 16_384 else {
-                throw RGBDError(.invalidArgument, "the texture atlas must be 64 to 16384 pixels wide (\(side))")
+        /// - Throws: `RGBDError` for options out of range, or when the atlases would take
+        ///   more memory than `options.budget` allows.
+        package init(_ mesh: TriangleMesh, views: [TextureView], options: TexturingOptions) throws {
+            try options.validate()
+            // Views per triangle; triangles no view sees whole but some view sees in part split.
+            var surface = mesh
+            var (scores, partial) = candidates(surface, views: views, faces: Array(0..<surface.faceCount))
+            var split = 0
+            for _ in 0..<splitRounds {
+                let marked = partial
+                let count = marked.filter { $0 }.count
+                guard count > 0 else { break }
+                split += count
+                let (finer, unchanged) = MeshTexturing.split(surface, marked: marked)
+                let redo = unchanged.indices.filter { unchanged[$0] < 0 }
+                let fresh = candidates(finer, views: views, faces: redo)
+                var newScores = unchanged.map { $0 >= 0 ? scores[$0] : [] }
+                var newPartial = [Bool](repeating: false, count: unchanged.count)
+                for (i, t) in redo.enumerated() { newScores[t] = fresh.scores[i]; newPartial[t] = fresh.partial[i] }
+                surface = finer; scores = newScores; partial = newPartial
             }
-            let faceViews = chooseViews(mesh, views: views)
-            charts = MeshTexturing.charts(mesh, faceViews: faceViews)
+            let faceViews = choose(surface, scores: scores)
+            let charts = MeshTexturing.charts(surface, faceViews: faceViews)
+            result.surface = surface
+            result.splitTriangles = split
             // Sample triangles (up to 20 000) for the views' color gains: where each view sees them.
             samplesOfView = [[(sample: Int32, pixel: SIMD2<Double>)]](repeating: [], count: views.count)
-            let step = max(1, mesh.faceCount / 20_000)
+            let step = max(1, surface.faceCount / 20_000)
             for (v, view) in views.enumerated() {
                 let toCamera = view.pose.inverse
-                for (s, t) in stride(from: 0, to: mesh.faceCount, by: step).enumerated() {
-                    let (a, b, c) = corners(mesh, t)
+                for (s, t) in stride(from: 0, to: surface.faceCount, by: step).enumerated() {
+                    let (a, b, c) = corners(surface, t)
                     let n = cross(b - a, c - a), m = (a + b + c) / 3
                     let toEye = view.pose.translation - m
                     let length = (n * n).sum().squareRoot(), distance = (toEye * toEye).sum().squareRoot()
@@ -237,9 +479,7 @@ package enum MeshTexturing {
                     samplesOfView[v].append((Int32(s), pixel))
                 }
             }
-            let margin = 2.0
             // Each chart's rectangle in its view (a face of no view: a 4-pixel cell of its color).
-            placements = []
             for chart in charts {
                 let v = Int(faceViews[chart[0]])
                 guard v >= 0 else {
@@ -250,7 +490,7 @@ package enum MeshTexturing {
                 let k = views[v].colorIntrinsics
                 var lo = SIMD2<Double>(repeating: .infinity), hi = SIMD2<Double>(repeating: -.infinity)
                 for t in chart {
-                    let (a, b, c) = corners(mesh, t)
+                    let (a, b, c) = corners(surface, t)
                     for p in [a, b, c] {
                         let q = toCamera.apply(p)
                         let pixel = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
@@ -259,62 +499,73 @@ package enum MeshTexturing {
                 }
                 placements.append(Placement(view: v, sourceOrigin: lo - margin, sourceSize: hi - lo + 2 * margin))
             }
-            // The smallest square (a power of two, 64 up to `side`) that holds every rectangle
-            // at the frames' resolution; else `side` at the largest scale at which they fit.
-            var scale = 1.0, packed = false, side = side
-            var candidates: [Int] = []
-            var trial = 64
-            while trial < side { candidates.append(trial); trial *= 2 }
-            candidates.append(side)
-            for (n, candidate) in candidates.enumerated() {
-                let last = n == candidates.count - 1
-                for _ in 0..<(last ? 40 : 1) {
-                    let sizes = placements.map { p in
-                        p.view < 0 ? SIMD2(4, 4)
-                            : SIMD2(Int((p.sourceSize.x * scale).rounded(.up)) + 1, Int((p.sourceSize.y * scale).rounded(.up)) + 1)
-                    }
-                    if let origins = pack(sizes, side: candidate) {
-                        for i in placements.indices { placements[i].atlasOrigin = origins[i]; placements[i].atlasSize = sizes[i] }
-                        packed = true
-                        side = candidate
-                        break
-                    }
-                    if last { scale *= 0.85 }
-                }
-                if packed { break }
+            // The views' resolution, or less when a chart would not fit one atlas; one atlas
+            // of the smallest power of two (64 up to the side) that holds them all, else as
+            // many atlases of the side as it takes.
+            let largest = placements.map { max($0.sourceSize.x, $0.sourceSize.y) }.max() ?? 1
+            let scale = min(1, Double(options.side - 2) / max(largest, 1))
+            let sizes = placements.map { p in
+                p.view < 0 ? SIMD2(4, 4)
+                    : SIMD2(Int((p.sourceSize.x * scale).rounded(.up)) + 1, Int((p.sourceSize.y * scale).rounded(.up)) + 1)
             }
-            guard packed else {
-                throw RGBDError(.invalidArgument, "the texture's \(charts.count) charts do not fit an atlas of \(side) pixels")
+            var side = options.side
+            var packed = pack(sizes, side: side)
+            var trial = 64
+            while trial < options.side {
+                if sizes.allSatisfy({ $0.x <= trial && $0.y <= trial }) {
+                    let attempt = pack(sizes, side: trial)
+                    if attempt.allSatisfy({ $0.page == 0 }) { side = trial; packed = attempt; break }
+                }
+                trial *= 2
+            }
+            let pages = (packed.map(\.page).max() ?? 0) + 1
+            let bytes = pages * side * side * TexturingOptions.bytesPerTexel + side * side * TexturingOptions.bleedBytesPerTexel
+            guard bytes <= options.budget else {
+                throw RGBDError(.invalidArgument, "the texture needs \(pages) atlas\(pages == 1 ? "" : "es") of \(side)x\(side) pixels (\(bytes >> 20) MB while made), more than the memory allowed (\(options.budget >> 20) MB)",
+                                argument: .memoryBudget)
+            }
+            for i in placements.indices {
+                placements[i].page = packed[i].page
+                placements[i].atlasOrigin = packed[i].origin
+                placements[i].atlasSize = sizes[i]
             }
             result.faceViews = faceViews
             result.scale = scale
-            result.atlas = ColorImage(width: side, height: side, channels: 3, repeating: 0)
+            result.atlases = (0..<pages).map { _ in ColorImage(width: side, height: side, channels: 3, repeating: 0) }
+            result.facePages = [Int32](repeating: 0, count: surface.faceCount)
             // Vertices per chart, with their atlas coordinates.
             var vertexOfChart: [UInt64: UInt32] = [:]
-            result.faces = [UInt32](repeating: 0, count: mesh.faces.count)
+            var chartsOfVertex = [UInt8](repeating: 0, count: surface.vertexCount)
+            result.faces = [UInt32](repeating: 0, count: surface.faces.count)
             for (c, chart) in charts.enumerated() {
                 let p = placements[c]
                 for t in chart {
+                    result.facePages[t] = Int32(p.page)
                     for k in 0..<3 {
-                        let i = mesh.faces[3 * t + k]
+                        let i = surface.faces[3 * t + k]
                         let key = UInt64(c) << 32 | UInt64(i)
                         if let existing = vertexOfChart[key] { result.faces[3 * t + k] = existing; continue }
                         let n = UInt32(result.positions.count / 3)
                         vertexOfChart[key] = n
                         result.faces[3 * t + k] = n
+                        if p.view >= 0 && chartsOfVertex[Int(i)] < 255 { chartsOfVertex[Int(i)] += 1 }
                         let o = 3 * Int(i)
-                        result.positions += mesh.positions[o..<o + 3]
-                        result.normals += mesh.normals[o..<o + 3]
+                        result.positions += surface.positions[o..<o + 3]
+                        result.normals += surface.normals[o..<o + 3]
                         var atlasPixel: SIMD2<Double>
+                        var source = SIMD2<Double>.zero
                         if p.view < 0 {
                             atlasPixel = SIMD2(Double(p.atlasOrigin.x) + 1.5, Double(p.atlasOrigin.y) + 1.5)
                         } else {
-                            let q = views[p.view].pose.inverse.apply(SIMD3(Double(mesh.positions[o]), Double(mesh.positions[o + 1]),
-                                                                           Double(mesh.positions[o + 2])))
+                            let q = views[p.view].pose.inverse.apply(SIMD3(Double(surface.positions[o]), Double(surface.positions[o + 1]),
+                                                                           Double(surface.positions[o + 2])))
                             let k = views[p.view].colorIntrinsics
-                            let source = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
+                            source = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
                             atlasPixel = SIMD2(Double(p.atlasOrigin.x), Double(p.atlasOrigin.y)) + (source - p.sourceOrigin) * scale
                         }
+                        vertexChart.append(Int32(c))
+                        vertexSource.append(i)
+                        vertexPixel.append(SIMD2<Float>(source))
                         // glTF: 0 is the atlas's left (top) edge; pixel centres at (i + 0.5) / side.
                         result.uvs += [Float((atlasPixel.x + 0.5) / Double(side)), Float((atlasPixel.y + 0.5) / Double(side))]
                     }
@@ -324,42 +575,99 @@ package enum MeshTexturing {
                     var rgb = SIMD3<Double>.zero
                     for t in chart {
                         for k in 0..<3 {
-                            let o = 3 * Int(mesh.faces[3 * t + k])
-                            rgb += SIMD3(Double(mesh.colors[o]), Double(mesh.colors[o + 1]), Double(mesh.colors[o + 2])) / Double(3 * chart.count)
+                            let o = 3 * Int(surface.faces[3 * t + k])
+                            rgb += SIMD3(Double(surface.colors[o]), Double(surface.colors[o + 1]), Double(surface.colors[o + 2])) / Double(3 * chart.count)
                         }
                     }
                     for y in 0..<4 {
                         for x in 0..<4 {
-                            for ch in 0..<3 { result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(rgb[ch].rounded()) }
+                            for ch in 0..<3 { result.atlases[p.page][p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(rgb[ch].rounded()) }
                         }
                     }
                 }
             }
+            seamVerticesOfView = [[Int32]](repeating: [], count: views.count)
+            for o in vertexChart.indices {
+                let view = placements[Int(vertexChart[o])].view
+                if view >= 0 && chartsOfVertex[Int(vertexSource[o])] > 1 { seamVerticesOfView[view].append(Int32(o)) }
+            }
         }
 
         /// Copies view `v`'s pixels into its charts' places (`color`: its color image), and
-        /// notes its colors of the sample triangles.
+        /// notes its colors of the sample triangles and of its seam vertices.
         package mutating func fill(view v: Int, color: ColorImage) {
             for (sample, pixel) in samplesOfView[v] {
                 let rgb = bilinear(color, pixel)
                 observations.append((sample, Int32(v), SIMD3(Float(rgb.x), Float(rgb.y), Float(rgb.z))))
+            }
+            for o in seamVerticesOfView[v] {
+                let rgb = bilinear(color, SIMD2<Double>(vertexPixel[Int(o)]))
+                seamColors[o] = SIMD3(Float(rgb.x), Float(rgb.y), Float(rgb.z))
             }
             for p in placements where p.view == v {
                 for y in 0..<p.atlasSize.y {
                     for x in 0..<p.atlasSize.x {
                         let source = p.sourceOrigin + SIMD2(Double(x), Double(y)) / result.scale
                         let rgb = bilinear(color, source)
-                        for ch in 0..<3 { result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = rgb[ch] }
+                        for ch in 0..<3 { result.atlases[p.page][p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = rgb[ch] }
                     }
                 }
             }
         }
 
-        /// Levels the filled views' colors: per channel, the log gains `a_v` minimizing
+        /// Levels and bleeds the filled atlases: the views' gains (`levelExposures`), the
+        /// seams' offsets (`seamOffsets`) applied to the triangles' texels, and every
+        /// texel no triangle uses filled from its neighbourhood (`bleed`).
+        package mutating func finish() {
+            levelExposures()
+            let offsets = seamOffsets()
+            let side = result.atlases.first?.width ?? 1
+            var masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: result.atlases.count)
+            for p in placements where p.view < 0 {
+                for y in 0..<4 { for x in 0..<4 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 1 } }
+            }
+            for t in 0..<(result.faces.count / 3) {
+                let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
+                let view = placements[Int(vertexChart[o[0]])].view
+                guard view >= 0 else { continue }
+                let gain = SIMD3<Float>(result.gains[view] ?? SIMD3(1, 1, 1))
+                let page = Int(result.facePages[t])
+                let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
+                rasterize(corners, side: side) { x, y, w in
+                    let index = y * side + x
+                    guard masks[page][index] == 0 else { return }
+                    masks[page][index] = 1
+                    let offset = offsets[o[0]] * w.x + offsets[o[1]] * w.y + offsets[o[2]] * w.z
+                    for ch in 0..<3 {
+                        let value = Float(result.atlases[page][x, y, ch]) * gain[ch] + offset[ch]
+                        result.atlases[page][x, y, ch] = UInt8(min(255, max(0, value.rounded())))
+                    }
+                }
+            }
+            for page in result.atlases.indices { MeshTexturing.bleed(&result.atlases[page], covered: masks[page]) }
+            // The seams after: each seam vertex's texel in each of its charts.
+            var after: [Double] = []
+            var bySource: [UInt32: [Int]] = [:]
+            for list in seamVerticesOfView { for o in list { bySource[vertexSource[Int(o)], default: []].append(Int(o)) } }
+            for (_, list) in bySource where list.count > 1 {
+                let colors = list.map { o in
+                    let page = pageOfVertex(o)
+                    return bilinearFloat(result.atlases[page], SIMD2(Double(result.uvs[2 * o]), Double(result.uvs[2 * o + 1])) * Double(side) - 0.5)
+                }
+                after.append(spread(colors))
+            }
+            after.sort()
+            result.seams.after = after.isEmpty ? 0 : after[after.count / 2]
+        }
+
+        /// The atlas of an output vertex (its chart's).
+        func pageOfVertex(_ o: Int) -> Int { placements[Int(vertexChart[o])].page }
+
+        /// Per view and channel, the log gains `a_v` minimizing
         /// Σ (log c_sv + a_v − log c_sw − a_w)² over the sample triangles both views saw
         /// (colors of at least 8 levels), with a small pull toward 0, then shifted so that the
-        /// median view keeps its colors; each chart's pixels are multiplied by its view's gain.
-        package mutating func finish() {
+        /// median view keeps its colors (`result.gains`).
+        mutating func levelExposures() {
             var bySample: [Int32: [(view: Int32, color: SIMD3<Float>)]] = [:]
             for o in observations { bySample[o.sample, default: []].append((o.view, o.color)) }
             let viewList = Array(Set(observations.map(\.view))).sorted()
@@ -405,30 +713,170 @@ package enum MeshTexturing {
             for (i, v) in viewList.enumerated() {
                 result.gains[Int(v)] = SIMD3(exp(logGains[i].x), exp(logGains[i].y), exp(logGains[i].z))
             }
-            for p in placements where p.view >= 0 {
-                guard let gain = result.gains[p.view] else { continue }
-                for y in 0..<p.atlasSize.y {
-                    for x in 0..<p.atlasSize.x {
-                        for ch in 0..<3 {
-                            let value = Double(result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch]) * gain[ch]
-                            result.atlas[p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(min(255, max(0, value.rounded())))
+        }
+
+        /// Per output vertex, the color offset that levels the seams: at a seam vertex the
+        /// mean of its charts' colors (gains applied) minus its own chart's; inside a chart
+        /// the offsets diffused from its seams (Gauss–Seidel on the chart's vertex graph,
+        /// seam vertices held), fading away from them.
+        mutating func seamOffsets() -> [SIMD3<Float>] {
+            let count = vertexChart.count
+            var offsets = [SIMD3<Float>](repeating: .zero, count: count)
+            var fixed = [Bool](repeating: false, count: count)
+            var bySource: [UInt32: [Int]] = [:]
+            for list in seamVerticesOfView { for o in list { bySource[vertexSource[Int(o)], default: []].append(Int(o)) } }
+            var before: [Double] = []
+            for (_, list) in bySource where list.count > 1 {
+                var colors: [SIMD3<Float>] = []
+                for o in list {
+                    let view = placements[Int(vertexChart[o])].view
+                    guard let raw = seamColors[Int32(o)] else { continue }
+                    colors.append(raw * SIMD3<Float>(result.gains[view] ?? SIMD3(1, 1, 1)))
+                }
+                guard colors.count == list.count else { continue }
+                let mean = colors.reduce(.zero, +) / Float(colors.count)
+                for (o, color) in zip(list, colors) { offsets[o] = mean - color; fixed[o] = true }
+                before.append(spread(colors.map { SIMD3<Double>($0) }))
+            }
+            before.sort()
+            result.seams.vertices = before.count
+            result.seams.before = before.isEmpty ? 0 : before[before.count / 2]
+            // The vertex graph (edges of the output triangles: within charts only).
+            var degree = [Int32](repeating: 0, count: count + 1)
+            for t in 0..<(result.faces.count / 3) {
+                for k in 0..<3 { degree[Int(result.faces[3 * t + k])] += 2 }
+            }
+            var start = [Int](repeating: 0, count: count + 1)
+            for i in 0..<count { start[i + 1] = start[i] + Int(degree[i]) }
+            var fill = start
+            var adjacent = [Int32](repeating: 0, count: start[count])
+            for t in 0..<(result.faces.count / 3) {
+                for k in 0..<3 {
+                    let a = Int(result.faces[3 * t + k]), b = Int(result.faces[3 * t + (k + 1) % 3]), c = Int(result.faces[3 * t + (k + 2) % 3])
+                    adjacent[fill[a]] = Int32(b); adjacent[fill[a] + 1] = Int32(c); fill[a] += 2
+                }
+            }
+            for _ in 0..<60 {
+                for i in 0..<count where !fixed[i] && start[i + 1] > start[i] {
+                    var sum = SIMD3<Float>.zero
+                    for j in start[i]..<start[i + 1] { sum += offsets[Int(adjacent[j])] }
+                    offsets[i] = sum / Float(start[i + 1] - start[i])
+                }
+            }
+            return offsets
+        }
+    }
+
+    /// The largest channel's range among colors.
+    static func spread(_ colors: [SIMD3<Double>]) -> Double {
+        guard let first = colors.first else { return 0 }
+        var lo = first, hi = first
+        for c in colors { lo = pointwiseMin(lo, c); hi = pointwiseMax(hi, c) }
+        return (hi - lo).max()
+    }
+
+    /// Calls `body` for each texel (centres at integers) within a texel of the triangle
+    /// `p` (atlas pixels), with its barycentric weights (clamped to the triangle outside it).
+    static func rasterize(_ p: [SIMD2<Float>], side: Int, _ body: (Int, Int, SIMD3<Float>) -> Void) {
+        let lo = pointwiseMin(pointwiseMin(p[0], p[1]), p[2]) - 1.5, hi = pointwiseMax(pointwiseMax(p[0], p[1]), p[2]) + 1.5
+        let x0 = max(0, Int(lo.x.rounded(.up))), x1 = min(side - 1, Int(hi.x.rounded(.down)))
+        let y0 = max(0, Int(lo.y.rounded(.up))), y1 = min(side - 1, Int(hi.y.rounded(.down)))
+        guard x0 <= x1, y0 <= y1 else { return }
+        let e1 = p[1] - p[0], e2 = p[2] - p[0]
+        let det = e1.x * e2.y - e1.y * e2.x
+        for y in y0...y1 {
+            for x in x0...x1 {
+                let q = SIMD2(Float(x), Float(y))
+                var w: SIMD3<Float>
+                if abs(det) > 1e-9 {
+                    let d = q - p[0]
+                    let b = (d.x * e2.y - d.y * e2.x) / det, c = (e1.x * d.y - e1.y * d.x) / det
+                    w = SIMD3(1 - b - c, b, c)
+                } else {
+                    w = SIMD3(repeating: 1.0 / 3)
+                }
+                if w.min() < 0 {
+                    // Outside: within a texel of an edge, the nearest point of the triangle's.
+                    var best = Float.infinity, weights = w
+                    for k in 0..<3 {
+                        let a = p[k], b = p[(k + 1) % 3], ab = b - a
+                        let length2 = (ab * ab).sum()
+                        let s = length2 > 0 ? min(1, max(0, ((q - a) * ab).sum() / length2)) : 0
+                        let foot = a + ab * s, d = q - foot
+                        let distance = (d * d).sum()
+                        if distance < best {
+                            best = distance
+                            weights = .zero
+                            weights[k] = 1 - s
+                            weights[(k + 1) % 3] = s
                         }
                     }
+                    guard best <= 1 else { continue }
+                    w = weights
                 }
+                body(x, y, w)
+            }
+        }
+    }
+
+    /// Fills the texels not `covered` from the covered ones near them (pull-push: a pyramid
+    /// of averages of the covered texels, each empty texel taking its parent's), so that
+    /// chart borders bleed into the unused space and mipmaps mix no black into them.
+    static func bleed(_ atlas: inout ColorImage, covered: [UInt8]) {
+        let side = atlas.width
+        guard side > 1, covered.contains(0) else { return }
+        // Levels 1 and up (each half its parent's size, rounded up): sums of color and counts.
+        var sizes = [side]
+        while let last = sizes.last, last > 1 { sizes.append((last + 1) / 2) }
+        var levels = [[SIMD4<Float>]](repeating: [], count: sizes.count)
+        levels[1] = [SIMD4<Float>](repeating: .zero, count: sizes[1] * sizes[1])
+        for y in 0..<side {
+            for x in 0..<side where covered[y * side + x] != 0 {
+                levels[1][(y / 2) * sizes[1] + x / 2] += SIMD4(Float(atlas[x, y, 0]), Float(atlas[x, y, 1]), Float(atlas[x, y, 2]), 1)
+            }
+        }
+        for l in 2..<max(2, sizes.count) {
+            let n = sizes[l], below = sizes[l - 1]
+            var level = [SIMD4<Float>](repeating: .zero, count: n * n)
+            for y in 0..<below { for x in 0..<below { level[(y / 2) * n + x / 2] += levels[l - 1][y * below + x] } }
+            levels[l] = level
+        }
+        // Pull down: an empty cell takes its parent's mean.
+        for l in stride(from: sizes.count - 2, through: 1, by: -1) {
+            let n = sizes[l], parentSize = sizes[l + 1]
+            for y in 0..<n {
+                for x in 0..<n where levels[l][y * n + x].w == 0 {
+                    let parent = levels[l + 1][(y / 2) * parentSize + x / 2]
+                    if parent.w > 0 { levels[l][y * n + x] = parent / parent.w }
+                }
+            }
+        }
+        let n = sizes[1]
+        for y in 0..<side {
+            for x in 0..<side where covered[y * side + x] == 0 {
+                let cell = levels[1][(y / 2) * n + x / 2]
+                guard cell.w > 0 else { continue }
+                for ch in 0..<3 { atlas[x, y, ch] = UInt8(min(255, max(0, (cell[ch] / cell.w).rounded()))) }
             }
         }
     }
 
     /// The color at a pixel position (integer coordinates are pixel centres), clamped to the image.
     static func bilinear(_ image: ColorImage, _ p: SIMD2<Double>) -> SIMD3<UInt8> {
+        let c = bilinearFloat(image, p)
+        return SIMD3(UInt8(min(255, max(0, c.x.rounded()))), UInt8(min(255, max(0, c.y.rounded()))), UInt8(min(255, max(0, c.z.rounded()))))
+    }
+
+    /// The same, unrounded.
+    static func bilinearFloat(_ image: ColorImage, _ p: SIMD2<Double>) -> SIMD3<Double> {
         let x = min(max(p.x, 0), Double(image.width - 1)), y = min(max(p.y, 0), Double(image.height - 1))
         let x0 = Int(x), y0 = Int(y), x1 = min(x0 + 1, image.width - 1), y1 = min(y0 + 1, image.height - 1)
         let fx = x - Double(x0), fy = y - Double(y0)
-        var out = SIMD3<UInt8>()
+        var out = SIMD3<Double>()
         for ch in 0..<3 {
             let top = Double(image[x0, y0, ch]) * (1 - fx) + Double(image[x1, y0, ch]) * fx
             let bottom = Double(image[x0, y1, ch]) * (1 - fx) + Double(image[x1, y1, ch]) * fx
-            out[ch] = UInt8(min(255, max(0, (top * (1 - fy) + bottom * fy).rounded())))
+            out[ch] = top * (1 - fy) + bottom * fy
         }
         return out
     }
