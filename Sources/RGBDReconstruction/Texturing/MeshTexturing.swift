@@ -41,6 +41,9 @@ package struct TexturingOptions: Sendable {
     package var side = 4096
     /// The most bytes the atlases may take while they are made; nil: half the machine's memory.
     package var memoryBudget: Int? = nil
+    /// Whether the seams are leveled (per-vertex offsets diffused from the chart borders);
+    /// the per-view gains are found either way.
+    package var levelSeams = true
 
     /// Options with an atlas side and a memory budget.
     package init(side: Int = 4096, memoryBudget: Int? = nil) {
@@ -436,12 +439,15 @@ package enum MeshTexturing {
         var seamVerticesOfView: [[Int32]] = []
         /// The colors their views gave the seam vertices (before the gains).
         var seamColors: [Int32: SIMD3<Float>] = [:]
+        /// Whether `finish` levels the seams.
+        var levelSeams = true
 
         /// Lays out the texture of `mesh` from `views` (their colors are not read).
         /// - Throws: `RGBDError` for options out of range, or when the atlases would take
         ///   more memory than `options.budget` allows.
         package init(_ mesh: TriangleMesh, views: [TextureView], options: TexturingOptions) throws {
             try options.validate()
+            levelSeams = options.levelSeams
             // Views per triangle; triangles no view sees whole but some view sees in part split.
             var surface = mesh
             var (scores, partial) = candidates(surface, views: views, faces: Array(0..<surface.faceCount))
@@ -620,7 +626,8 @@ package enum MeshTexturing {
         /// texel no triangle uses filled from its neighbourhood (`bleed`).
         package mutating func finish() {
             levelExposures()
-            let offsets = seamOffsets()
+            var offsets = seamOffsets()
+            if !levelSeams { offsets = offsets.map { _ in .zero } }
             let side = result.atlases.first?.width ?? 1
             var masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: result.atlases.count)
             for p in placements where p.view < 0 {
