@@ -32,6 +32,9 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// Simplify the mesh after meshing (and dropping fragments): `MeshSimplification`;
     /// nil keeps every triangle.
     public var simplification: MeshSimplification? = nil
+    /// Without a `simplification`, simplify within one voxel (the fused surface's own
+    /// precision): what a textured output gets by default, the texture carrying the detail.
+    package var simplifyWithinVoxel = false
 
     /// The defaults: the voxel chosen from the scan's depth, 4-voxel truncation, high
     /// confidence only, edges dropped, every frame, every fragment kept.
@@ -177,7 +180,7 @@ public struct SceneFusion: Sendable {
                                  droppedTriangles: before - mesh.faceCount)
         fusion.voxel = choice
         fusion.placement = (scene.world, options.points.frame.kind)
-        try fusion.simplify(options.simplification, stage: stage)
+        try fusion.simplify(options.simplification ?? (options.simplifyWithinVoxel ? MeshSimplification(maxError: choice.voxel) : nil), stage: stage)
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion
     }

@@ -60,10 +60,30 @@ struct Fuse: ParsableCommand {
         triangle, counter-clockwise seen from the observed side). Header comments give \
         the source, world, axes, voxel and options. OUT is a .ply path for one scan or a \
         directory (NAME.ply per scan). A .glb output is glTF 2.0 binary (positions, \
-        normals, vertex colors as COLOR_0, meters, +Y up: a gravity-aligned world as it is, \
-        --frame level or enu turned so that their up is +Y; the mapping is in the asset's \
-        extras); a .obj output is OBJ with vertex colors and normals in the same axes. On a terminal a status line shows frames done, \
-        rate and time left.
+        normals, meters, +Y up: a gravity-aligned world as it is, --frame level or enu \
+        turned so that their up is +Y; the mapping is in the asset's extras); a .obj output \
+        is OBJ (NAME.obj, NAME.mtl and its images) in the same axes.
+
+        Texturing: a .glb or .obj output of a scan with color is textured by default. The \
+        mesh is simplified within one voxel (unless --triangles or --max-error say \
+        otherwise) and each triangle takes its color from one frame (at most 120 frames, \
+        spread over the scan): among the frames that see it whole (its depth agreeing with \
+        the triangle at its centre and corners, so that a frame where something stands in \
+        front of it is never used; facing it within 78 degrees), the one where it covers \
+        the most pixels, times the frame's sharpness from the camera's motion, then the \
+        frame its neighbours took. Triangles that reach out of every frame are split until \
+        their parts fit; triangles no frame sees keep their vertices' color. Neighbouring \
+        triangles of one frame form charts, packed into atlases of --texture-size pixels \
+        (default 4096; one smaller power of two when it holds everything; more atlases when \
+        one does not), embedded as JPEG in the .glb (one primitive and material per atlas) \
+        or written beside the .obj (NAME.jpg, or NAME_0.jpg, NAME_1.jpg, ...). Per-frame \
+        color gains from the overlaps level exposures, per-vertex offsets level the seams \
+        between charts, and the unused texels are filled from their neighbours so that no \
+        dark seam shows at any zoom. --texture-size 0 writes vertex colors instead (and \
+        simplifies only when asked); a scan without color always does. The atlases count \
+        against --max-memory: more is refused before anything is written. On a terminal a \
+        status line shows frames done, rate and time left, then each stage (meshing, \
+        simplifying, texturing, writing).
         """)
 
     @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
@@ -193,14 +213,16 @@ struct Fuse: ParsableCommand {
                 let scene = try SceneInputs.open(path, poses: poseSource, quiet: quiet)
                 var options = options
                 options.points.frame = try WorldFrame.forScene(frame, scene: scene)
+                let texturing = scene.colorSize == nil ? nil : texturing(format: Path.pathExtension(target))
+                options.simplifyWithinVoxel = texturing != nil
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 defer { progress.finish() }
                 let fused = try SceneFusion.build(scene, options: options,
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
                 var texture = ""
-                if let texturing = texturing(format: Path.pathExtension(target)) {
-                    if scene.colorSize != nil {
+                if self.texturing(format: Path.pathExtension(target)) != nil {
+                    if let texturing {
                         progress.stage("texturing")
                         let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: options.points.frame, options: texturing) { done, total in
                             progress.stage("texturing, frame \(done) of \(total) read")

@@ -441,6 +441,12 @@ package enum MeshTexturing {
         var seamColors: [Int32: SIMD3<Float>] = [:]
         /// Whether `finish` levels the seams.
         var levelSeams = true
+        /// The views' cameras (world to camera, color intrinsics).
+        var cameras: [(toCamera: Pose, intrinsics: Intrinsics)] = []
+        /// Per view, the triangles that take their color from it.
+        var facesOfView: [[Int32]] = []
+        /// Per atlas and texel: 0 unused, 1 filled from its view, 2 leveled (or a cell of vertex colors).
+        var masks: [[UInt8]] = []
 
         /// Lays out the texture of `mesh` from `views` (their colors are not read).
         /// - Throws: `RGBDError` for options out of range, or when the atlases would take
@@ -592,6 +598,13 @@ package enum MeshTexturing {
                     }
                 }
             }
+            cameras = views.map { ($0.pose.inverse, $0.colorIntrinsics) }
+            facesOfView = [[Int32]](repeating: [], count: views.count)
+            for t in 0..<surface.faceCount where faceViews[t] >= 0 { facesOfView[Int(faceViews[t])].append(Int32(t)) }
+            masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: pages)
+            for p in placements where p.view < 0 {
+                for y in 0..<4 { for x in 0..<4 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 2 } }
+            }
             seamVerticesOfView = [[Int32]](repeating: [], count: views.count)
             for o in vertexChart.indices {
                 let view = placements[Int(vertexChart[o])].view
@@ -610,13 +623,27 @@ package enum MeshTexturing {
                 let rgb = bilinear(color, SIMD2<Double>(vertexPixel[Int(o)]))
                 seamColors[o] = SIMD3(Float(rgb.x), Float(rgb.y), Float(rgb.z))
             }
-            for p in placements where p.view == v {
-                for y in 0..<p.atlasSize.y {
-                    for x in 0..<p.atlasSize.x {
-                        let source = p.sourceOrigin + SIMD2(Double(x), Double(y)) / result.scale
-                        let rgb = bilinear(color, source)
-                        for ch in 0..<3 { result.atlases[p.page][p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = rgb[ch] }
-                    }
+            // Each triangle's texels: the point of the triangle there (barycentric in the
+            // atlas, the texture coordinates being interpolated linearly on the surface)
+            // projected into the view, so that a large triangle seen at a slant is not
+            // distorted by the projection.
+            let side = result.atlases.first?.width ?? 1
+            let (toCamera, k) = cameras[v]
+            for t32 in facesOfView[v] {
+                let t = Int(t32)
+                let page = Int(result.facePages[t])
+                let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
+                let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
+                let (a, b, c) = MeshTexturing.corners(result.surface, t)
+                let qa = toCamera.apply(a), qb = toCamera.apply(b), qc = toCamera.apply(c)
+                rasterize(corners, side: side) { x, y, w in
+                    let index = y * side + x
+                    guard masks[page][index] == 0 else { return }
+                    masks[page][index] = 1
+                    let q = qa * Double(w.x) + qb * Double(w.y) + qc * Double(w.z)
+                    guard q.z > 1e-6 else { return }
+                    let rgb = bilinear(color, SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy))
+                    for ch in 0..<3 { result.atlases[page][x, y, ch] = rgb[ch] }
                 }
             }
         }
@@ -629,10 +656,6 @@ package enum MeshTexturing {
             var offsets = seamOffsets()
             if !levelSeams { offsets = offsets.map { _ in .zero } }
             let side = result.atlases.first?.width ?? 1
-            var masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: result.atlases.count)
-            for p in placements where p.view < 0 {
-                for y in 0..<4 { for x in 0..<4 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 1 } }
-            }
             for t in 0..<(result.faces.count / 3) {
                 let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
                 let view = placements[Int(vertexChart[o[0]])].view
@@ -642,8 +665,8 @@ package enum MeshTexturing {
                 let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
                 rasterize(corners, side: side) { x, y, w in
                     let index = y * side + x
-                    guard masks[page][index] == 0 else { return }
-                    masks[page][index] = 1
+                    guard masks[page][index] == 1 else { return }
+                    masks[page][index] = 2
                     let offset = offsets[o[0]] * w.x + offsets[o[1]] * w.y + offsets[o[2]] * w.z
                     for ch in 0..<3 {
                         let value = Float(result.atlases[page][x, y, ch]) * gain[ch] + offset[ch]
