@@ -139,6 +139,8 @@ package enum MeshTexturing {
     static let splitRounds = 3
     /// The margin around a chart's rectangle, pixels of its view.
     static let margin = 2.0
+    /// Where the corners of a triangle no view saw are in its 5×5 cell (texel centres).
+    static let cellCorners: [SIMD2<Double>] = [SIMD2(1, 1), SIMD2(3, 1), SIMD2(1, 3)]
 
     /// The views that see each triangle of `faces` whole with their scores (best first),
     /// and whether some view sees its centre but not all of it.
@@ -169,6 +171,8 @@ package enum MeshTexturing {
                             length = (n * n).sum().squareRoot()
                         }
                         guard length > 0 else { continue }
+                        let faceNormal = cross(b - a, cc - a)
+                        let faceArea = (faceNormal * faceNormal).sum().squareRoot() / 2
                         var found: [(view: Int32, score: Float)] = [], fallback: [(view: Int32, score: Float)] = []
                         var seenInPart = false
                         for (v, view) in views.enumerated() {
@@ -189,8 +193,15 @@ package enum MeshTexturing {
                                 if facing > 0.2 { seenInPart = true }
                                 continue
                             }
-                            guard [a, b, cc].allSatisfy({ isVisible(toCamera[v].apply(m + ($0 - m) * 0.9), in: view) }) else { continue }
+                            // Seen so slantwise that its texture would smear (under a fifth of
+                            // the pixels it would cover head-on): not from this view, unless it
+                            // is small (a noisy triangle's own normal says little).
                             let area = abs((pb.x - pa.x) * (pc.y - pa.y) - (pc.x - pa.x) * (pb.y - pa.y)) / 2
+                            let headOn = faceArea * pow(view.colorIntrinsics.fx / distance, 2)
+                            guard area >= 0.2 * headOn || headOn < 64 else { continue }
+                            guard [a, b, cc, (a + b) / 2, (b + cc) / 2, (cc + a) / 2].allSatisfy({
+                                isVisible(toCamera[v].apply(m + ($0 - m) * 0.9), in: view)
+                            }) else { continue }
                             if facing > 0.2 {
                                 found.append((Int32(v), Float(area * view.sharpness)))
                             } else {
@@ -491,11 +502,11 @@ package enum MeshTexturing {
                     samplesOfView[v].append((Int32(s), pixel))
                 }
             }
-            // Each chart's rectangle in its view (a face of no view: a 4-pixel cell of its color).
+            // Each chart's rectangle in its view (a face of no view: a 5×5 cell of its vertices' colors).
             for chart in charts {
                 let v = Int(faceViews[chart[0]])
                 guard v >= 0 else {
-                    placements.append(Placement(view: -1, sourceOrigin: .zero, sourceSize: SIMD2(4, 4)))
+                    placements.append(Placement(view: -1, sourceOrigin: .zero, sourceSize: SIMD2(5, 5)))
                     continue
                 }
                 let toCamera = views[v].pose.inverse
@@ -517,7 +528,7 @@ package enum MeshTexturing {
             let largest = placements.map { max($0.sourceSize.x, $0.sourceSize.y) }.max() ?? 1
             let scale = min(1, Double(options.side - 2) / max(largest, 1))
             let sizes = placements.map { p in
-                p.view < 0 ? SIMD2(4, 4)
+                p.view < 0 ? SIMD2(5, 5)
                     : SIMD2(Int((p.sourceSize.x * scale).rounded(.up)) + 1, Int((p.sourceSize.y * scale).rounded(.up)) + 1)
             }
             var side = options.side
@@ -567,7 +578,7 @@ package enum MeshTexturing {
                         var atlasPixel: SIMD2<Double>
                         var source = SIMD2<Double>.zero
                         if p.view < 0 {
-                            atlasPixel = SIMD2(Double(p.atlasOrigin.x) + 1.5, Double(p.atlasOrigin.y) + 1.5)
+                            atlasPixel = SIMD2(Double(p.atlasOrigin.x), Double(p.atlasOrigin.y)) + MeshTexturing.cellCorners[k]
                         } else {
                             let q = views[p.view].pose.inverse.apply(SIMD3(Double(surface.positions[o]), Double(surface.positions[o + 1]),
                                                                            Double(surface.positions[o + 2])))
@@ -582,18 +593,21 @@ package enum MeshTexturing {
                         result.uvs += [Float((atlasPixel.x + 0.5) / Double(side)), Float((atlasPixel.y + 0.5) / Double(side))]
                     }
                 }
-                // A triangle no view saw: its vertices' mean color.
-                if p.view < 0 {
-                    var rgb = SIMD3<Double>.zero
-                    for t in chart {
-                        for k in 0..<3 {
-                            let o = 3 * Int(surface.faces[3 * t + k])
-                            rgb += SIMD3(Double(surface.colors[o]), Double(surface.colors[o + 1]), Double(surface.colors[o + 2])) / Double(3 * chart.count)
-                        }
+                // A triangle no view saw: a 5×5 cell whose texels interpolate its
+                // vertices' colors (extrapolated around), so that the texture gives them
+                // across the triangle as vertex colors would.
+                if p.view < 0, let t = chart.first {
+                    let colors = (0..<3).map { k in
+                        let o = 3 * Int(surface.faces[3 * t + k])
+                        return SIMD3(Double(surface.colors[o]), Double(surface.colors[o + 1]), Double(surface.colors[o + 2]))
                     }
-                    for y in 0..<4 {
-                        for x in 0..<4 {
-                            for ch in 0..<3 { result.atlases[p.page][p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(rgb[ch].rounded()) }
+                    for y in 0..<5 {
+                        for x in 0..<5 {
+                            let w1 = (Double(x) - 1) / 2, w2 = (Double(y) - 1) / 2
+                            let rgb = colors[0] * (1 - w1 - w2) + colors[1] * w1 + colors[2] * w2
+                            for ch in 0..<3 {
+                                result.atlases[p.page][p.atlasOrigin.x + x, p.atlasOrigin.y + y, ch] = UInt8(min(255, max(0, rgb[ch].rounded())))
+                            }
                         }
                     }
                 }
@@ -603,7 +617,7 @@ package enum MeshTexturing {
             for t in 0..<surface.faceCount where faceViews[t] >= 0 { facesOfView[Int(faceViews[t])].append(Int32(t)) }
             masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: pages)
             for p in placements where p.view < 0 {
-                for y in 0..<4 { for x in 0..<4 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 2 } }
+                for y in 0..<5 { for x in 0..<5 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 2 } }
             }
             seamVerticesOfView = [[Int32]](repeating: [], count: views.count)
             for o in vertexChart.indices {
