@@ -221,25 +221,22 @@ struct Fuse: ParsableCommand {
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
                 var texture = ""
-                if self.texturing(format: Path.pathExtension(target)) != nil {
-                    if let texturing {
-                        progress.stage("texturing")
-                        let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: options.points.frame, options: texturing) { done, total in
-                            progress.stage("texturing, frame \(done) of \(total) read")
-                        }
-                        progress.stage("writing \(target)")
-                        try fused.write(to: target, textured: textured)
-                        let side = textured.atlases.first?.width ?? 0
-                        let percent = Progress.format(seconds: 100 * textured.coverage, decimals: 1)
-                        texture = ", textured: \(percent) % of the area (\(textured.faceViews.filter { $0 >= 0 }.count) of \(textured.faceViews.count) triangles) from \(Set(textured.faceViews.filter { $0 >= 0 }).count) frames, \(textured.atlases.count) atlas\(textured.atlases.count == 1 ? "" : "es") of \(side) px"
-                    } else {
-                        progress.stage("writing \(target)")
-                        try fused.write(to: target, encoding: encoding, asPoints: cloud)
-                        texture = ", vertex colors: the scan has no color to texture from"
+                if let texturing, fused.mesh.faceCount > 0 {
+                    progress.stage("texturing")
+                    let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: options.points.frame, options: texturing) { done, total in
+                        progress.stage("texturing, frame \(done) of \(total) read")
                     }
+                    progress.stage("writing \(target)")
+                    try fused.write(to: target, textured: textured)
+                    let side = textured.atlases.first?.width ?? 0
+                    let percent = Progress.format(seconds: 100 * textured.coverage, decimals: 1)
+                    texture = ", textured: \(percent) % of the area (\(textured.faceViews.filter { $0 >= 0 }.count) of \(textured.faceViews.count) triangles) from \(Set(textured.faceViews.filter { $0 >= 0 }).count) frames, \(textured.atlases.count) atlas\(textured.atlases.count == 1 ? "" : "es") of \(side) px"
                 } else {
                     progress.stage("writing \(target)")
                     try fused.write(to: target, encoding: encoding, asPoints: cloud)
+                    if self.texturing(format: Path.pathExtension(target)) != nil && scene.colorSize == nil {
+                        texture = ", vertex colors: the scan has no color to texture from"
+                    }
                 }
                 let mesh = fused.mesh
                 progress.finish()
