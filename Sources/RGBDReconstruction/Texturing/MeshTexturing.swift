@@ -124,8 +124,11 @@ package struct TexturedMesh: Sendable {
 /// surface there (the mean of its vertices' normals: the distance field's gradient, which a
 /// small triangle's own normal follows only roughly) faces the camera at less than 78°,
 /// and the view's own depth agrees with the distance (within 2 %, at least 2 cm) at its
-/// centre and near its corners, each over 3×3 depth pixels: a triangle behind something in
-/// that view, or beside an occluding edge, is never colored from it. Among the views that
+/// centre and near its corners and edges' midpoints, each over 3×3 depth pixels: a triangle
+/// behind something in that view, or beside an occluding edge, is never colored from it; nor
+/// is a large triangle from a view that sees it too slantwise (under a fifth of the pixels
+/// it would cover head-on). A triangle no view faces (a fold, a surface seen edge-on) may
+/// take a view seeing it at up to 107° whose depth agrees with it. Among the views that
 /// see it, a triangle prefers the one where it covers the most pixels (near and head-on),
 /// times the view's sharpness, and then the view most of its neighbours took (fewer charts,
 /// fewer seams). A triangle that no view sees whole but one sees in part is split until
