@@ -880,7 +880,7 @@ public func rgbd_fuse_options_default(_ options: UnsafeMutablePointer<rgbd_fuse_
                                         min_confidence: Int32(o.minConfidence.rawValue), keep_edges: o.points.dropEdges ? 0 : 1,
                                         edge_threshold: o.points.edgeThreshold, every: Int32(o.every),
                                         min_fragment: Int32(o.minFragmentTriangles), max_memory_mb: 0,
-                                        frame: RGBD_FRAME_CAMERA)
+                                        frame: RGBD_FRAME_CAMERA, min_weight: o.minWeight ?? -1, triangles: 0, max_error: 0)
 }
 
 @c @implementation
@@ -975,6 +975,13 @@ private func fusionOptions(_ pointer: UnsafePointer<rgbd_fuse_options>?, for sce
     o.minFragmentTriangles = Int(c.min_fragment)
     guard c.max_memory_mb >= 0, c.max_memory_mb <= 1 << 30 else { throw argument("max_memory_mb must be 0 or a number of MB") }
     o.memoryBudget = c.max_memory_mb == 0 ? nil : Int(c.max_memory_mb) << 20
+    o.minWeight = c.min_weight < 0 ? nil : c.min_weight
+    guard c.triangles >= 0 else { throw argument("triangles must be 0 (no count) or a number of triangles") }
+    guard c.max_error >= 0 else { throw argument("max_error must be 0 (no bound) or a distance in meters") }
+    if c.triangles > 0 || c.max_error > 0 {
+        o.simplification = MeshSimplification(targetTriangles: c.triangles > 0 ? Int(c.triangles) : nil,
+                                              maxError: c.max_error > 0 ? c.max_error : nil)
+    }
     try o.validate()
     return o
 }

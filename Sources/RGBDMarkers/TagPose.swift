@@ -101,7 +101,7 @@ package enum TagPoseEstimator {
             let q = p - c
             for i in 0..<3 { for j in 0..<3 { scatter[i * 3 + j] += q[i] * q[j] } }
         }
-        let eigen = TagMath.symmetricEigen(scatter, n: 3)
+        let eigen = SmallMatrix.symmetricEigen(scatter, n: 3)
         let count = Double(points.count)
         let f = SIMD2(k.fx, k.fy)
         func residuals(_ pose: Pose) -> [Double] {
@@ -168,7 +168,7 @@ package enum TagPoseEstimator {
             a += [0, 0, 0, m.x, m.y, 1, -r.y * m.x, -r.y * m.y]
             b.append(r.y)
         }
-        guard let h = TagMath.solve(a, b) else { return nil }
+        guard let h = SmallMatrix.solve(a, b) else { return nil }
         let h1 = SIMD3(h[0], h[3], h[6]), h2 = SIMD3(h[1], h[4], h[7]), h3 = SIMD3(h[2], h[5], 1)
         func length(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
         var lambda = 2 / (length(h1) + length(h2))
@@ -232,7 +232,7 @@ package enum TagPoseEstimator {
             for _ in 0..<8 {
                 var damped = jtj
                 for a in 0..<6 { damped[a * 6 + a] *= 1 + lambda }
-                guard let d = TagMath.solve(damped, jtr) else { break }
+                guard let d = SmallMatrix.solve(damped, jtr) else { break }
                 let candidate = TagMath.perturbed(pose, rotation: SIMD3(d[0], d[1], d[2]), translation: SIMD3(d[3], d[4], d[5]))
                 let rc = residuals(candidate)
                 let cc = rc.map { $0 * $0 }.reduce(0, +)

@@ -279,7 +279,7 @@ package struct TagRegistration: Sendable {
             for _ in 0..<10 {
                 var damped = jtj
                 for a in 0..<unknowns { damped[a * unknowns + a] += lambda * max(jtj[a * unknowns + a], 1e-9) }
-                guard let d = TagMath.solve(damped, jtr) else { lambda *= 8; continue }
+                guard let d = SmallMatrix.solve(damped, jtr) else { lambda *= 8; continue }
                 func step(_ p: Pose, _ s: Int) -> Pose {
                     TagMath.perturbed(p, rotation: SIMD3(d[s], d[s + 1], d[s + 2]), translation: SIMD3(d[s + 3], d[s + 4], d[s + 5]))
                 }

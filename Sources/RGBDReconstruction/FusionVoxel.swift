@@ -84,17 +84,11 @@ extension SceneFusion {
             return SceneFusionVoxel(voxel: fallbackVoxel, medianDepth: nil, pixelFootprint: nil, framesSampled: positions.count,
                                     reason: "automatic: no usable depth in \(positions.count) sampled frames, \(mm(fallbackVoxel))")
         }
-        let depth = Double(median(&depths)), footprint = Double(median(&footprints))
+        let depth = Double(SmallMatrix.median(depths) ?? 0), footprint = Double(SmallMatrix.median(footprints) ?? 0)
         let voxel = min(range.upperBound, max(range.lowerBound, (footprint * 2000).rounded() / 2000))
         let reason = "automatic: a depth pixel's footprint at the median depth \((depth * 100).rounded() / 100) m "
             + "of \(positions.count) sampled frames is \(mm(footprint)); rounded to 0.5 mm, within \(mm(range.lowerBound)) to \(mm(range.upperBound))"
         return SceneFusionVoxel(voxel: voxel, medianDepth: depth, pixelFootprint: footprint, framesSampled: positions.count,
                                 reason: reason)
-    }
-
-    /// The median (upper middle) of non-empty `values`, which it reorders.
-    private static func median(_ values: inout [Float]) -> Float {
-        values.sort()
-        return values[values.count / 2]
     }
 }

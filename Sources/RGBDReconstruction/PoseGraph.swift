@@ -37,7 +37,7 @@ struct PoseGraph {
     static func residual(_ edge: Edge, from: Pose, to: Pose, pivot: SIMD3<Double>) -> [Double] {
         let error = from.composed(with: edge.measurement).composed(with: to.inverse)
         let shift = error.apply(pivot) - pivot
-        let turn = FrameTracker.rotationVector(error)
+        let turn = error.rotationVector
         return [shift.x, shift.y, shift.z, turn.x, turn.y, turn.z]
     }
 
@@ -92,7 +92,7 @@ struct PoseGraph {
             for _ in 0..<10 {
                 var a = h
                 for i in 0..<n { a[i * n + i] += damping * max(h[i * n + i], 1e-9) + 1e-12 }
-                guard let step = Self.solve(a, g.map { -$0 }, size: n) else { damping *= 10; continue }
+                guard let step = SmallMatrix.solvePositiveDefinite(a, g.map { -$0 }) else { damping *= 10; continue }
                 var trial = nodes
                 for k in 1..<nodes.count {
                     trial[k].pose = FrameTracker.applying(Array(step[(6 * (k - 1))..<(6 * k)]), to: trial[k].pose,
@@ -113,47 +113,16 @@ struct PoseGraph {
         }
     }
 
-    /// `a·x = b` for a symmetric positive definite `size`×`size` `a` (Cholesky); nil when
-    /// it is not.
-    static func solve(_ a: [Double], _ b: [Double], size n: Int) -> [Double]? {
-        var l = a
-        for j in 0..<n {
-            var d = l[j * n + j]
-            for k in 0..<j { d -= l[j * n + k] * l[j * n + k] }
-            guard d > 0, d.isFinite else { return nil }
-            let root = d.squareRoot()
-            l[j * n + j] = root
-            for i in (j + 1)..<n {
-                var sum = l[i * n + j]
-                for k in 0..<j { sum -= l[i * n + k] * l[j * n + k] }
-                l[i * n + j] = sum / root
-            }
-        }
-        var y = b
-        for i in 0..<n {
-            var sum = y[i]
-            for k in 0..<i { sum -= l[i * n + k] * y[k] }
-            y[i] = sum / l[i * n + i]
-        }
-        var x = y
-        for i in stride(from: n - 1, through: 0, by: -1) {
-            var sum = x[i]
-            for k in (i + 1)..<n { sum -= l[k * n + i] * x[k] }
-            x[i] = sum / l[i * n + i]
-        }
-        return x
-    }
-
     /// The inverse of a symmetric positive semi-definite 6×6 matrix on its range, with
     /// `floor` added to every eigenvalue first (eigen decomposition).
     static func inverse(_ m: [Double], floor: Double = 0) -> [Double] {
-        let (values, vectors) = FrameTracker.eigen(m)
+        let (values, vectors) = SmallMatrix.symmetricEigen(m, n: 6)
         var result = [Double](repeating: 0, count: 36)
         for i in 0..<6 {
             for j in 0..<6 {
                 var sum = 0.0
                 for k in 0..<6 where values[k] + floor > 0 {
-                    sum += vectors[i * 6 + k] * vectors[j * 6 + k] / (values[k] + floor)
+                    sum += vectors[k][i] * vectors[k][j] / (values[k] + floor)
                 }
                 result[i * 6 + j] = sum
             }
@@ -164,7 +133,7 @@ struct PoseGraph {
     /// The pose moved part of the way (`fraction`, 0…1) along the rigid motion `motion`:
     /// the rotation vector and the translation scaled.
     static func partial(_ motion: Pose, _ fraction: Double) -> Pose {
-        let turn = FrameTracker.rotation(FrameTracker.rotationVector(motion) * fraction)
+        let turn = Pose(rotationVector: motion.rotationVector * fraction)
         return Pose(row0: turn.row0, row1: turn.row1, row2: turn.row2, translation: motion.translation * fraction)
     }
 }

@@ -106,6 +106,11 @@ public struct PoseRefinement: Sendable {
     /// Per frame (as `poses`): the median |signed distance| before and after, meters (NaN
     /// for the first frame and frames with no point on the model).
     package var frameResiduals: [(before: Double, after: Double)] = []
+    /// The voxel `rgbd fuse` would choose for this scan with the model's filters
+    /// (`SceneFusion.automaticVoxel`), when the refinement chose one; a fusion of every
+    /// frame with the same filters takes it (`SceneFusionOptions.chosenVoxel`) rather than
+    /// reading the frames again.
+    package var fusionVoxel: SceneFusionVoxel? = nil
 
     /// The steps after the frames, for progress.
     public enum Stage: String, Sendable {
@@ -133,9 +138,11 @@ public struct PoseRefinement: Sendable {
         // reach (ARKit's jumps); at an object's 25 cm, a fiftieth and a tenth of the depth
         // (a 5 cm band would merge a handle with its door).
         var medianDepth: Double? = nil
+        var fusionVoxel: SceneFusionVoxel? = nil
         if fusion.voxel == nil || fusion.trunc == nil {
             stage?(.choosingVoxel)
             let automatic = try SceneFusion.automaticVoxel(scene, options: fusion)
+            fusionVoxel = automatic
             medianDepth = automatic.medianDepth
             if fusion.voxel == nil {
                 let floor = min(PoseRefinementOptions.minimumVoxel, (medianDepth ?? 1) / 50)
@@ -184,18 +191,14 @@ public struct PoseRefinement: Sendable {
         }
         let closed = try closeLoops(scene, poses: &poses, pivots: pivots, covariances: covariances, tracker: tracker,
                                     fusion: fusion, voxel: voxel, truncation: truncation, stage: stage)
-        func medianOf(_ values: [Double]) -> Double {
-            let finite = values.filter(\.isFinite).sorted()
-            guard !finite.isEmpty else { return .nan }
-            return finite.count % 2 == 1 ? finite[finite.count / 2]
-                : (finite[finite.count / 2 - 1] + finite[finite.count / 2]) / 2
-        }
+        func medianOf(_ values: [Double]) -> Double { SmallMatrix.median(values.filter(\.isFinite)) ?? .nan }
         var refinement = PoseRefinement(poses: poses, recorded: recorded, tracked: recorded.count - 1, undecided: undecided,
                                         corrected: corrected, residualBefore: medianOf(residuals.map(\.before)),
                                         residualAfter: medianOf(residuals.map(\.after)), voxel: voxel, truncation: truncation,
                                         frameResiduals: residuals)
         refinement.keyframes = closed.keyframes
         refinement.loopClosures = closed.loops
+        refinement.fusionVoxel = fusionVoxel
         return refinement
     }
 
@@ -376,6 +379,9 @@ struct FrameTracker: Sendable {
         return (points, weights)
     }
 
+    /// The median of |distances| (NaN for none).
+    static func median(_ values: [Float]) -> Double { SmallMatrix.median(values).map(Double.init) ?? .nan }
+
     /// Aligns `frame` to `volume`, starting from (and regularised toward) `predicted`.
     func track(_ frame: TSDFFrame, from predicted: Pose, in volume: TSDFVolume) -> Result {
         let (points, weights) = points(frame)
@@ -397,8 +403,14 @@ struct FrameTracker: Sendable {
         var last = Sums()
         var weakest = 0.0
         for iteration in 0...maxIterations {
-            let sums = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume)
+            // The distances are wanted of the first pass and of the last (the last known
+            // in advance here, or made again below).
+            var sums = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume,
+                                  distances: iteration == 0 || iteration == maxIterations)
             if iteration == 0 { before = Self.median(sums.distances) }
+            if sums.count < 50 && iteration > 0 {
+                sums = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume, distances: true)
+            }
             last = sums
             if iteration == maxIterations || sums.count < 50 { break }
             // The departure from the prediction: the pivot's shift and the rotation.
@@ -410,7 +422,7 @@ struct FrameTracker: Sendable {
                 b[i] *= scale * s[i]
                 for j in 0..<6 { a[i * 6 + j] *= scale * s[i] * s[j] }
             }
-            let (values, vectors) = Self.eigen(a)
+            let (values, vectors) = SmallMatrix.symmetricEigen(a, n: 6)
             // Noise in the model's normals gives every direction a little information
             // (about 0.2 % of the strongest's on a plain wall, where three directions are
             // truly free): a direction counts when it has more than `relativelyDecided` of
@@ -422,20 +434,20 @@ struct FrameTracker: Sendable {
             for k in 0..<6 {
                 var gk = 0.0, xk = 0.0
                 for i in 0..<6 {
-                    gk += vectors[i * 6 + k] * b[i]
-                    xk += vectors[i * 6 + k] * xi[i] / s[i]
+                    gk += vectors[k][i] * b[i]
+                    xk += vectors[k][i] * xi[i] / s[i]
                 }
                 // Decided by the depth: the Gauss–Newton step of depth and prior together
                 // (the prior's information is 1 in these units); left free by it (noise in
                 // the normals alone): back to the prediction along it.
                 let amount = values[k] >= threshold ? -(gk + leaning * xk) / (values[k] + leaning) : -xk
-                for i in 0..<6 { step[i] += vectors[i * 6 + k] * amount * s[i] }
+                for i in 0..<6 { step[i] += vectors[k][i] * amount * s[i] }
             }
             pose = Self.applying(step, to: pose, pivot: pivot)
             let moved = (step[0] * step[0] + step[1] * step[1] + step[2] * step[2]).squareRoot()
             let turned = (step[3] * step[3] + step[4] * step[4] + step[5] * step[5]).squareRoot()
             if moved < 1e-5 && turned < 1e-5 {
-                last = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume)
+                last = accumulate(points, weights, pose: pose, pivot: pivot, volume: volume, distances: true)
                 break
             }
         }
@@ -451,14 +463,14 @@ struct FrameTracker: Sendable {
         // units of `motionNoise`), back in meters and radians.
         var a = last.h
         for i in 0..<6 { for j in 0..<6 { a[i * 6 + j] *= scale * s[i] * s[j] } }
-        let (values, vectors) = Self.eigen(a)
+        let (values, vectors) = SmallMatrix.symmetricEigen(a, n: 6)
         let threshold = max(decided, relativelyDecided * (values.max() ?? 0))
         for i in 0..<6 {
             for j in 0..<6 {
                 var info = 0.0, covariance = 0.0
                 for k in 0..<6 {
                     let kept = last.count >= 50 && values[k] >= threshold ? values[k] : 0
-                    let vv = vectors[i * 6 + k] * vectors[j * 6 + k]
+                    let vv = vectors[k][i] * vectors[k][j]
                     info += vv * kept
                     covariance += vv / (kept + leaning)
                 }
@@ -473,15 +485,15 @@ struct FrameTracker: Sendable {
     /// vector of `pose ∘ predicted⁻¹`.
     static func departure(_ pose: Pose, from predicted: Pose, pivot: SIMD3<Double>) -> [Double] {
         let shift = pose.apply(predicted.inverse.apply(pivot)) - pivot
-        let turn = rotationVector(pose.composed(with: predicted.inverse))
+        let turn = pose.composed(with: predicted.inverse).rotationVector
         return [shift.x, shift.y, shift.z, turn.x, turn.y, turn.z]
     }
 
     /// The data term's normal equations at `pose`: for each point q = T·p on the model,
     /// the residual D(q) and its Jacobian [∇D, (q − pivot) × ∇D] for a step (translation,
-    /// rotation about the pivot), Huber-weighted.
+    /// rotation about the pivot), Huber-weighted; with `distances`, the points' |D| too.
     func accumulate(_ points: [SIMD3<Float>], _ weights: [Float], pose: Pose, pivot: SIMD3<Double>,
-                    volume: TSDFVolume) -> Sums {
+                    volume: TSDFVolume, distances: Bool) -> Sums {
         let chunks = (points.count + chunk - 1) / chunk
         var parts = [Sums](repeating: Sums(), count: chunks)
         let r0 = SIMD3<Float>(pose.row0), r1 = SIMD3<Float>(pose.row1), r2 = SIMD3<Float>(pose.row2)
@@ -531,7 +543,7 @@ struct FrameTracker: Sendable {
                     g0 += wr * j0
                     g1 += wr * j1
                     sums.count += 1
-                    sums.distances.append(abs(r))
+                    if distances { sums.distances.append(abs(r)) }
                 }
                 let upper = [h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7],
                              h2[0], h2[1], h2[2], h2[3], h2[4], h2[5], h2[6], h2[7],
@@ -561,82 +573,10 @@ struct FrameTracker: Sendable {
     /// The pose after a step (translation, rotation vector about `pivot`), applied on the
     /// world side: q ↦ pivot + R(step)·(q − pivot) + translation.
     static func applying(_ step: [Double], to pose: Pose, pivot: SIMD3<Double>) -> Pose {
-        let rotation = rotation(SIMD3(step[3], step[4], step[5]))
+        let rotation = Pose(rotationVector: SIMD3(step[3], step[4], step[5]))
         let move = Pose(row0: rotation.row0, row1: rotation.row1, row2: rotation.row2,
                         translation: pivot + SIMD3(step[0], step[1], step[2]) - rotation.rotate(pivot))
         return move.composed(with: pose)
     }
 
-    /// The rotation of a rotation vector (Rodrigues), as a pose without translation.
-    static func rotation(_ v: SIMD3<Double>) -> Pose {
-        let angle = (v * v).sum().squareRoot()
-        guard angle > 1e-12 else { return .identity }
-        let a = v / angle
-        let c = cos(angle), s = sin(angle), t = 1 - c
-        return Pose(row0: SIMD3(t * a.x * a.x + c, t * a.x * a.y - s * a.z, t * a.x * a.z + s * a.y),
-                    row1: SIMD3(t * a.x * a.y + s * a.z, t * a.y * a.y + c, t * a.y * a.z - s * a.x),
-                    row2: SIMD3(t * a.x * a.z - s * a.y, t * a.y * a.z + s * a.x, t * a.z * a.z + c),
-                    translation: .zero)
-    }
-
-    /// The rotation vector of a pose's rotation (its logarithm).
-    static func rotationVector(_ pose: Pose) -> SIMD3<Double> {
-        let trace = pose.row0.x + pose.row1.y + pose.row2.z
-        let cosAngle = max(-1, min(1, (trace - 1) / 2))
-        let axis = SIMD3(pose.row2.y - pose.row1.z, pose.row0.z - pose.row2.x, pose.row1.x - pose.row0.y)
-        let sinAngle = (axis * axis).sum().squareRoot() / 2
-        let angle = atan2(sinAngle, cosAngle)
-        guard sinAngle > 1e-12 else { return axis / 2 }
-        return axis * (angle / (2 * sinAngle))
-    }
-
-    /// The eigenvalues of a symmetric 6×6 matrix and its unit eigenvectors (column k of
-    /// the row-major `vectors` belongs to value k): cyclic Jacobi.
-    static func eigen(_ matrix: [Double]) -> (values: [Double], vectors: [Double]) {
-        var a = matrix
-        var v = [Double](repeating: 0, count: 36)
-        for i in 0..<6 { v[i * 6 + i] = 1 }
-        var scale = 0.0
-        for x in a { scale = max(scale, abs(x)) }
-        for _ in 0..<50 {
-            var off = 0.0
-            for i in 0..<6 { for j in (i + 1)..<6 { off += a[i * 6 + j] * a[i * 6 + j] } }
-            if off <= 1e-26 * scale * scale || off == 0 { break }
-            for p in 0..<6 {
-                for q in (p + 1)..<6 where a[p * 6 + q] != 0 {
-                    let theta = (a[q * 6 + q] - a[p * 6 + p]) / (2 * a[p * 6 + q])
-                    let t = (theta >= 0 ? 1 : -1) / (abs(theta) + (theta * theta + 1).squareRoot())
-                    let c = 1 / (t * t + 1).squareRoot(), s = t * c
-                    for k in 0..<6 {
-                        let akp = a[k * 6 + p], akq = a[k * 6 + q]
-                        a[k * 6 + p] = c * akp - s * akq
-                        a[k * 6 + q] = s * akp + c * akq
-                    }
-                    for k in 0..<6 {
-                        let apk = a[p * 6 + k], aqk = a[q * 6 + k]
-                        a[p * 6 + k] = c * apk - s * aqk
-                        a[q * 6 + k] = s * apk + c * aqk
-                    }
-                    for k in 0..<6 {
-                        let vkp = v[k * 6 + p], vkq = v[k * 6 + q]
-                        v[k * 6 + p] = c * vkp - s * vkq
-                        v[k * 6 + q] = s * vkp + c * vkq
-                    }
-                }
-            }
-        }
-        return ((0..<6).map { a[$0 * 6 + $0] }, v)
-    }
-
-    /// The median of non-negative values (NaN for none).
-    static func median(_ values: [Float]) -> Double {
-        guard !values.isEmpty else { return .nan }
-        var sorted = values
-        let middle = sorted.count / 2
-        sorted.withUnsafeMutableBufferPointer { buffer in
-            // Partial selection is enough; a sort is simple and fast for a few thousand.
-            buffer.sort()
-        }
-        return Double(sorted[middle])
-    }
 }

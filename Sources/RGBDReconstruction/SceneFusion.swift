@@ -32,6 +32,9 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// Simplify the mesh after meshing (and dropping fragments): `MeshSimplification`;
     /// nil keeps every triangle.
     public var simplification: MeshSimplification? = nil
+    /// The automatic voxel already chosen for this scan with these filters and every frame
+    /// (`PoseRefinement.fusionVoxel`), used when `voxel` is nil instead of choosing again.
+    package var chosenVoxel: SceneFusionVoxel? = nil
     /// Without a `simplification`, simplify within one voxel (the fused surface's own
     /// precision): what a textured output gets by default, the texture carrying the detail.
     package var simplifyWithinVoxel = false
@@ -149,7 +152,7 @@ public struct SceneFusion: Sendable {
                              progress: ((Int, Int) -> Void)? = nil,
                              stage: ((Stage) -> Void)? = nil) throws -> SceneFusion {
         try options.validate()
-        let choice = try options.voxel.map { SceneFusionVoxel(given: $0) } ?? automaticVoxel(scene, options: options)
+        let choice = try options.voxel.map { SceneFusionVoxel(given: $0) } ?? options.chosenVoxel ?? automaticVoxel(scene, options: options)
         var options = options
         options.voxel = choice.voxel
         // A truncation given with the voxel left to the scan: at least that voxel.

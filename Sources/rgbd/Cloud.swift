@@ -88,23 +88,15 @@ struct Cloud: ParsableCommand {
     @Option(help: "Output frame: opencv (x right, y down, z forward) or opengl (X, -Y, -Z).")
     var axes: CameraAxes = .opencv
 
-    @Option(help: ArgumentHelp("Place the points: camera (the capture's camera frame, a scan's world), level (z up: gravity from the photo's accelerometer, or a scan's gravity-aligned world, Stray Scanner's or a Record3D file's that rgbd info calls so; y the camera's heading) or enu (east, north, up meters at the photo's GPS position, turned by its compass heading). docs/geo.md.", valueName: "frame"))
-    var frame: WorldFrame.Kind = .camera
+    @OptionGroup var placement: WorldFrameOptions
 
-    @Option(parsing: .unconditional, help: "Drop points nearer than this many meters.")
-    var minDepth: Float = 0
+    /// `--frame`.
+    var frame: WorldFrame.Kind { placement.frame }
 
-    @Option(parsing: .unconditional, help: "Drop points farther than this many meters.")
-    var maxDepth: Float = .infinity
+    @OptionGroup var depth: DepthFilterOptions
 
     @Option(parsing: .unconditional, help: "Keep every N-th depth pixel in each direction.")
     var stride: Int = 1
-
-    @Option(parsing: .unconditional, help: "Point filter: drop a point whose depth differs from a neighbor's by more than this fraction of its depth.")
-    var flyingPixelStep: Float = 0.05
-
-    @Flag(help: "Point filter off: keep points on depth discontinuities (flying pixels).")
-    var keepEdges = false
 
     @Flag(help: "Add normals (nx, ny, nz) from the depth grid, oriented toward the camera.")
     var normals = false
@@ -129,8 +121,6 @@ struct Cloud: ParsableCommand {
     func validate() throws {
         try checkOutputPath(output, writes: ["ply", "las"])
         if stride < 1 { throw ValidationError("--stride must be at least 1") }
-        if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
-        if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
         if !(voxel >= 0 && voxel.isFinite) { throw ValidationError("--voxel must be 0 or a positive number of meters") }
         if frame != .camera && axes != .opencv { throw ValidationError("--axes opengl applies to --frame camera only") }
         if frame != .camera && upright { throw ValidationError("--upright applies to --frame camera only") }
@@ -152,11 +142,8 @@ struct Cloud: ParsableCommand {
 
     func run() throws {
         var options = PointCloudOptions()
-        options.minDepth = minDepth
-        options.maxDepth = maxDepth
+        depth.apply(to: &options)
         options.stride = stride
-        options.dropEdges = !keepEdges
-        options.edgeThreshold = flyingPixelStep
         options.normals = normals
         options.axes = axes
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
@@ -179,6 +166,7 @@ struct Cloud: ParsableCommand {
             sceneOptions.every = selection.every
             sceneOptions.minConfidence = selection.minConfidence
             sceneFailures = SceneCloudCommand(options: sceneOptions, frame: frame, encoding: encoding, quiet: reporting.quiet, poses: poseSource,
+                                              refining: Refine.options(depth: depth, confidence: selection.minConfidence, memory: nil),
                                               las: outputExtension == "las", crs: crs)
                 .run(scenes, output: output)
             guard !captureInputs.isEmpty else {
@@ -240,12 +228,12 @@ struct Cloud: ParsableCommand {
         case .noDepth:
             return "the rectified depth map has no depth"
         case .depthRange(let nearest, let farthest):
-            let range = "--min-depth \(minDepth)" + (maxDepth.isFinite ? " to --max-depth \(maxDepth)" : "")
+            let range = "--min-depth \(depth.minDepth)" + (depth.maxDepth.isFinite ? " to --max-depth \(depth.maxDepth)" : "")
             return "none of its depths (\(nearest) to \(farthest) m) lies within \(range)"
         case .stride:
             return "--stride \(stride) samples only holes"
         case .edges:
-            return "the flying-pixel filter (--flying-pixel-step \(flyingPixelStep)) dropped every point; --keep-edges keeps them"
+            return "the flying-pixel filter (--flying-pixel-step \(depth.flyingPixelStep)) dropped every point; --keep-edges keeps them"
         }
     }
 }

@@ -58,17 +58,26 @@ struct ReportingOptions: ParsableArguments {
     }
 }
 
-/// Which of a scan's depth and frames the scene commands (cloud, fuse, export) use: one
-/// spelling of the library's `ConfidenceLevel` and `FrameSelection.every`, checked by the
-/// library's own rules.
-struct SceneSelectionOptions: ParsableArguments {
+/// The lowest ARKit confidence of the depth a scene command uses: one spelling of the
+/// library's `ConfidenceLevel`, checked by its rule (cloud, fuse, export and refine).
+struct SceneConfidenceOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "Scans: use depth of at least this ARKit confidence: 0 or low, 1 or medium, 2 or high (frames without confidence use all).",
         valueName: "level"), transform: { try ConfidenceLevel(validating: $0) })
     var minConfidence: ConfidenceLevel = .high
+}
+
+/// Which of a scan's depth and frames the scene commands (cloud, fuse, export) use: one
+/// spelling of the library's `ConfidenceLevel` and `FrameSelection.every`, checked by the
+/// library's own rules.
+struct SceneSelectionOptions: ParsableArguments {
+    @OptionGroup var confidence: SceneConfidenceOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Scans: use every N-th frame.", valueName: "N"))
     var every: Int = 1
+
+    /// The lowest confidence used.
+    var minConfidence: ConfidenceLevel { confidence.minConfidence }
 
     func validate() throws {
         do {
@@ -77,6 +86,62 @@ struct SceneSelectionOptions: ParsableArguments {
             throw ValidationError(Report.describe(error))
         }
     }
+}
+
+/// Which depth pixels become points or are fused: the depth range and the flying-pixel
+/// filter, one spelling of the library's `PointCloudOptions` fields for cloud, fuse and
+/// refine, checked by its rule.
+struct DepthFilterOptions: ParsableArguments {
+    @Option(parsing: .unconditional, help: "Use no depth nearer than this many meters.")
+    var minDepth: Float = 0
+
+    @Option(parsing: .unconditional, help: "Use no depth farther than this many meters.")
+    var maxDepth: Float = .infinity
+
+    @Option(parsing: .unconditional, help: "Flying-pixel filter: drop a depth that differs from one of its 4 neighbors' by more than this fraction of it (a pixel on a depth edge, where sensors invent points between foreground and background).")
+    var flyingPixelStep: Float = 0.05
+
+    @Flag(help: "Flying-pixel filter off: keep depth on discontinuities.")
+    var keepEdges = false
+
+    /// These choices written into the library's point options.
+    func apply(to options: inout PointCloudOptions) {
+        options.minDepth = minDepth
+        options.maxDepth = maxDepth
+        options.dropEdges = !keepEdges
+        options.edgeThreshold = flyingPixelStep
+    }
+
+    func validate() throws {
+        var options = PointCloudOptions()
+        apply(to: &options)
+        do {
+            try options.validate()
+        } catch let error as RGBDError {
+            throw ValidationError(Report.describe(error))
+        }
+    }
+}
+
+/// The most memory a TSDF volume may take (fuse, refine, and `--refine` elsewhere).
+struct VolumeMemoryOptions: ParsableArguments {
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the TSDF volume may take, MB (default half the machine's); frames and the mesh take more.", valueName: "MB"))
+    var maxMemory: Int?
+
+    /// The budget in bytes, nil for the library's default.
+    var bytes: Int? { maxMemory.map { $0 << 20 } }
+
+    func validate() throws {
+        if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
+    }
+}
+
+/// Where a scene command places its output: one spelling of the library's
+/// `WorldFrame.Kind` for cloud, fuse and export (each capture or scan placed by
+/// `WorldFrame.forCapture` / `forScene`).
+struct WorldFrameOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Place the output: camera (a capture's camera frame; a scan's world as it is), level (z up: gravity from a photo's accelerometer, a gravity-aligned scan world (Stray Scanner's, or a Record3D file's that rgbd info calls so), or a registered scene by its photos; y the camera's heading) or enu (east, north, up meters at a photo's GPS position, turned by its compass heading: captures and registered scenes). docs/geo.md.", valueName: "frame"))
+    var frame: WorldFrame.Kind = .camera
 }
 
 /// Checks a command's output path before anything runs: a path ending in the extension of

@@ -91,8 +91,7 @@ struct Export: ParsableCommand {
     @Option(help: ArgumentHelp("nerfstudio's depth images: sensor (the depth map's size, the default) or image (the color images' size).", valueName: "size"))
     var depthSize: ExportDepthSize?
 
-    @Option(help: ArgumentHelp("The poses' world: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's or a Record3D file's that rgbd info calls so, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). docs/geo.md.", valueName: "frame"))
-    var frame: WorldFrame.Kind = .camera
+    @OptionGroup var placement: WorldFrameOptions
 
     @Flag(help: "colmap, 3dgs: write the model as text (.txt) instead of binary (.bin).")
     var text = false
@@ -128,9 +127,11 @@ struct Export: ParsableCommand {
         options.overwrite = overwrite
         let start = Host.monotonicSeconds()
         do {
-            let scene = try SceneInputs.open(scan, poses: poseSource, quiet: quiet)
+            let scene = try SceneInputs.open(scan, poses: poseSource,
+                                             refining: Refine.options(depth: nil, confidence: selection.minConfidence, memory: nil),
+                                             quiet: quiet)
             var options = options
-            options.frame = try WorldFrame.forScene(frame, scene: scene)
+            options.frame = try WorldFrame.forScene(placement.frame, scene: scene)
             let progress = FrameProgress(name: Path.lastComponent(scan), quiet: quiet)
             let result = try SceneExport.run(scene, to: output, options: options) { done, total in
                 progress.update(done: done, total: total)

@@ -98,17 +98,7 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Truncation distance, meters (default 4 voxels).", valueName: "meters"))
     var trunc: Double?
 
-    @Option(parsing: .unconditional, help: "Use no depth nearer than this many meters.")
-    var minDepth: Float = 0
-
-    @Option(parsing: .unconditional, help: "Use no depth farther than this many meters.")
-    var maxDepth: Float = .infinity
-
-    @Option(parsing: .unconditional, help: "Flying-pixel filter: drop a depth that differs from a neighbor's by more than this fraction.")
-    var flyingPixelStep: Float = 0.05
-
-    @Flag(help: "Flying-pixel filter off.")
-    var keepEdges = false
+    @OptionGroup var depth: DepthFilterOptions
 
     @OptionGroup var selection: SceneSelectionOptions
 
@@ -120,11 +110,9 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Drop connected pieces of fewer than N triangles (0 keeps all).", valueName: "N"))
     var minFragment: Int = 0
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the TSDF volume may take, MB (default half the machine's); frames and the mesh take more (see above).", valueName: "MB"))
-    var maxMemory: Int?
+    @OptionGroup var memory: VolumeMemoryOptions
 
-    @Option(help: ArgumentHelp("Place the surface: camera (the scan's world as it is), level (z up: a gravity-aligned scan world, Stray Scanner's or a Record3D file's that rgbd info calls so, or a registered scene by its photos' accelerometer) or enu (registered scenes: east, north, up at a photo's GPS position). The volume's axes are this frame's. docs/geo.md.", valueName: "frame"))
-    var frame: WorldFrame.Kind = .camera
+    @OptionGroup var placement: WorldFrameOptions
 
     @Flag(help: "Write the surface's vertices as a point cloud (with colors and normals), not a mesh.")
     var cloud = false
@@ -141,7 +129,7 @@ struct Fuse: ParsableCommand {
     /// The texturing of a `format` output: nil for PLY or `--texture-size 0` (vertex colors).
     func texturing(format: String) -> TexturingOptions? {
         guard format == "glb" || format == "obj", textureSize != 0 else { return nil }
-        return TexturingOptions(side: textureSize ?? 4096, memoryBudget: maxMemory.map { $0 << 20 })
+        return TexturingOptions(side: textureSize ?? 4096, memoryBudget: memory.bytes)
     }
 
     /// The simplification asked for, if any.
@@ -171,11 +159,8 @@ struct Fuse: ParsableCommand {
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")
         }
-        if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
-        if !(flyingPixelStep > 0) { throw ValidationError("--flying-pixel-step must be positive") }
         if let minWeight, !(minWeight >= 0 && minWeight <= 255) { throw ValidationError("--min-weight must be between 0 and 255") }
         if minFragment < 0 { throw ValidationError("--min-fragment must be 0 or more") }
-        if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
         do {
             try simplification?.validate()
         } catch let error as RGBDError {
@@ -187,15 +172,12 @@ struct Fuse: ParsableCommand {
         var options = SceneFusionOptions()
         options.voxel = voxel
         options.trunc = trunc
-        options.points.minDepth = minDepth
-        options.points.maxDepth = maxDepth
-        options.points.dropEdges = !keepEdges
-        options.points.edgeThreshold = flyingPixelStep
+        depth.apply(to: &options.points)
         options.minConfidence = selection.minConfidence
         options.every = selection.every
         options.minWeight = minWeight
         options.minFragmentTriangles = minFragment
-        options.memoryBudget = maxMemory.map { $0 << 20 }
+        options.memoryBudget = memory.bytes
         options.simplification = simplification
         let encoding: PLYWriter.Encoding = ascii ? .ascii : .binaryLittleEndian
         // Every scan's file decided, and collisions refused, before anything is read.
@@ -210,9 +192,13 @@ struct Fuse: ParsableCommand {
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             let start = Host.monotonicSeconds()
             do {
-                let scene = try SceneInputs.open(path, poses: poseSource, quiet: quiet)
+                let refining = Refine.options(depth: depth, confidence: selection.minConfidence, memory: memory)
+                let (scene, refinement) = try SceneInputs.openRefined(path, poses: poseSource, refining: refining, quiet: quiet)
                 var options = options
-                options.points.frame = try WorldFrame.forScene(frame, scene: scene)
+                // The voxel a refinement chose from the same frames and filters is this
+                // fusion's too: not chosen again.
+                if options.every == 1 { options.chosenVoxel = refinement?.fusionVoxel }
+                options.points.frame = try WorldFrame.forScene(placement.frame, scene: scene)
                 let texturing = scene.colorSize == nil ? nil : texturing(format: Path.pathExtension(target))
                 options.simplifyWithinVoxel = texturing != nil
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)

@@ -141,7 +141,8 @@ struct Preview: ParsableCommand {
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             do {
                 let start = Host.monotonicSeconds()
-                let scene = try SceneInputs.open(path, poses: poseSource, quiet: reporting.quiet)
+                let scene = try SceneInputs.open(path, poses: poseSource, refining: Refine.options(depth: nil, memory: nil),
+                                                 quiet: reporting.quiet)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: reporting.quiet)
                 defer { progress.finish() }
                 try ScenePreviewSheet.write(scene, to: target, options: sceneOptions) { done, total in

@@ -37,7 +37,9 @@ struct Refine: ParsableCommand {
         least 8 mm, or a fiftieth of the median depth for objects nearer than 40 cm); its \
         truncation is 5 cm (a tenth of the median depth nearer than 50 cm, at least 4 \
         voxels), the reach within which a frame is pulled onto the surface. \
-        --min-confidence, --min-depth, --max-depth and --max-memory are rgbd fuse's. A summary on stderr gives frames tracked, frames \
+        --min-confidence, the depth filters (--min-depth, --max-depth, \
+        --flying-pixel-step, --keep-edges) and --max-memory are rgbd fuse's; --refine on \
+        cloud, fuse and export refines with that command's own. A summary on stderr gives frames tracked, frames \
         where the depth left a direction free, jumps undone, keyframes and loop closures, \
         and the median distance of the frames' depth to the model before and after. Drift \
         that the depth cannot see (along a plain wall) stays unless a loop closure sees it. \
@@ -53,19 +55,11 @@ struct Refine: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The tracked model's voxel edge, meters (0.001 to 1; default rgbd fuse's automatic voxel, at least 0.008 or a fiftieth of the median depth).", valueName: "meters"))
     var voxel: Double?
 
-    @Option(parsing: .unconditional, help: "Use no depth nearer than this many meters.")
-    var minDepth: Float = 0
+    @OptionGroup var depth: DepthFilterOptions
 
-    @Option(parsing: .unconditional, help: "Use no depth farther than this many meters.")
-    var maxDepth: Float = .infinity
+    @OptionGroup var confidence: SceneConfidenceOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Use depth of at least this ARKit confidence: 0 or low, 1 or medium, 2 or high (frames without confidence use all).",
-        valueName: "level"), transform: { try ConfidenceLevel(validating: $0) })
-    var minConfidence: ConfidenceLevel = .high
-
-    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the model may take, MB (default half the machine's).", valueName: "MB"))
-    var maxMemory: Int?
+    @OptionGroup var memory: VolumeMemoryOptions
 
     @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
     var quiet = false
@@ -73,19 +67,18 @@ struct Refine: ParsableCommand {
     func validate() throws {
         try checkOutputPath(output, writes: ["txt"])
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
-        if !(minDepth >= 0) || !(maxDepth > minDepth) { throw ValidationError("need 0 <= --min-depth < --max-depth") }
-        if let maxMemory, !(1...(1 << 30)).contains(maxMemory) { throw ValidationError("--max-memory must be a positive number of MB") }
     }
 
-    /// The library's options from these flags (also what `--refine` on other commands uses).
-    static func options(voxel: Double? = nil, minDepth: Float = 0, maxDepth: Float = .infinity,
-                        minConfidence: ConfidenceLevel = .high, maxMemory: Int? = nil) -> PoseRefinementOptions {
+    /// The library's options for a refinement: the model fused as the command's own depth
+    /// filters, confidence and memory say (rgbd refine's, or the command that takes
+    /// `--refine`), with the tracked model's `voxel` (nil: chosen from the scan).
+    static func options(voxel: Double? = nil, depth: DepthFilterOptions?, confidence: ConfidenceLevel = .high,
+                        memory: VolumeMemoryOptions?) -> PoseRefinementOptions {
         var options = PoseRefinementOptions()
         options.model.voxel = voxel
-        options.model.points.minDepth = minDepth
-        options.model.points.maxDepth = maxDepth
-        options.model.minConfidence = minConfidence
-        options.model.memoryBudget = maxMemory.map { $0 << 20 }
+        depth?.apply(to: &options.model.points)
+        options.model.minConfidence = confidence
+        options.model.memoryBudget = memory?.bytes
         return options
     }
 
@@ -99,8 +92,7 @@ struct Refine: ParsableCommand {
     }
 
     func run() throws {
-        let options = Self.options(voxel: voxel, minDepth: minDepth, maxDepth: maxDepth, minConfidence: minConfidence,
-                                   maxMemory: maxMemory)
+        let options = Self.options(voxel: voxel, depth: depth, confidence: confidence.minConfidence, memory: memory)
         let plan: SceneOutputPlan
         do {
             plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "txt", fileExtensions: ["txt"])
@@ -133,7 +125,7 @@ struct ScenePoseOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Scans: use the poses of this trajectory file (TUM format, as rgbd refine writes it) instead of the scan's, matched by time; frames without a pose are left out.", valueName: "file"), completion: .file())
     var poses: String?
 
-    @Flag(help: "Scans: refine the poses against the depth first (as rgbd refine does), then use them.")
+    @Flag(help: "Scans: refine the poses against the depth first (as rgbd refine does, with this command's confidence and depth filters), then use them.")
     var refine = false
 
     func validate() throws {
@@ -143,8 +135,16 @@ struct ScenePoseOptions: ParsableArguments {
 
 extension SceneInputs {
     /// Opens a scene with the poses `poses` asks for: a file's (a warning line for frames
-    /// without a pose) or refined first (the summary on stderr unless `quiet`).
-    static func open(_ path: String, poses: ScenePoseOptions, quiet: Bool = false) throws -> Scene {
+    /// without a pose) or refined first with `refining` (the summary on stderr unless
+    /// `quiet`).
+    static func open(_ path: String, poses: ScenePoseOptions, refining: PoseRefinementOptions,
+                     quiet: Bool = false) throws -> Scene {
+        try openRefined(path, poses: poses, refining: refining, quiet: quiet).scene
+    }
+
+    /// `open(_:poses:refining:quiet:)`, and the refinement when the poses were refined.
+    static func openRefined(_ path: String, poses: ScenePoseOptions, refining: PoseRefinementOptions,
+                            quiet: Bool = false) throws -> (scene: Scene, refinement: PoseRefinement?) {
         let scene = try open(path, report: !quiet)
         if let file = poses.poses {
             let trajectory = try PoseTrajectory.read(file)
@@ -153,13 +153,13 @@ extension SceneInputs {
                 let listed = missing.prefix(5).map(String.init).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
                 Report.warning("\(path): \(missing.count) of \(scene.frames.count) frames have no pose in \(file) and are left out (frames \(listed))")
             }
-            return replaced
+            return (replaced, nil)
         }
         if poses.refine {
-            let refined = try Refine.refine(scene, path: path, options: Refine.options(), quiet: quiet)
+            let refined = try Refine.refine(scene, path: path, options: refining, quiet: quiet)
             if !quiet { Terminal.printError("\(path): poses refined: \(refined.summary)\n") }
-            return try refined.applied(to: scene)
+            return (try refined.applied(to: scene), refined)
         }
-        return scene
+        return (scene, nil)
     }
 }

@@ -71,6 +71,8 @@ struct SceneCloudCommand {
     var quiet: Bool
     /// Which poses the scans use.
     var poses: ScenePoseOptions
+    /// How `--refine` refines them (the command's depth filters and confidence).
+    var refining: PoseRefinementOptions
     /// Write LAS 1.4 instead of PLY.
     var las = false
     /// With LAS and an ENU frame: the coordinate system to write (`Projection`).
@@ -92,7 +94,7 @@ struct SceneCloudCommand {
         for (path, target) in plan.targets.map({ ($0.scene, $0.path) }) {
             let start = Host.monotonicSeconds()
             do {
-                let scene = try SceneInputs.open(path, poses: poses, quiet: quiet)
+                let scene = try SceneInputs.open(path, poses: poses, refining: refining, quiet: quiet)
                 var options = options
                 options.points.frame = try WorldFrame.forScene(frame, scene: scene)
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)

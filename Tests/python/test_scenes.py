@@ -195,6 +195,43 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     assert not (tmp_path / "e").exists()
 
 
+def test_fuse_min_weight_and_simplification_are_rgbd_fuse_s(synth, tmp_path, rgbd_bin):
+    """min_weight, triangles and max_error (the C ABI's rgbd_fuse_options fields) are
+    rgbd fuse's --min-weight, --triangles and --max-error: the same mesh bit for bit, still
+    on the true surfaces; out-of-range values raise before anything runs."""
+    import json
+
+    path = make_scan(synth, tmp_path, "stray", frames=10)
+    truth = json.loads((tmp_path / "stray.truth.json").read_text())
+    with rgbd.load_scene(path) as scene:
+        default = scene.fuse(voxel=0.02)
+        every = scene.fuse(voxel=0.02, min_weight=0)
+        strict = scene.fuse(voxel=0.02, min_weight=3)
+        simplified = scene.fuse(voxel=0.02, triangles=len(default.faces) // 10)
+        bounded = scene.fuse(voxel=0.02, max_error=0.002)
+        for bad in (dict(min_weight=-1), dict(triangles=0), dict(max_error=0), dict(max_error=-0.1)):
+            with pytest.raises(ValueError):
+                scene.fuse(voxel=0.02, **bad)
+    # Fewer views needed, more surface kept; more needed, less.
+    assert len(every.faces) > len(default.faces) > len(strict.faces) > 0
+    assert not any(c.startswith("voxels meshed when") for c in every.comments), every.comments
+    assert "voxels meshed when observed with a weight of at least 3.0 full-weight views" in strict.comments, strict.comments
+    # About a tenth of the triangles, the boundary kept, still on the true surfaces.
+    assert len(simplified.faces) <= 0.12 * len(default.faces), (len(simplified.faces), len(default.faces))
+    full = room_distance(default.vertices.astype(np.float64), truth)
+    cut = room_distance(simplified.vertices.astype(np.float64), truth)
+    assert np.median(cut) <= 1.5 * np.median(full) + 0.001, (np.median(cut), np.median(full))
+    assert len(bounded.faces) < len(default.faces)
+    assert any("simplified" in c for c in simplified.comments), simplified.comments
+    for mesh, flags in ((every, ["--min-weight", "0"]), (simplified, ["--triangles", str(len(default.faces) // 10)]),
+                        (bounded, ["--max-error", "0.002"])):
+        ply = tmp_path / "cli.ply"
+        subprocess.run([rgbd_bin, "fuse", str(path), "-o", str(ply), "--voxel", "0.02", "-q"] + flags, check=True)
+        mine = tmp_path / "mine.ply"
+        mesh.write(mine)
+        assert mine.read_bytes() == ply.read_bytes(), flags
+
+
 @pytest.mark.parametrize("layout, extra", [("stray", ()), ("r3d-exr", ("--record3d-world", "arkit"))])
 def test_fuse_and_export_level_frame(synth, tmp_path, rgbd_bin, layout, extra):
     """frame="level" (RGBD_FRAME_LEVEL through the C ABI), for a Stray scan and a Record3D

@@ -57,7 +57,7 @@ import RGBDSynth
         let cases: [([String], String)] = [
             (["cloud", capture.json, "--stride", "-1"], "--stride must be at least 1"),
             (["cloud", capture.json, "--min-depth", "-2"], "--min-depth"),
-            (["cloud", capture.json, "--flying-pixel-step", "-0.5"], "--flying-pixel-step must be positive"),
+            (["cloud", capture.json, "--flying-pixel-step", "-0.5"], "must be positive and finite (-0.5) (--flying-pixel-step)"),
             (["rectify", capture.json, "--max-blend-step", "-1"], "--max-blend-step must be between 0 and 1"),
             (["rectify", capture.json, "--max-valid-depth", "-3"], "--max-valid-depth must be a positive number"),
             (["preview", capture.json, "--width", "-5"], "--width must be between"),

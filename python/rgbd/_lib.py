@@ -264,6 +264,9 @@ class RgbdFuseOptions(ctypes.Structure):
         ("min_fragment", ctypes.c_int32),
         ("max_memory_mb", ctypes.c_int64),
         ("frame", ctypes.c_int32),
+        ("min_weight", ctypes.c_double),
+        ("triangles", ctypes.c_int64),
+        ("max_error", ctypes.c_double),
     ]
 
 

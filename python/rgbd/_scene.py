@@ -167,6 +167,8 @@ class Scene(Handle):
              max_depth: float = math.inf, min_confidence: int = 2, keep_edges: bool = False,
              flying_pixel_step: float = 0.05, every: int = 1, min_fragment: int = 0,
              max_memory: Optional[int] = None, frame: str = "camera", *,
+             min_weight: Optional[float] = None, triangles: Optional[int] = None,
+             max_error: Optional[float] = None,
              edge_threshold: Optional[float] = None, max_memory_mb: Optional[int] = None) -> Mesh:
         """Fuses the scene's frames into one surface, as ``rgbd fuse`` does (docs/fuse.md):
         a TSDF volume on a sparse block hash (``voxel`` meters, truncation ``trunc``,
@@ -180,8 +182,11 @@ class Scene(Handle):
         (``flying_pixel_step``; ``keep_edges`` turns it off); ``every`` takes every N-th frame,
         ``min_fragment`` drops pieces of fewer triangles, ``max_memory`` (MB) bounds the
         TSDF volume (default half the machine's memory; frames and the mesh take more).
-        A voxel is meshed when the depths it saw weigh at least (0.003 m / voxel)² full-weight
-        views, as ``rgbd fuse``'s default ``--min-weight`` (docs/fuse.md).
+        A voxel is meshed when the depths it saw weigh at least ``min_weight`` full-weight
+        views (default (0.003 m / voxel)², as ``rgbd fuse``'s ``--min-weight``; 0 meshes every
+        observed voxel; docs/fuse.md). ``triangles`` (a count) and ``max_error`` (meters)
+        simplify the mesh as ``--triangles`` and ``--max-error`` do (both: whichever stops
+        first); the comments then say from how many triangles and with what error.
         The names are ``rgbd fuse``'s options; ``edge_threshold`` and ``max_memory_mb``, their
         earlier names, are still taken. The mesh writes itself (:meth:`Mesh.write`) as
         ``rgbd fuse`` writes it, header comments included. ``frame="level"`` fuses a gravity-aligned
@@ -210,6 +215,15 @@ class Scene(Handle):
         options.min_fragment = min_fragment
         options.max_memory_mb = 0 if max_memory is None else max_memory
         options.frame = frame_constant(frame)
+        options.min_weight = -1.0 if min_weight is None else min_weight
+        options.triangles = 0 if triangles is None else triangles
+        options.max_error = 0.0 if max_error is None else max_error
+        if min_weight is not None and not min_weight >= 0:
+            raise ValueError("min_weight must be 0 or more full-weight views (None: the default)")
+        if triangles is not None and triangles < 1:
+            raise ValueError("triangles must be at least 1 (None: no count)")
+        if max_error is not None and not max_error > 0:
+            raise ValueError("max_error must be a positive distance in meters (None: no bound)")
         mesh = _lib.RgbdMeshP()
         with self._use() as handle:
             lib.rgbd_scene_fuse(handle, ctypes.byref(options), ctypes.byref(mesh))

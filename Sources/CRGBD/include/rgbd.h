@@ -505,6 +505,11 @@ typedef struct rgbd_fuse_options {
     int32_t frame;           /* RGBD_FRAME_CAMERA (the scene's world, default), RGBD_FRAME_LEVEL (a
                                 gravity-aligned world turned to z up; a registered scene by its photos'
                                 EXIF) or RGBD_FRAME_ENU (registered scenes); docs/geo.md */
+    double min_weight;       /* mesh voxels whose depths weigh at least this many full-weight views;
+                                0 = every observed voxel; negative = (0.003 m / voxel)^2 (default -1) */
+    int64_t triangles;       /* simplify the mesh to about this many triangles; 0 = no count (default 0) */
+    double max_error;        /* simplify as far as an error of at most this many meters allows (with
+                                triangles: whichever stops first); 0 = no bound (default 0) */
 } rgbd_fuse_options;
 
 /* Fills *options with the defaults above. */

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a camera is: the rigid transform from its camera frame to a scene's world,
 /// `p_world = R·p_camera + t`, meters.
 ///
@@ -119,5 +125,31 @@ public struct Pose: Equatable, Sendable {
          row1.x, row1.y, row1.z, translation.y,
          row2.x, row2.y, row2.z, translation.z,
          0, 0, 0, 1]
+    }
+}
+
+extension Pose {
+    /// The rotation by the vector `w` (axis × angle in radians; Rodrigues' formula), no
+    /// translation; to first order `I + [w]×` for a vanishing angle.
+    package init(rotationVector w: SIMD3<Double>) {
+        let angle = (w * w).sum().squareRoot()
+        guard angle > 1e-15 else {
+            self.init(row0: SIMD3(1, -w.z, w.y), row1: SIMD3(w.z, 1, -w.x), row2: SIMD3(-w.y, w.x, 1), translation: .zero)
+            return
+        }
+        let k = w / angle, c = cos(angle), s = sin(angle), v = 1 - c
+        self.init(row0: SIMD3(c + k.x * k.x * v, k.x * k.y * v - k.z * s, k.x * k.z * v + k.y * s),
+                  row1: SIMD3(k.y * k.x * v + k.z * s, c + k.y * k.y * v, k.y * k.z * v - k.x * s),
+                  row2: SIMD3(k.z * k.x * v - k.y * s, k.z * k.y * v + k.x * s, c + k.z * k.z * v),
+                  translation: .zero)
+    }
+
+    /// The rotation vector of this pose's rotation (its logarithm: axis × angle, the angle
+    /// in 0…π), through its quaternion, which stays exact near a half turn.
+    package var rotationVector: SIMD3<Double> {
+        let q = quaternion
+        let s = (q.x * q.x + q.y * q.y + q.z * q.z).squareRoot()
+        guard s > 1e-15 else { return SIMD3(q.x, q.y, q.z) * 2 }
+        return SIMD3(q.x, q.y, q.z) / s * (2 * atan2(s, q.w))
     }
 }

@@ -168,14 +168,14 @@ import RGBDSynth
 
     /// Rigid fit, plane fit and rotation vectors on exact data.
     @Test func geometryHelpers() throws {
-        let truth = TagMath.rotation(SIMD3(0.3, -0.2, 0.9)).composed(
+        let truth = Pose(rotationVector: SIMD3(0.3, -0.2, 0.9)).composed(
             with: Pose(row0: SIMD3(1, 0, 0), row1: SIMD3(0, 1, 0), row2: SIMD3(0, 0, 1), translation: .zero))
         var moved = truth
         moved.translation = SIMD3(0.1, -0.4, 2)
         let model = [SIMD3(0.0, 0, 0), SIMD3(1, 0, 0), SIMD3(0, 2, 0), SIMD3(0.5, 0.5, 1)]
         let fit = try #require(TagMath.rigidFit(model: model, measured: model.map(moved.apply)))
         #expect(TagMath.angleBetween(fit, moved) < 1e-9)
-        #expect(abs(TagMath.rotationVector(truth).x - 0.3) < 1e-12)
+        #expect(abs(truth.rotationVector.x - 0.3) < 1e-12)
         let plane = try #require(TagMath.plane([SIMD3(0, 0, 2), SIMD3(1, 0, 3), SIMD3(0, 1, 2), SIMD3(1, 1, 3)]))
         let expected = SIMD3(1.0, 0, -1) / 2.0.squareRoot()
         #expect(abs(abs((plane.normal * expected).sum()) - 1) < 1e-12 && plane.normal.z < 0)

@@ -36,6 +36,56 @@ import RGBDSynth
         #expect(CLITests.files(in: dir) == ["scan", "scan.truth.json"])
     }
 
+    /// The other shared groups: the depth filters (cloud, fuse, refine), the confidence
+    /// (refine too), the volume's memory (fuse, refine) and the world frame (cloud, fuse,
+    /// export): one spelling, one help text and one check each, whichever command takes them.
+    @Test func theDepthMemoryAndFrameOptionsAreOneGroupEach() throws {
+        let (dir, path) = try SceneCLITests.write(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let commands: [String: [String]] = [
+            "cloud": ["-o", dir + "/x.ply"], "fuse": ["-o", dir + "/x.ply"], "refine": ["-o", dir + "/x.txt"],
+            "export": ["--format", "colmap", "-o", dir + "/e"],
+        ]
+        let cases: [(commands: [String], arguments: [String], words: String)] = [
+            (["cloud", "fuse", "refine"], ["--min-depth", "2", "--max-depth", "1"],
+             "the depth range needs 0 <= minimum < maximum (2.0, 1.0) (--min-depth, --max-depth)"),
+            (["cloud", "fuse", "refine"], ["--flying-pixel-step", "0"],
+             "the flying-pixel threshold must be positive and finite (0.0) (--flying-pixel-step)"),
+            (["fuse", "refine"], ["--max-memory", "0"], "--max-memory must be a positive number of MB"),
+            (["refine"], ["--min-confidence", "3"], "the confidence levels are 0 (low), 1 (medium) and 2 (high), not 3"),
+            (["cloud", "fuse", "export"], ["--frame", "up"], "'up'"),
+        ]
+        for (names, arguments, words) in cases {
+            for name in names {
+                let run = try CLITests.run([name, path] + arguments + (commands[name] ?? []))
+                #expect(run.status == 64, "\(name) \(arguments): exit \(run.status) \(run.stderr)")
+                #expect(run.stderr.contains(words), "\(name) \(arguments): \(run.stderr)")
+            }
+        }
+        // One help text per option, whichever command shows it.
+        func helpLine(_ command: String, _ option: String) throws -> String {
+            let help = try CLITests.run([command, "--help"]).stdout
+            // The options' table, not the discussion above it.
+            let lines = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                .drop { $0 != "OPTIONS:" }
+            guard let start = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix(option + " ") }) else { return "" }
+            var text = [lines[start].trimmingCharacters(in: .whitespaces)]
+            for line in lines[(start + 1)...] {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.isEmpty || trimmed.hasPrefix("-") { break }
+                text.append(trimmed)
+            }
+            return text.joined(separator: " ")
+        }
+        for (option, names) in [("--frame", ["cloud", "fuse", "export"]), ("--min-depth", ["cloud", "fuse", "refine"]),
+                                ("--flying-pixel-step", ["cloud", "fuse", "refine"]), ("--max-memory", ["fuse", "refine"]),
+                                ("--min-confidence", ["cloud", "fuse", "export", "refine"])] {
+            let texts = try names.map { try helpLine($0, option) }
+            #expect(!texts[0].isEmpty && Set(texts).count == 1, "\(option): \(texts)")
+        }
+        #expect(CLITests.files(in: dir) == ["scan", "scan.truth.json"])
+    }
+
     /// A Stray folder without odometry.csv: every command names the missing file.
     @Test func aStrayScanWithoutPosesNamesTheMissingFile() throws {
         let (dir, path) = try SceneCLITests.write(.stray(odometry: .v15, depth: .png, video: .hevc, imuInG: false))
