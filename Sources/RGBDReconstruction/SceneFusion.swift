@@ -35,6 +35,9 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// The automatic voxel already chosen for this scan with these filters and every frame
     /// (`PoseRefinement.fusionVoxel`), used when `voxel` is nil instead of choosing again.
     package var chosenVoxel: SceneFusionVoxel? = nil
+    /// Without a `simplification`, simplify within one voxel (the fused surface's own
+    /// precision): what a textured output gets by default, the texture carrying the detail.
+    package var simplifyWithinVoxel = false
 
     /// The defaults: the voxel chosen from the scan's depth, 4-voxel truncation, high
     /// confidence only, edges dropped, every frame, every fragment kept.
@@ -188,7 +191,7 @@ public struct SceneFusion: Sendable {
         fusion.voxel = choice
         fusion.placement = (scene.world, options.points.frame.kind)
         fusion.cameraPath = path
-        try fusion.simplify(options.simplification, stage: stage)
+        try fusion.simplify(options.simplification ?? (options.simplifyWithinVoxel ? MeshSimplification(maxError: choice.voxel) : nil), stage: stage)
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion
     }
