@@ -27,6 +27,8 @@ private func fail(_ error: any Error) -> Int32 {
         case .every: "every"
         case .triangles: "triangles"
         case .maxError: "max_error"
+        case .textureSize: "texture_size"
+        case .memoryBudget: "max_memory_mb"
         }
     })
     switch error.kind {

@@ -35,6 +35,9 @@ public struct SceneFusionOptions: Equatable, Sendable {
     /// The automatic voxel already chosen for this scan with these filters and every frame
     /// (`PoseRefinement.fusionVoxel`), used when `voxel` is nil instead of choosing again.
     package var chosenVoxel: SceneFusionVoxel? = nil
+    /// Without a `simplification`, simplify within one voxel (the fused surface's own
+    /// precision): what a textured output gets by default, the texture carrying the detail.
+    package var simplifyWithinVoxel = false
 
     /// The defaults: the voxel chosen from the scan's depth, 4-voxel truncation, high
     /// confidence only, edges dropped, every frame, every fragment kept.
@@ -130,6 +133,10 @@ public struct SceneFusion: Sendable {
     /// The scan's world and the frame the surface was placed in: what its axes mean
     /// (the glTF and OBJ writers turn them to +Y up).
     public var placement: (world: SceneWorld, frame: WorldFrame.Kind) = (.gravityAligned, .camera)
+    /// Where the camera was at each frame integrated, in order: the poses' positions in
+    /// the surface's world (placed in its frame, as the mesh), meters. The web viewer
+    /// draws them as the scan's path.
+    public var cameraPath: [SIMD3<Float>] = []
 
     /// The steps of a fusion after the frames, for progress.
     public enum Stage: String, Sendable {
@@ -157,11 +164,14 @@ public struct SceneFusion: Sendable {
         var volume = volume(voxel: choice.voxel, options: options)
         let positions = FrameSelection(every: options.every).positions(count: scene.frames.count)
         var done = 0
+        var path = [SIMD3<Float>]()
+        path.reserveCapacity(positions.count)
         try scene.forEachFrame(positions, color: scene.colorSize != nil) { frame in
+            let pose = options.points.frame.transform.composed(with: frame.pose)
             let prepared = prepare(depth: frame.depth, confidence: frame.confidence, color: frame.color,
-                                   intrinsics: frame.info.depthIntrinsics,
-                                   pose: options.points.frame.transform.composed(with: frame.pose), options: options,
+                                   intrinsics: frame.info.depthIntrinsics, pose: pose, options: options,
                                    bandsOver: volume.trunc)
+            path.append(SIMD3<Float>(pose.translation))
             try volume.integrate(prepared) { "\(scene.path): frame \(frame.info.index)" }
             done += 1
             progress?(done, positions.count)
@@ -179,7 +189,8 @@ public struct SceneFusion: Sendable {
                                  droppedTriangles: before - mesh.faceCount)
         fusion.voxel = choice
         fusion.placement = (scene.world, options.points.frame.kind)
-        try fusion.simplify(options.simplification, stage: stage)
+        fusion.cameraPath = path
+        try fusion.simplify(options.simplification ?? (options.simplifyWithinVoxel ? MeshSimplification(maxError: choice.voxel) : nil), stage: stage)
         fusion.comments = provenance(scene, fusion, options: options)
         return fusion
     }

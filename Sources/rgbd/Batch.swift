@@ -149,6 +149,8 @@ enum Report {
             case .every: "--every"
             case .triangles: "--triangles"
             case .maxError: "--max-error"
+            case .textureSize: "--texture-size"
+            case .memoryBudget: "--max-memory"
             }
         }
     }

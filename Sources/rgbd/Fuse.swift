@@ -60,16 +60,41 @@ struct Fuse: ParsableCommand {
         triangle, counter-clockwise seen from the observed side). Header comments give \
         the source, world, axes, voxel and options. OUT is a .ply path for one scan or a \
         directory (NAME.ply per scan). A .glb output is glTF 2.0 binary (positions, \
-        normals, vertex colors as COLOR_0, meters, +Y up: a gravity-aligned world as it is, \
-        --frame level or enu turned so that their up is +Y; the mapping is in the asset's \
-        extras); a .obj output is OBJ with vertex colors and normals in the same axes. On a terminal a status line shows frames done, \
-        rate and time left.
+        normals, meters, +Y up: a gravity-aligned world as it is, --frame level or enu \
+        turned so that their up is +Y; the mapping is in the asset's extras); a .obj output \
+        is OBJ (NAME.obj, NAME.mtl and its images) in the same axes. A .html output is one \
+        self-contained web page that any browser opens from disk, without a server: the \
+        .glb's surface (textured as below) and the camera path, orbit (drag), pan (right \
+        drag), zoom (wheel), reset view (button or R); it embeds three.js, which rgbd finds \
+        at run time (Debian's libjs-three in /usr/share/javascript/three, or the folder \
+        $RGBD_THREE_DIR names; without it, one error line and nothing is fused).
+
+        Texturing: a .glb, .obj or .html output of a scan with color is textured by default. The \
+        mesh is simplified within one voxel (unless --triangles or --max-error say \
+        otherwise) and each triangle takes its color from one frame (at most 120 frames, \
+        spread over the scan): among the frames that see it whole (its depth agreeing with \
+        the triangle at its centre and corners, so that a frame where something stands in \
+        front of it is never used; facing it within 78 degrees), the one where it covers \
+        the most pixels, times the frame's sharpness from the camera's motion, then the \
+        frame its neighbours took. Triangles that reach out of every frame are split until \
+        their parts fit; triangles no frame sees keep their vertices' color. Neighbouring \
+        triangles of one frame form charts, packed into atlases of --texture-size pixels \
+        (default 4096; one smaller power of two when it holds everything; more atlases when \
+        one does not), embedded as JPEG in the .glb (one primitive and material per atlas) \
+        or written beside the .obj (NAME.jpg, or NAME_0.jpg, NAME_1.jpg, ...). Per-frame \
+        color gains from the overlaps level exposures, per-vertex offsets level the seams \
+        between charts, and the unused texels are filled from their neighbours so that no \
+        dark seam shows at any zoom. --texture-size 0 writes vertex colors instead (and \
+        simplifies only when asked); a scan without color always does. The atlases count \
+        against --max-memory: more is refused before anything is written. On a terminal a \
+        status line shows frames done, rate and time left, then each stage (meshing, \
+        simplifying, texturing, writing).
         """)
 
     @Argument(help: "Scans: Stray Scanner folders, Record3D .r3d files or EXR + JPG folders, folders rgbd register wrote.", completion: .file())
     var scans: [String]
 
-    @Option(name: [.short, .customLong("output")], help: "Output .ply, .glb or .obj path (one scan) or directory (NAME.ply per scan).", completion: .file())
+    @Option(name: [.short, .customLong("output")], help: "Output .ply, .glb, .obj or .html path (one scan) or directory (NAME.ply per scan).", completion: .file())
     var output: String
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Voxel edge, meters (0.001 to 1; default: a depth pixel's width at the scan's median depth, 0.002 to 0.02).", valueName: "meters"))
@@ -103,6 +128,15 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
     var maxError: Double?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb or .obj output of a scan with color is textured from the frames in atlases of this side, pixels (64 to 16384, default 4096; more atlases when one does not hold the texture); 0: vertex colors instead, no texture.", valueName: "pixels"))
+    var textureSize: Int?
+
+    /// The texturing of a `format` output: nil for PLY or `--texture-size 0` (vertex colors).
+    func texturing(format: String) -> TexturingOptions? {
+        guard format == "glb" || format == "obj", textureSize != 0 else { return nil }
+        return TexturingOptions(side: textureSize ?? 4096, memoryBudget: memory.bytes)
+    }
+
     /// The simplification asked for, if any.
     var simplification: MeshSimplification? {
         triangles == nil && maxError == nil ? nil : MeshSimplification(targetTriangles: triangles, maxError: maxError)
@@ -118,6 +152,14 @@ struct Fuse: ParsableCommand {
         let format = try checkOutputPath(output, writes: SceneFusion.fileExtensions) ? Path.pathExtension(output) : "ply"
         if format != "ply" && cloud { throw ValidationError("--cloud writes PLY: give a .ply output") }
         if format != "ply" && ascii { throw ValidationError("--ascii applies to PLY only") }
+        if let textureSize, textureSize != 0 {
+            do {
+                try TexturingOptions(side: textureSize).validate()
+            } catch let error as RGBDError {
+                throw ValidationError(Report.describe(error) + " (0: vertex colors, no texture)")
+            }
+        }
+        if textureSize != nil && format != "glb" && format != "obj" { throw ValidationError("--texture-size applies to a .glb or .obj output") }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")
@@ -147,6 +189,8 @@ struct Fuse: ParsableCommand {
         let plan: SceneOutputPlan
         do {
             plan = try SceneOutputPlan(scenes: scans, output: output, suffix: "ply", fileExtensions: SceneFusion.fileExtensions)
+            // What a format needs (three.js for a page), missing: said before any scan is fused.
+            for target in plan.targets { try SceneFusion.checkRequirements(forWriting: target.path) }
         } catch {
             Report.error(error)
             throw ExitCode(1)
@@ -162,13 +206,31 @@ struct Fuse: ParsableCommand {
                 // fusion's too: not chosen again.
                 if options.every == 1 { options.chosenVoxel = refinement?.fusionVoxel }
                 options.points.frame = try WorldFrame.forScene(placement.frame, scene: scene)
+                let texturing = scene.colorSize == nil ? nil : texturing(format: Path.pathExtension(target))
+                options.simplifyWithinVoxel = texturing != nil
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 defer { progress.finish() }
                 let fused = try SceneFusion.build(scene, options: options,
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
-                progress.stage("writing \(target)")
-                try fused.write(to: target, encoding: encoding, asPoints: cloud)
+                var texture = ""
+                if let texturing, fused.mesh.faceCount > 0 {
+                    progress.stage("texturing")
+                    let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: options.points.frame, options: texturing) { done, total in
+                        progress.stage("texturing, frame \(done) of \(total) read")
+                    }
+                    progress.stage("writing \(target)")
+                    try fused.write(to: target, textured: textured)
+                    let side = textured.atlases.first?.width ?? 0
+                    let percent = Progress.format(seconds: 100 * textured.coverage, decimals: 1)
+                    texture = ", textured: \(percent) % of the area (\(textured.faceViews.filter { $0 >= 0 }.count) of \(textured.faceViews.count) triangles) from \(Set(textured.faceViews.filter { $0 >= 0 }).count) frames, \(textured.atlases.count) atlas\(textured.atlases.count == 1 ? "" : "es") of \(side) px"
+                } else {
+                    progress.stage("writing \(target)")
+                    try fused.write(to: target, encoding: encoding, asPoints: cloud)
+                    if self.texturing(format: Path.pathExtension(target)) != nil && scene.colorSize == nil {
+                        texture = ", vertex colors: the scan has no color to texture from"
+                    }
+                }
                 let mesh = fused.mesh
                 progress.finish()
                 if mesh.faceCount == 0 {
@@ -181,7 +243,7 @@ struct Fuse: ParsableCommand {
                         what += " (simplified from \(simplified.trianglesBefore), error \(Progress.format(seconds: simplified.error * 1000, decimals: 2)) mm)"
                     }
                     let peak = Host.peakResidentBytes.map { ", process peak \($0 >> 20) MB" } ?? ""
-                    Terminal.printError("\(path): \(fused.frames) frames, voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what) in \(target) (\(seconds) s)\n")
+                    Terminal.printError("\(path): \(fused.frames) frames, voxel \(fused.voxel.voxel) m (\(fused.voxel.reason)), \(fused.blocks) blocks (volume \(fused.volumeBytes >> 20) MB\(peak)) → \(what)\(texture) in \(target) (\(seconds) s)\n")
                 }
             } catch {
                 Report.error(error)

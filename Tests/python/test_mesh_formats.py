@@ -76,7 +76,7 @@ def to_srgb(linear):
 
 def test_glb_holds_the_ply_in_gltf_axes(rgbd_bin, scan):
     positions, colors, faces = read_ply(fuse(rgbd_bin, scan, "room.ply"))
-    gltf, glb = read_glb(fuse(rgbd_bin, scan, "room.glb"))
+    gltf, glb = read_glb(fuse(rgbd_bin, scan, "room.glb", "--texture-size", "0"))
     assert gltf.asset.version == "2.0" and gltf.asset.generator.startswith("rgbd ")
     extras = gltf.asset.extras["rgbd"]
     # Stray Scanner's world is ARKit's: +y up, right-handed, which glTF's axes are already.
@@ -100,7 +100,7 @@ def test_glb_holds_the_ply_in_gltf_axes(rgbd_bin, scan):
 
 
 def test_trimesh_loads_the_glb(rgbd_bin, scan):
-    path = fuse(rgbd_bin, scan, "loaded.glb")
+    path = fuse(rgbd_bin, scan, "loaded.glb", "--texture-size", "0")
     _, glb = read_glb(path)
     mesh = trimesh.load(str(path), force="mesh", process=False)
     assert len(mesh.vertices) == len(glb["position"]) and len(mesh.faces) == len(glb["faces"])
@@ -109,7 +109,7 @@ def test_trimesh_loads_the_glb(rgbd_bin, scan):
 
 
 def test_level_frame_stands_the_floor_level_in_gltf(rgbd_bin, scan):
-    gltf, glb = read_glb(fuse(rgbd_bin, scan, "level.glb", "--frame", "level"))
+    gltf, glb = read_glb(fuse(rgbd_bin, scan, "level.glb", "--frame", "level", "--texture-size", "0"))
     extras = gltf.asset.extras["rgbd"]
     # The level frame (z up) turned so that its up is glTF's +Y: (x, y, z) -> (x, z, -y).
     assert np.array_equal(np.array(extras["matrix"]).reshape(3, 3), [[1, 0, 0], [0, 0, 1], [0, -1, 0]])
@@ -126,7 +126,7 @@ def test_level_frame_stands_the_floor_level_in_gltf(rgbd_bin, scan):
 
 def test_obj_loads_in_trimesh_with_its_colors(rgbd_bin, scan):
     positions, colors, faces = read_ply(fuse(rgbd_bin, scan, "ref.ply"))
-    path = fuse(rgbd_bin, scan, "room.obj")
+    path = fuse(rgbd_bin, scan, "room.obj", "--texture-size", "0")
     text = path.read_text()
     assert "# axes: the scan's gravity-aligned world" in text
     # Vertex colors alone: no material (with one, trimesh drops the vertex colors).
@@ -142,10 +142,102 @@ def test_obj_loads_in_trimesh_with_its_colors(rgbd_bin, scan):
 
 
 @pytest.mark.parametrize("name, extra", [("cloud.glb", ["--cloud"]), ("ascii.obj", ["--ascii"]),
-                                         ("zero.glb", ["--triangles", "0"])])
+                                         ("zero.glb", ["--triangles", "0"]), ("seven.glb", ["--texture-size", "7"]),
+                                         ("huge.obj", ["--texture-size", "20000"]), ("tex.ply", ["--texture-size", "1024"])])
 def test_refused_options_write_nothing(rgbd_bin, scan, name, extra):
     run = subprocess.run([str(rgbd_bin), "fuse", str(scan / "room"), "-o", str(scan / name), "--voxel", "0.02", *extra],
                          capture_output=True, text=True)
     assert run.returncode == 64, run.stderr
     assert sum(line.startswith("Error: ") for line in run.stderr.splitlines()) == 1, run.stderr
     assert not (scan / name).exists()
+
+
+def atlas_images(gltf):
+    """The GLB's embedded atlases (PIL images), by image index."""
+    import io
+
+    from PIL import Image
+    blob = gltf.binary_blob()
+    images = []
+    for image in gltf.images:
+        view = gltf.bufferViews[image.bufferView]
+        images.append(Image.open(io.BytesIO(blob[view.byteOffset:view.byteOffset + view.byteLength])).convert("RGB"))
+    return images
+
+
+def test_textured_glb_loads_with_its_atlas(rgbd_bin, scan):
+    """A .glb of a scan with color is textured by default: a base-color texture (JPEG,
+    embedded), texture coordinates inside it; trimesh loads it textured; the texels where
+    the triangles take their color are the frames' (not black)."""
+    path = fuse(rgbd_bin, scan, "textured.glb", "--triangles", "20000")
+    gltf = pygltflib.GLTF2().load(str(path))
+    assert len(gltf.meshes[0].primitives) == len(gltf.materials) == len(gltf.images) == 1
+    assert gltf.meshes[0].primitives[0].attributes.COLOR_0 is None
+    material = gltf.materials[0].pbrMetallicRoughness
+    assert material.baseColorTexture is not None
+    image = gltf.images[gltf.textures[material.baseColorTexture.index].source]
+    atlas = atlas_images(gltf)[0]
+    assert image.mimeType == "image/jpeg" and atlas.size[0] == atlas.size[1] >= 64
+    assert "textured from" in gltf.asset.extras["rgbd"]["comments"][-1]
+    mesh = trimesh.load(str(path), force="mesh", process=False)
+    assert isinstance(mesh.visual, trimesh.visual.TextureVisuals)
+    uv = np.asarray(mesh.visual.uv)
+    assert len(uv) == len(mesh.vertices) and (uv >= 0).all() and (uv <= 1).all()
+    # Not black: the frames' colors reached the atlas where the triangles take theirs.
+    pixels = np.asarray(atlas)
+    u = np.clip((uv[:, 0] * atlas.size[0]).astype(int), 0, atlas.size[0] - 1)
+    v = np.clip(((1 - uv[:, 1]) * atlas.size[1]).astype(int), 0, atlas.size[1] - 1)  # trimesh flips v on load
+    assert (pixels[v, u].sum(axis=1) > 30).mean() > 0.9
+    # Bled: no black texel anywhere (the unused space takes its neighbours' colors).
+    assert (pixels.sum(axis=2) > 0).all()
+
+
+def test_textured_glb_with_several_atlases(rgbd_bin, scan):
+    """A side too small for the charts: one primitive, material and JPEG per atlas, every
+    texture coordinate of a primitive inside its atlas, no texel black."""
+    path = fuse(rgbd_bin, scan, "pages.glb", "--triangles", "20000", "--texture-size", "128")
+    gltf = pygltflib.GLTF2().load(str(path))
+    primitives = gltf.meshes[0].primitives
+    assert len(primitives) > 1 and len(gltf.materials) == len(gltf.images) == len(primitives)
+    assert sorted(p.material for p in primitives) == list(range(len(primitives)))
+    atlases = atlas_images(gltf)
+    assert all(a.size == (128, 128) for a in atlases)
+    assert all((np.asarray(a).sum(axis=2) > 0).all() for a in atlases)
+    loaded = trimesh.load(str(path), process=False)
+    assert len(loaded.geometry) == len(primitives)
+
+
+def test_textured_obj_has_its_material_and_atlas_beside(rgbd_bin, scan):
+    """-o x.obj writes x.obj, x.mtl and x.jpg together; trimesh loads the OBJ with the
+    atlas; its texture coordinates are the GLB's (OBJ counts v from the bottom). With
+    several atlases: one material and x_k.jpg per atlas."""
+    path = fuse(rgbd_bin, scan, "tex/room.obj", "--triangles", "20000", "--texture-size", "2048")
+    assert (scan / "tex" / "room.mtl").read_text().rstrip().endswith("map_Kd room.jpg")
+    assert (scan / "tex" / "room.jpg").is_file()
+    mesh = trimesh.load(str(path), force="mesh", process=False, maintain_order=True)
+    assert isinstance(mesh.visual, trimesh.visual.TextureVisuals) and mesh.visual.material.image is not None
+    gltf = pygltflib.GLTF2().load(str(fuse(rgbd_bin, scan, "tex/room.glb", "--triangles", "20000", "--texture-size", "2048")))
+    uv_accessor = gltf.accessors[gltf.meshes[0].primitives[0].attributes.TEXCOORD_0]
+    view = gltf.bufferViews[uv_accessor.bufferView]
+    uv = np.frombuffer(gltf.binary_blob(), dtype=np.float32, count=2 * uv_accessor.count, offset=view.byteOffset).reshape(-1, 2)
+    obj_uv = np.array([[float(x) for x in line.split()[1:3]] for line in path.read_text().splitlines() if line.startswith("vt ")])
+    assert obj_uv.shape == uv.shape
+    assert np.allclose(obj_uv[:, 0], uv[:, 0]) and np.allclose(obj_uv[:, 1], 1 - uv[:, 1], atol=1e-6)
+    pages = fuse(rgbd_bin, scan, "pages/room.obj", "--triangles", "20000", "--texture-size", "128")
+    library = (scan / "pages" / "room.mtl").read_text()
+    maps = [line.split()[1] for line in library.splitlines() if line.startswith("map_Kd")]
+    assert len(maps) > 1 and maps == [f"room_{k}.jpg" for k in range(len(maps))]
+    assert all((scan / "pages" / name).is_file() for name in maps)
+    assert pages.read_text().count("usemtl ") == len(maps)
+
+
+def test_atlas_beyond_the_memory_budget_writes_nothing(rgbd_bin, scan):
+    """Atlases that would take more than --max-memory: one line naming it, exit 1, nothing
+    written (this small scan's volume, 4 MB, fits; its atlas of 1024 px takes 10 MB while made)."""
+    out = scan / "memory.glb"
+    run = subprocess.run([str(rgbd_bin), "fuse", str(scan / "room"), "-o", str(out), "--voxel", "0.02", "-q",
+                          "--max-memory", "6"], capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--max-memory" in lines[0] and "atlas" in lines[0], run.stderr
+    assert not out.exists()

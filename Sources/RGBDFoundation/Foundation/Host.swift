@@ -44,6 +44,11 @@ package enum Host {
         guard pages > 0, size > 0 else { return nil }
         return Int(pages).multipliedReportingOverflow(by: Int(size)).overflow ? Int.max : Int(pages) * Int(size)
     }
+
+    /// The value of the environment variable `name`; nil when it is not set.
+    package static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
 }
 
 /// The C library's sine and cosine (radians).

@@ -57,6 +57,10 @@ public struct RGBDError: Error, CustomStringConvertible, Equatable, Sendable {
         case triangles
         /// The largest geometric error a mesh's simplification may make (`MeshSimplification.maxError`).
         case maxError
+        /// The side of a mesh's texture atlases (`TexturingOptions.side`).
+        case textureSize
+        /// The most memory a step may take (`SceneFusionOptions.memoryBudget`, `TexturingOptions.memoryBudget`).
+        case memoryBudget
     }
 
     /// Makes an error; `file` and `location` are prefixed to the message when printed.

@@ -181,3 +181,130 @@ public enum GLTFWriter {
         mutating func float(_ v: Float) { uint32(v.bitPattern) }
     }
 }
+
+extension GLTFWriter {
+    /// The JPEG quality of embedded texture atlases.
+    package static let atlasQuality = 90
+
+    /// Writes a textured mesh: `POSITION`, `NORMAL`, `TEXCOORD_0`, one primitive per atlas
+    /// (its triangles' indices, a material whose base-color texture is that atlas, embedded
+    /// as JPEG), staged: the file appears only when complete.
+    /// - Throws: `RGBDError` for a mesh whose arrays disagree, one too large for a glTF
+    ///   buffer (4 GiB), or when the file cannot be written.
+    package static func write(path: String, textured mesh: TexturedMesh, axes: YUpAxes, comments: [String] = []) throws {
+        let n = mesh.positions.count / 3
+        guard mesh.normals.count == 3 * n, mesh.uvs.count == 2 * n, mesh.faces.count % 3 == 0,
+              mesh.facePages.count == mesh.faces.count / 3,
+              mesh.faces.allSatisfy({ Int($0) < n }), mesh.facePages.allSatisfy({ $0 >= 0 && Int($0) < mesh.atlases.count }) else {
+            throw RGBDError(.invalidArgument, file: path, "a textured mesh needs positions, normals and texture coordinates per vertex, and faces of existing vertices and atlases")
+        }
+        var bin = Bytes()
+        var lo = SIMD3<Float>(repeating: .infinity), hi = SIMD3<Float>(repeating: -.infinity)
+        for i in 0..<n {
+            let p = axes.apply(SIMD3(mesh.positions[3 * i], mesh.positions[3 * i + 1], mesh.positions[3 * i + 2]))
+            lo = pointwiseMin(lo, p); hi = pointwiseMax(hi, p)
+            bin.float(p.x); bin.float(p.y); bin.float(p.z)
+        }
+        let normalsOffset = bin.count
+        for i in 0..<n {
+            var v = SIMD3(mesh.normals[3 * i], mesh.normals[3 * i + 1], mesh.normals[3 * i + 2])
+            let length = (v * v).sum().squareRoot()
+            v = length > 0 && length.isFinite ? v / length : SIMD3(0, 0, 1)
+            v = axes.apply(v)
+            bin.float(v.x); bin.float(v.y); bin.float(v.z)
+        }
+        let uvOffset = bin.count
+        for value in mesh.uvs { bin.float(value) }
+        typealias M = JSONValue.Member
+        var views: [JSONValue] = []
+        func view(_ offset: Int, _ count: Int, target: Int?) -> JSONValue {
+            var members = [M("buffer", .int(0)), M("byteOffset", .int(offset)), M("byteLength", .int(count))]
+            if let target { members.append(M("target", .int(target))) }
+            return .object(members)
+        }
+        views.append(view(0, normalsOffset, target: 34_962))
+        views.append(view(normalsOffset, uvOffset - normalsOffset, target: 34_962))
+        views.append(view(uvOffset, 8 * n, target: 34_962))
+        var accessors: [JSONValue] = [
+            .object([M("bufferView", .int(0)), M("componentType", .int(5_126)), M("count", .int(n)), M("type", .string("VEC3")),
+                     M("min", .array((n > 0 ? [lo.x, lo.y, lo.z] : [0, 0, 0]).map { .number(Double($0)) })),
+                     M("max", .array((n > 0 ? [hi.x, hi.y, hi.z] : [0, 0, 0]).map { .number(Double($0)) }))]),
+            .object([M("bufferView", .int(1)), M("componentType", .int(5_126)), M("count", .int(n)), M("type", .string("VEC3"))]),
+            .object([M("bufferView", .int(2)), M("componentType", .int(5_126)), M("count", .int(n)), M("type", .string("VEC2"))]),
+        ]
+        var primitives: [JSONValue] = [], materials: [JSONValue] = [], textures: [JSONValue] = [], images: [JSONValue] = []
+        for page in mesh.atlases.indices {
+            let start = bin.count
+            var count = 0
+            for t in 0..<mesh.facePages.count where Int(mesh.facePages[t]) == page {
+                for k in 0..<3 { bin.uint32(mesh.faces[3 * t + k]) }
+                count += 3
+            }
+            views.append(view(start, bin.count - start, target: 34_963))
+            accessors.append(.object([M("bufferView", .int(views.count - 1)), M("componentType", .int(5_125)), M("count", .int(count)),
+                                      M("type", .string("SCALAR"))]))
+            primitives.append(.object([
+                M("attributes", .object([M("POSITION", .int(0)), M("NORMAL", .int(1)), M("TEXCOORD_0", .int(2))])),
+                M("indices", .int(accessors.count - 1)), M("material", .int(page)), M("mode", .int(4)),
+            ]))
+        }
+        for (page, atlas) in mesh.atlases.enumerated() {
+            let jpeg = try JPEGCodec.encode(atlas, quality: atlasQuality)
+            let start = bin.count
+            bin.bytes += jpeg
+            views.append(view(start, jpeg.count, target: nil))
+            while bin.count % 4 != 0 { bin.bytes.append(0) }
+            images.append(.object([M("bufferView", .int(views.count - 1)), M("mimeType", .string("image/jpeg"))]))
+            textures.append(.object([M("source", .int(page)), M("sampler", .int(0))]))
+            materials.append(.object([
+                M("name", .string(mesh.atlases.count == 1 ? "texture" : "texture \(page)")),
+                M("pbrMetallicRoughness", .object([
+                    M("baseColorTexture", .object([M("index", .int(page))])),
+                    M("metallicFactor", .int(0)), M("roughnessFactor", .int(1)),
+                ])),
+            ]))
+        }
+        let length = bin.count
+        guard length < Int(UInt32.max) - 1 << 20 else {
+            throw RGBDError(.invalidArgument, file: path, "the mesh is too large for a glTF binary (\(length) bytes of buffer, at most 4 GiB)")
+        }
+        let json = JSONValue.object([
+            M("asset", .object([
+                M("version", .string("2.0")),
+                M("generator", .string("rgbd \(RGBDVersion.string)")),
+                M("extras", .object([M("rgbd", .object([
+                    M("units", .string("meters")),
+                    M("axes", .string(axes.description)),
+                    M("matrix", .array(axes.matrix.map { .number($0) })),
+                    M("matrix_note", .string("row-major 3x3 rotation from rgbd's world (as the PLY has it) to glTF's axes")),
+                    M("texture", .string("base color atlases from the scan's frames, one frame per triangle (scale \(mesh.scale) of the frames' pixels), one primitive per atlas")),
+                    M("comments", .array(comments.map { .string($0) })),
+                ]))])),
+            ])),
+            M("scene", .int(0)),
+            M("scenes", .array([.object([M("nodes", .array([.int(0)]))])])),
+            M("nodes", .array([.object([M("mesh", .int(0)), M("name", .string("rgbd surface"))])])),
+            M("meshes", .array([.object([M("name", .string("surface")), M("primitives", .array(primitives))])])),
+            M("materials", .array(materials)),
+            M("textures", .array(textures)),
+            M("samplers", .array([.object([M("magFilter", .int(9729)), M("minFilter", .int(9987)),
+                                           M("wrapS", .int(33071)), M("wrapT", .int(33071))])])),
+            M("images", .array(images)),
+            M("buffers", .array([.object([M("byteLength", .int(length))])])),
+            M("bufferViews", .array(views)),
+            M("accessors", .array(accessors)),
+        ])
+        var text = Array(json.text().utf8)
+        while text.count % 4 != 0 { text.append(0x20) }
+        var out = Bytes()
+        out.uint32(0x4654_6C67); out.uint32(2); out.uint32(UInt32(12 + 8 + text.count + 8 + bin.count))
+        out.uint32(UInt32(text.count)); out.uint32(0x4E4F_534A)
+        out.bytes += text
+        out.uint32(UInt32(bin.count)); out.uint32(0x004E_4942)
+        out.bytes += bin.bytes
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path, bytes: out.bytes)
+        try files.commit()
+    }
+}

@@ -48,3 +48,64 @@ extension String {
         String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
     }
 }
+
+extension OBJWriter {
+    /// The atlas images' names beside `NAME.obj`: `NAME.jpg`, or `NAME_0.jpg`, `NAME_1.jpg`, …
+    /// for several atlases.
+    package static func atlasNames(stem: String, count: Int) -> [String] {
+        count == 1 ? [stem + ".jpg"] : (0..<count).map { "\(stem)_\($0).jpg" }
+    }
+
+    /// Writes a textured mesh: `NAME.obj` (`v`, `vt`, `vn`, `f a/a/a ...`, one `usemtl`
+    /// group per atlas; `vt`'s v counted from the bottom, as OBJ has it), `NAME.mtl` (one
+    /// material per atlas, its `map_Kd`) and the atlases beside it as JPEG
+    /// (`atlasNames`), all staged and committed together.
+    /// - Throws: `RGBDError` for a mesh whose arrays disagree, or when a file cannot be written.
+    package static func write(path: String, textured mesh: TexturedMesh, axes: YUpAxes, comments: [String] = []) throws {
+        let n = mesh.positions.count / 3
+        guard mesh.normals.count == 3 * n, mesh.uvs.count == 2 * n, mesh.faces.count % 3 == 0,
+              mesh.facePages.count == mesh.faces.count / 3,
+              mesh.faces.allSatisfy({ Int($0) < n }), mesh.facePages.allSatisfy({ $0 >= 0 && Int($0) < mesh.atlases.count }) else {
+            throw RGBDError(.invalidArgument, file: path, "a textured mesh needs positions, normals and texture coordinates per vertex, and faces of existing vertices and atlases")
+        }
+        let directory = Path.directory(of: path), stem = Path.stem(path)
+        func beside(_ name: String) -> String { path.contains("/") ? Path.join(directory, name) : name }
+        let materialName = stem + ".mtl"
+        let imageNames = atlasNames(stem: stem, count: mesh.atlases.count)
+        var header = "# rgbd \(RGBDVersion.string): a fused surface, meters, textured\n"
+        header += "# axes: \(axes.description)\n"
+        header += "# matrix from rgbd's world (row-major 3x3): " + axes.matrix.map { "\($0)" }.joined(separator: " ") + "\n"
+        for line in comments { header += "# " + String(line.map { $0.isNewline ? " " : $0 }) + "\n" }
+        header += "mtllib \(materialName)\no surface\n"
+        var text = Array(header.utf8)
+        for i in 0..<n {
+            let p = axes.apply(SIMD3(mesh.positions[3 * i], mesh.positions[3 * i + 1], mesh.positions[3 * i + 2]))
+            text += Array("v \(p.x) \(p.y) \(p.z)\n".utf8)
+        }
+        for i in 0..<n { text += Array("vt \(mesh.uvs[2 * i]) \(1 - mesh.uvs[2 * i + 1])\n".utf8) }
+        for i in 0..<n {
+            var v = SIMD3(mesh.normals[3 * i], mesh.normals[3 * i + 1], mesh.normals[3 * i + 2])
+            let length = (v * v).sum().squareRoot()
+            v = axes.apply(length > 0 && length.isFinite ? v / length : SIMD3(0, 0, 1))
+            text += Array("vn \(v.x) \(v.y) \(v.z)\n".utf8)
+        }
+        var library = "# rgbd \(RGBDVersion.string): the materials of \(Path.lastComponent(path)), one per atlas\n"
+        for page in mesh.atlases.indices {
+            let name = mesh.atlases.count == 1 ? "surface" : "surface\(page)"
+            text += Array("usemtl \(name)\n".utf8)
+            for t in 0..<mesh.facePages.count where Int(mesh.facePages[t]) == page {
+                let a = mesh.faces[3 * t] + 1, b = mesh.faces[3 * t + 1] + 1, c = mesh.faces[3 * t + 2] + 1
+                text += Array("f \(a)/\(a)/\(a) \(b)/\(b)/\(b) \(c)/\(c)/\(c)\n".utf8)
+            }
+            library += "newmtl \(name)\nKa 0 0 0\nKd 1 1 1\nKs 0 0 0\nd 1\nillum 1\nmap_Kd \(imageNames[page])\n"
+        }
+        let files = StagedFiles()
+        try files.createDirectory(directory)
+        try files.stage(path, bytes: text)
+        try files.stage(beside(materialName), bytes: Array(library.utf8))
+        for (page, atlas) in mesh.atlases.enumerated() {
+            try files.stage(beside(imageNames[page]), bytes: try JPEGCodec.encode(atlas, quality: GLTFWriter.atlasQuality))
+        }
+        try files.commit()
+    }
+}

@@ -1,22 +1,38 @@
 extension SceneFusion {
-    /// The extensions of the files a fused surface is written as: PLY, glTF binary, OBJ.
-    public static let fileExtensions = ["ply", "glb", "obj"]
+    /// The extensions of the files a fused surface is written as: PLY, glTF binary, OBJ,
+    /// and the web page that shows it.
+    public static let fileExtensions = ["ply", "glb", "obj", "html"]
+
+    /// Checks, before any fusion, what writing to `path` needs besides the file system:
+    /// three.js for a `.html` page (`ThreeJSLibrary`). Nothing for the other formats.
+    /// - Throws: `RGBDError` saying what to install when it is missing.
+    public static func checkRequirements(forWriting path: String) throws {
+        if Path.pathExtension(path) == "html" { _ = try ThreeJSLibrary.locate() }
+    }
 
     /// Writes the fused surface to `path` in the format its extension names: `.glb` glTF
-    /// 2.0 binary (`GLTFWriter`), `.obj` OBJ with vertex colors (`OBJWriter`), both in
-    /// glTF's axes (`YUpAxes` of `placement`), else PLY in rgbd's world with its header
-    /// comments (`comments`): the triangle mesh, or with `asPoints` its vertices alone as a
-    /// point cloud (with colors and normals; PLY only). Atomic: temporary names, then renames.
-    /// - Throws: `RGBDError` when a file cannot be written, or for `asPoints` with glTF or OBJ.
+    /// 2.0 binary (`GLTFWriter`), `.obj` OBJ with vertex colors (`OBJWriter`), `.html` a
+    /// self-contained web page showing that glTF and the camera path (`HTMLViewerWriter`,
+    /// three.js found at run time), all in glTF's axes (`YUpAxes` of `placement`), else
+    /// PLY in rgbd's world with its header comments (`comments`): the triangle mesh, or
+    /// with `asPoints` its vertices alone as a point cloud (with colors and normals; PLY
+    /// only). Atomic: temporary names, then renames.
+    /// - Throws: `RGBDError` when a file cannot be written, for `asPoints` with another
+    ///   format than PLY, or for a page when three.js cannot be found (nothing written).
     public func write(to path: String, encoding: PLYWriter.Encoding = .binaryLittleEndian, asPoints: Bool = false) throws {
         let format = Path.pathExtension(path)
-        if format == "glb" || format == "obj" {
+        if format == "glb" || format == "obj" || format == "html" {
             guard !asPoints else {
                 throw RGBDError(.invalidArgument, file: path, "a surface's vertices alone are written as PLY only (nothing was written)")
             }
             let axes = YUpAxes(world: placement.world, frame: placement.frame)
-            return format == "glb" ? try GLTFWriter.write(path: path, mesh: mesh, axes: axes, comments: comments)
-                : try OBJWriter.write(path: path, mesh: mesh, axes: axes, comments: comments)
+            switch format {
+            case "glb": return try GLTFWriter.write(path: path, mesh: mesh, axes: axes, comments: comments)
+            case "obj": return try OBJWriter.write(path: path, mesh: mesh, axes: axes, comments: comments)
+            default:
+                return try HTMLViewerWriter.write(path: path, mesh: mesh, axes: axes, comments: comments,
+                                                  cameraPath: cameraPath, title: Path.stem(path))
+            }
         }
         guard asPoints else {
             return try PLYWriter.write(path: path, mesh: mesh, encoding: encoding, comments: comments)

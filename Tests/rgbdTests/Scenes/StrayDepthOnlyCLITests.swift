@@ -88,3 +88,35 @@ import RGBDSynth
         #expect(try SceneCLITests.vertices(directory + "/scene.ply").count > 1000)
     }
 }
+
+extension StrayDepthOnlyCLITests {
+    /// A depth-only scan fused to `.glb` and `.obj`: no texture (nothing to take it from),
+    /// white vertex colors, the summary line saying why; nothing else written beside.
+    @Test func depthOnlyScanKeepsVertexColorsInGLBAndOBJ() throws {
+        let layout = SyntheticScan.Layout.stray(odometry: .v9, depth: .png, video: .hevc, imuInG: false)
+        var options = SyntheticScan.Options()
+        options.videoPreset = "ultrafast"
+        let scan = SyntheticScan(frameCount: 3, colorWidth: 640, colorHeight: 480, options: options)
+        let directory = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/scan"
+        try scan.write(layout: layout, to: path)
+        try FileManager.default.removeItem(atPath: path + "/rgb.mp4")
+        for name in ["room.glb", "room.obj"] {
+            let run = try CLITests.run(["fuse", path, "-o", directory + "/out/" + name, "--voxel", "0.02"])
+            #expect(run.status == 0, "\(name): \(run.stderr)")
+            #expect(run.stderr.contains("vertex colors: the scan has no color to texture from"), "\(name): \(run.stderr)")
+        }
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory + "/out").sorted()
+        #expect(written == ["room.glb", "room.obj"], "\(written)")
+        let glb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/out/room.glb")))
+        let length = Int(glb[12]) | Int(glb[13]) << 8 | Int(glb[14]) << 16 | Int(glb[15]) << 24
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(glb[20..<(20 + length)])) as? [String: Any])
+        let primitive = try #require(((json["meshes"] as? [[String: Any]])?.first?["primitives"] as? [[String: Any]])?.first)
+        let attributes = try #require(primitive["attributes"] as? [String: Any])
+        #expect(attributes["COLOR_0"] != nil && attributes["TEXCOORD_0"] == nil && json["images"] == nil, "\(attributes)")
+        let obj = try String(contentsOfFile: directory + "/out/room.obj", encoding: .utf8)
+        let colors = obj.split(separator: "\n").filter { $0.hasPrefix("v ") }.prefix(100).map { $0.split(separator: " ").suffix(3).compactMap { Double($0) } }
+        #expect(colors.count == 100 && colors.allSatisfy { $0 == [1, 1, 1] }, "white vertices")
+    }
+}
