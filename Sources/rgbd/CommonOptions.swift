@@ -125,7 +125,7 @@ struct DepthFilterOptions: ParsableArguments {
 
 /// The most memory a TSDF volume may take (fuse, refine, and `--refine` elsewhere).
 struct VolumeMemoryOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the TSDF volume may take, MB (default half the machine's); frames and the mesh take more.", valueName: "MB"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory the TSDF volume (and fuse's texture atlases) may take, MB (default half the machine's); frames and the mesh take more.", valueName: "MB"))
     var maxMemory: Int?
 
     /// The budget in bytes, nil for the library's default.

@@ -128,12 +128,12 @@ struct Fuse: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Simplify the mesh as far as an error of at most this many meters allows (with --triangles: whichever stops first).", valueName: "meters"))
     var maxError: Double?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb or .obj output of a scan with color is textured from the frames in atlases of this side, pixels (64 to 16384, default 4096; more atlases when one does not hold the texture); 0: vertex colors instead, no texture.", valueName: "pixels"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A .glb, .obj or .html output of a scan with color is textured from the frames in atlases of this side, pixels (64 to 16384, default 4096; more atlases when one does not hold the texture); 0: vertex colors instead, no texture.", valueName: "pixels"))
     var textureSize: Int?
 
     /// The texturing of a `format` output: nil for PLY or `--texture-size 0` (vertex colors).
     func texturing(format: String) -> TexturingOptions? {
-        guard format == "glb" || format == "obj", textureSize != 0 else { return nil }
+        guard format == "glb" || format == "obj" || format == "html", textureSize != 0 else { return nil }
         return TexturingOptions(side: textureSize ?? 4096, memoryBudget: memory.bytes)
     }
 
@@ -159,7 +159,9 @@ struct Fuse: ParsableCommand {
                 throw ValidationError(Report.describe(error) + " (0: vertex colors, no texture)")
             }
         }
-        if textureSize != nil && format != "glb" && format != "obj" { throw ValidationError("--texture-size applies to a .glb or .obj output") }
+        if textureSize != nil && format != "glb" && format != "obj" && format != "html" {
+            throw ValidationError("--texture-size applies to a .glb, .obj or .html output")
+        }
         if let voxel, !(voxel >= 0.001 && voxel <= 1) { throw ValidationError("--voxel must be between 0.001 and 1 meters") }
         if let trunc, !(trunc >= (voxel ?? 0.001) && trunc <= 1) {
             throw ValidationError(voxel == nil ? "--trunc must be between 0.001 and 1 meter" : "--trunc must be at least --voxel and at most 1 meter")

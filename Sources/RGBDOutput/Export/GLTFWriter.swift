@@ -192,6 +192,16 @@ extension GLTFWriter {
     /// - Throws: `RGBDError` for a mesh whose arrays disagree, one too large for a glTF
     ///   buffer (4 GiB), or when the file cannot be written.
     package static func write(path: String, textured mesh: TexturedMesh, axes: YUpAxes, comments: [String] = []) throws {
+        let bytes = try glb(textured: mesh, axes: axes, comments: comments, path: path)
+        try FileSystem.createDirectory(Path.directory(of: path))
+        let files = StagedFiles()
+        try files.stage(path, bytes: bytes)
+        try files.commit()
+    }
+
+    /// The whole file of a textured mesh (`write(path:textured:axes:comments:)`); `path`
+    /// names it in errors.
+    package static func glb(textured mesh: TexturedMesh, axes: YUpAxes, comments: [String], path: String) throws -> [UInt8] {
         let n = mesh.positions.count / 3
         guard mesh.normals.count == 3 * n, mesh.uvs.count == 2 * n, mesh.faces.count % 3 == 0,
               mesh.facePages.count == mesh.faces.count / 3,
@@ -302,9 +312,6 @@ extension GLTFWriter {
         out.bytes += text
         out.uint32(UInt32(bin.count)); out.uint32(0x004E_4942)
         out.bytes += bin.bytes
-        try FileSystem.createDirectory(Path.directory(of: path))
-        let files = StagedFiles()
-        try files.stage(path, bytes: out.bytes)
-        try files.commit()
+        return out.bytes
     }
 }

@@ -23,6 +23,15 @@ public enum HTMLViewerWriter {
                              cameraPath: [SIMD3<Float>] = [], title: String, library: ThreeJSLibrary? = nil) throws {
         let three = try library ?? ThreeJSLibrary.locate()
         let glb = try GLTFWriter.glb(mesh: mesh, axes: axes, comments: comments, path: path)
+        try write(path: path, glb: glb, axes: axes, cameraPath: cameraPath, title: title, library: three)
+    }
+
+    /// Writes the page of a glTF binary already made (a textured mesh's,
+    /// `GLTFWriter.glb(textured:axes:comments:path:)`), `cameraPath` in rgbd's world turned
+    /// by `axes` as the glTF's positions were.
+    package static func write(path: String, glb: [UInt8], axes: YUpAxes, cameraPath: [SIMD3<Float>], title: String,
+                              library: ThreeJSLibrary? = nil) throws {
+        let three = try library ?? ThreeJSLibrary.locate()
         let bytes = page(glb: glb, cameraPath: cameraPath.map { axes.apply($0) }, title: title, library: three)
         try FileSystem.createDirectory(Path.directory(of: path))
         let files = StagedFiles()

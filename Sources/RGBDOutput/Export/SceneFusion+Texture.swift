@@ -10,14 +10,19 @@ extension SceneFusion {
     }
 
     /// Writes the fused surface textured (`MeshTexturing.texture(_:scene:frame:options:progress:)`)
-    /// as glTF binary, or OBJ with its .mtl and atlases, by `path`'s extension.
+    /// as glTF binary, OBJ with its .mtl and atlases, or the web page of that glTF, by
+    /// `path`'s extension.
     /// - Throws: `RGBDError` when a file cannot be written.
     package func write(to path: String, textured: TexturedMesh) throws {
         let axes = YUpAxes(world: placement.world, frame: placement.frame)
         let lines = comments + [Self.textureNote(textured)]
-        if Path.pathExtension(path) == "obj" {
+        switch Path.pathExtension(path) {
+        case "obj":
             try OBJWriter.write(path: path, textured: textured, axes: axes, comments: lines)
-        } else {
+        case "html":
+            let glb = try GLTFWriter.glb(textured: textured, axes: axes, comments: lines, path: path)
+            try HTMLViewerWriter.write(path: path, glb: glb, axes: axes, cameraPath: cameraPath, title: Path.stem(path))
+        default:
             try GLTFWriter.write(path: path, textured: textured, axes: axes, comments: lines)
         }
     }
