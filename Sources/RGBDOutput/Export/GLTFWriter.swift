@@ -109,18 +109,8 @@ public enum GLTFWriter {
         }
         let arrayBuffer = 34_962, elementBuffer = 34_963, float = 5_126, unsignedShort = 5_123, unsignedInt = 5_125
         let json = JSONValue.object([
-            M("asset", .object([
-                M("version", .string("2.0")),
-                M("generator", .string("rgbd \(RGBDVersion.string)")),
-                M("extras", .object([M("rgbd", .object([
-                    M("units", .string("meters")),
-                    M("axes", .string(axes.description)),
-                    M("matrix", .array(axes.matrix.map { .number($0) })),
-                    M("matrix_note", .string("row-major 3x3 rotation from rgbd's world (as the PLY has it) to glTF's axes")),
-                    M("colors", .string("COLOR_0: the fused vertex colors (sRGB) decoded to linear, as glTF defines COLOR_0")),
-                    M("comments", .array(comments.map { .string($0) })),
-                ]))])),
-            ])),
+            asset(axes: axes, note: ("colors", "COLOR_0: the fused vertex colors (sRGB) decoded to linear, as glTF defines COLOR_0"),
+                  comments: comments),
             M("scene", .int(0)),
             M("scenes", .array([.object([M("nodes", .array([.int(0)]))])])),
             M("nodes", .array([.object([M("mesh", .int(0)), M("name", .string("rgbd surface"))])])),
@@ -153,6 +143,31 @@ public enum GLTFWriter {
                 accessor(3, unsignedInt, mesh.faces.count, "SCALAR"),
             ])),
         ])
+        return container(json: json, bin: bin)
+    }
+
+    /// The asset object every file carries: glTF's version, the generator, and rgbd's
+    /// extras (units, the axes' mapping, `note`, the PLY header's comments).
+    static func asset(axes: YUpAxes, note: (key: String, text: String), comments: [String]) -> JSONValue.Member {
+        typealias M = JSONValue.Member
+        return M("asset", .object([
+            M("version", .string("2.0")),
+            M("generator", .string("rgbd \(RGBDVersion.string)")),
+            M("extras", .object([M("rgbd", .object([
+                M("units", .string("meters")),
+                M("axes", .string(axes.description)),
+                M("matrix", .array(axes.matrix.map { .number($0) })),
+                M("matrix_note", .string("row-major 3x3 rotation from rgbd's world (as the PLY has it) to glTF's axes")),
+                M(note.key, .string(note.text)),
+                M("comments", .array(comments.map { .string($0) })),
+            ]))])),
+        ]))
+    }
+
+    /// The binary file: the header, the JSON chunk (padded with spaces) and the binary
+    /// chunk (padded with zeros), each to 4 bytes.
+    static func container(json: JSONValue, bin: Bytes) -> [UInt8] {
+        var bin = bin
         var text = Array(json.text().utf8)
         while text.count % 4 != 0 { text.append(0x20) }
         while bin.count % 4 != 0 { bin.bytes.append(0) }
@@ -279,18 +294,8 @@ extension GLTFWriter {
             throw RGBDError(.invalidArgument, file: path, "the mesh is too large for a glTF binary (\(length) bytes of buffer, at most 4 GiB)")
         }
         let json = JSONValue.object([
-            M("asset", .object([
-                M("version", .string("2.0")),
-                M("generator", .string("rgbd \(RGBDVersion.string)")),
-                M("extras", .object([M("rgbd", .object([
-                    M("units", .string("meters")),
-                    M("axes", .string(axes.description)),
-                    M("matrix", .array(axes.matrix.map { .number($0) })),
-                    M("matrix_note", .string("row-major 3x3 rotation from rgbd's world (as the PLY has it) to glTF's axes")),
-                    M("texture", .string("base color atlases from the scan's frames, one frame per triangle (scale \(mesh.scale) of the frames' pixels), one primitive per atlas")),
-                    M("comments", .array(comments.map { .string($0) })),
-                ]))])),
-            ])),
+            asset(axes: axes, note: ("texture", "base color atlases from the scan's frames, one frame per triangle (scale \(mesh.scale) of the frames' pixels), one primitive per atlas"),
+                  comments: comments),
             M("scene", .int(0)),
             M("scenes", .array([.object([M("nodes", .array([.int(0)]))])])),
             M("nodes", .array([.object([M("mesh", .int(0)), M("name", .string("rgbd surface"))])])),
@@ -304,14 +309,6 @@ extension GLTFWriter {
             M("bufferViews", .array(views)),
             M("accessors", .array(accessors)),
         ])
-        var text = Array(json.text().utf8)
-        while text.count % 4 != 0 { text.append(0x20) }
-        var out = Bytes()
-        out.uint32(0x4654_6C67); out.uint32(2); out.uint32(UInt32(12 + 8 + text.count + 8 + bin.count))
-        out.uint32(UInt32(text.count)); out.uint32(0x4E4F_534A)
-        out.bytes += text
-        out.uint32(UInt32(bin.count)); out.uint32(0x004E_4942)
-        out.bytes += bin.bytes
-        return out.bytes
+        return container(json: json, bin: bin)
     }
 }
