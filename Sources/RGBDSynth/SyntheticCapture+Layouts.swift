@@ -92,20 +92,10 @@ extension SyntheticCapture {
             let bits = v.bitPattern
             bytes += [UInt8(bits & 0xFF), UInt8((bits >> 8) & 0xFF), UInt8((bits >> 16) & 0xFF), UInt8(bits >> 24)]
         }
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
         var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            let n = min(3, bytes.count - i)
-            let b0 = UInt32(bytes[i]), b1 = n > 1 ? UInt32(bytes[i + 1]) : 0, b2 = n > 2 ? UInt32(bytes[i + 2]) : 0
-            let triple = b0 << 16 | b1 << 8 | b2
-            for k in 0..<4 {
-                if k > n { out.append(0x3D); continue }
-                let c = alphabet[Int((triple >> UInt32(18 - 6 * k)) & 0x3F)]
-                if c == 0x2F { out.append(0x5C) }
-                out.append(c)
-            }
-            i += 3
+        for c in Base64.encode(bytes) {
+            if c == 0x2F { out.append(0x5C) }
+            out.append(c)
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -210,6 +210,7 @@ struct Fuse: ParsableCommand {
                 options.points.frame = try WorldFrame.forScene(placement.frame, scene: scene)
                 let texturing = scene.colorSize == nil ? nil : texturing(format: Path.pathExtension(target))
                 options.simplifyWithinVoxel = texturing != nil
+                if texturing != nil { try SceneFusion.checkRequirements(forWriting: target, textured: true) }
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
                 defer { progress.finish() }
                 let fused = try SceneFusion.build(scene, options: options,

@@ -63,7 +63,7 @@ public enum HTMLViewerWriter {
             </div>
             <script type="application/octet-stream" id="rgbd-glb">
             """)
-        out += Base64Text.encode(glb, lineLength: 76)
+        out += Base64.encode(glb, lineLength: 76)
         text("</script>\n<script type=\"application/json\" id=\"rgbd-camera-path\">[")
         text(cameraPath.flatMap { [$0.x, $0.y, $0.z] }.map(tenthsOfMillimeter).joined(separator: ","))
         text("]</script>\n")
@@ -339,36 +339,4 @@ public enum HTMLViewerWriter {
           }
         })();
         """#
-}
-
-/// Base64 text (RFC 4648, with padding), for the page.
-enum Base64Text {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    /// `bytes` as base64, a line break after every `lineLength` characters.
-    static func encode(_ bytes: [UInt8], lineLength: Int) -> [UInt8] {
-        let groups = (bytes.count + 2) / 3
-        var out = [UInt8]()
-        out.reserveCapacity(groups * 4 + groups * 4 / max(lineLength, 4) + 1)
-        var column = 0
-        func put(_ c: UInt8) {
-            out.append(c)
-            column += 1
-            if column == lineLength { out.append(0x0A); column = 0 }
-        }
-        var i = 0
-        while i < bytes.count {
-            let b0 = UInt32(bytes[i])
-            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
-            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
-            let v = b0 << 16 | b1 << 8 | b2
-            put(alphabet[Int(v >> 18 & 63)])
-            put(alphabet[Int(v >> 12 & 63)])
-            put(i + 1 < bytes.count ? alphabet[Int(v >> 6 & 63)] : 0x3D)
-            put(i + 2 < bytes.count ? alphabet[Int(v & 63)] : 0x3D)
-            i += 3
-        }
-        if column != 0 { out.append(0x0A) }
-        return out
-    }
 }

@@ -89,7 +89,7 @@ extension OBJWriter {
             v = axes.apply(length > 0 && length.isFinite ? v / length : SIMD3(0, 0, 1))
             text += Array("vn \(v.x) \(v.y) \(v.z)\n".utf8)
         }
-        var library = "# rgbd \(RGBDVersion.string): the materials of \(Path.lastComponent(path)), one per atlas\n"
+        var library = materialHeader(of: path) + ", one per atlas\n"
         for page in mesh.atlases.indices {
             let name = mesh.atlases.count == 1 ? "surface" : "surface\(page)"
             text += Array("usemtl \(name)\n".utf8)
@@ -99,6 +99,7 @@ extension OBJWriter {
             }
             library += "newmtl \(name)\nKa 0 0 0\nKd 1 1 1\nKs 0 0 0\nd 1\nillum 1\nmap_Kd \(imageNames[page])\n"
         }
+        try checkSideFiles(of: path, atlases: mesh.atlases.count)
         let files = StagedFiles()
         try files.createDirectory(directory)
         try files.stage(path, bytes: text)
@@ -107,5 +108,59 @@ extension OBJWriter {
             try files.stage(beside(imageNames[page]), bytes: try JPEGCodec.encode(atlas, quality: GLTFWriter.atlasQuality))
         }
         try files.commit()
+    }
+}
+
+extension OBJWriter {
+    /// The first line of the `.mtl` rgbd writes beside `path` (without its tail): what
+    /// marks the material library, and the atlases it names, as rgbd's own.
+    static func materialHeader(of path: String) -> String {
+        "# rgbd \(RGBDVersion.string): the materials of \(Path.lastComponent(path))"
+    }
+
+    /// Refuses to replace a file beside `path` that a textured OBJ writes (`NAME.mtl`,
+    /// `NAME.jpg`, `NAME_0.jpg`, …) unless an earlier rgbd wrote it for this same OBJ: the
+    /// user named `NAME.obj` only, so a `NAME.jpg` of theirs is never replaced. An existing
+    /// `NAME.mtl` is rgbd's when its first line is rgbd's material header for `NAME.obj`;
+    /// an existing image is rgbd's when that `.mtl` names it (`map_Kd`).
+    ///
+    /// - Parameter atlases: the number of atlases to be written; nil checks every atlas
+    ///   name that exists now (before the count is known).
+    /// - Throws: `RGBDError(.invalidArgument)` naming the file that would be replaced
+    ///   (nothing is written).
+    package static func checkSideFiles(of path: String, atlases: Int? = nil) throws {
+        let directory = Path.directory(of: path), stem = Path.stem(path)
+        func beside(_ name: String) -> String { path.contains("/") ? Path.join(directory, name) : name }
+        let material = beside(stem + ".mtl")
+        var images: [String]
+        if let atlases {
+            images = atlasNames(stem: stem, count: atlases)
+        } else {
+            let names = (try? FileSystem.contentsOfDirectory(path.contains("/") ? directory : ".")) ?? []
+            images = names.filter { name in
+                guard name.hasPrefix(stem), Path.pathExtension(name) == "jpg" else { return false }
+                let middle = Path.stem(name).dropFirst(stem.count)
+                return middle.isEmpty || (middle.first == "_" && middle.count > 1 && middle.dropFirst().allSatisfy(\.isWholeNumber))
+            }
+        }
+        images = images.filter { FileSystem.exists(beside($0)) }
+        guard FileSystem.exists(material) || !images.isEmpty else { return }
+        // The material library rgbd wrote: its header line, and the images it names.
+        var named: Set<String> = []
+        if FileSystem.exists(material) {
+            let text = String(decoding: (try? FileSystem.readPrefix(material, count: 1 << 16)) ?? [], as: UTF8.self)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let suffix = ": the materials of \(Path.lastComponent(path)),"
+            let ours = lines.first.map { $0.hasPrefix("# rgbd ") && $0.contains(suffix) } ?? false
+            if !ours {
+                throw RGBDError(.invalidArgument, file: material,
+                                "exists and is not the material library rgbd wrote for \(Path.lastComponent(path)): a textured OBJ writes its .mtl and images beside it; move that file or give another output name (nothing was written)")
+            }
+            for line in lines where line.hasPrefix("map_Kd ") { named.insert(String(line.dropFirst(7))) }
+        }
+        for image in images where !named.contains(image) {
+            throw RGBDError(.invalidArgument, file: beside(image),
+                            "exists and rgbd did not write it for \(Path.lastComponent(path)): a textured OBJ writes its atlas images beside it; move that file or give another output name (nothing was written)")
+        }
     }
 }

@@ -4,10 +4,17 @@ extension SceneFusion {
     public static let fileExtensions = ["ply", "glb", "obj", "html"]
 
     /// Checks, before any fusion, what writing to `path` needs besides the file system:
-    /// three.js for a `.html` page (`ThreeJSLibrary`). Nothing for the other formats.
-    /// - Throws: `RGBDError` saying what to install when it is missing.
-    public static func checkRequirements(forWriting path: String) throws {
-        if Path.pathExtension(path) == "html" { _ = try ThreeJSLibrary.locate() }
+    /// three.js for a `.html` page (`ThreeJSLibrary`); for a `textured` `.obj`, that the
+    /// `.mtl` and images it writes beside itself replace no file rgbd did not write there
+    /// (`OBJWriter.checkSideFiles(of:atlases:)`). Nothing for the other formats.
+    /// - Throws: `RGBDError` saying what to install when it is missing, or naming the file
+    ///   that would be replaced.
+    public static func checkRequirements(forWriting path: String, textured: Bool = false) throws {
+        switch Path.pathExtension(path) {
+        case "html": _ = try ThreeJSLibrary.locate()
+        case "obj" where textured: try OBJWriter.checkSideFiles(of: path)
+        default: break
+        }
     }
 
     /// Writes the fused surface to `path` in the format its extension names: `.glb` glTF

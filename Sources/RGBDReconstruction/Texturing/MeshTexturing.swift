@@ -703,8 +703,7 @@ package enum MeshTexturing {
                 }
                 after.append(spread(colors))
             }
-            after.sort()
-            result.seams.after = after.isEmpty ? 0 : after[after.count / 2]
+            result.seams.after = SmallMatrix.median(after) ?? 0
         }
 
         /// The atlas of an output vertex (its chart's).
@@ -737,24 +736,9 @@ package enum MeshTexturing {
                     }
                 }
                 for i in 0..<n { a[i * n + i] += 1e-3 }
-                // Gaussian elimination (the matrix is symmetric positive definite).
-                for k in 0..<n {
-                    let pivot = a[k * n + k]
-                    guard pivot > 0 else { continue }
-                    for r in (k + 1)..<n {
-                        let f = a[r * n + k] / pivot
-                        guard f != 0 else { continue }
-                        for c in k..<n { a[r * n + c] -= f * a[k * n + c] }
-                        b[r] -= f * b[k]
-                    }
-                }
-                var x = [Double](repeating: 0, count: n)
-                for k in stride(from: n - 1, through: 0, by: -1) {
-                    var sum = b[k]
-                    for c in (k + 1)..<n { sum -= a[k * n + c] * x[c] }
-                    x[k] = a[k * n + k] > 0 ? sum / a[k * n + k] : 0
-                }
-                let median = x.sorted()[n / 2]
+                // Symmetric positive definite (the pull toward 0 on the diagonal).
+                let x = SmallMatrix.solvePositiveDefinite(a, b) ?? [Double](repeating: 0, count: n)
+                let median = SmallMatrix.median(x) ?? 0
                 for i in 0..<n { logGains[i][ch] = x[i] - median }
             }
             for (i, v) in viewList.enumerated() {
@@ -785,9 +769,8 @@ package enum MeshTexturing {
                 for (o, color) in zip(list, colors) { offsets[o] = mean - color; fixed[o] = true }
                 before.append(spread(colors.map { SIMD3<Double>($0) }))
             }
-            before.sort()
             result.seams.vertices = before.count
-            result.seams.before = before.isEmpty ? 0 : before[before.count / 2]
+            result.seams.before = SmallMatrix.median(before) ?? 0
             // The vertex graph (edges of the output triangles: within charts only).
             var degree = [Int32](repeating: 0, count: count + 1)
             for t in 0..<(result.faces.count / 3) {

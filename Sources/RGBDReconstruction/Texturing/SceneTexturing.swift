@@ -27,8 +27,7 @@ extension MeshTexturing {
         var views: [TextureView] = []
         var done = 0
         try scene.forEachFrame(positions, color: false) { f in
-            let depths = f.depth.samples.filter { $0.isFinite && $0 > 0 }.sorted()
-            let median = depths.isEmpty ? 1 : Double(depths[depths.count / 2])
+            let median = SmallMatrix.median(f.depth.samples.filter { $0.isFinite && $0 > 0 }).map(Double.init) ?? 1
             views.append(TextureView(color: ColorImage(width: 0, height: 0, channels: 3, samples: []),
                                      colorIntrinsics: f.info.colorIntrinsics, depth: f.depth,
                                      depthIntrinsics: f.info.depthIntrinsics,
@@ -62,9 +61,9 @@ extension MeshTexturing {
             guard let otherTime = frames[other].time, abs(otherTime - time) > 1e-4 else { continue }
             let a = frames[position].pose, b = frames[other].pose
             let relative = a.inverse.composed(with: b)
-            // The rotation angle from the trace, and the translation seen at the depth.
-            let trace = relative.row0.x + relative.row1.y + relative.row2.z
-            let angle = acos(min(1, max(-1, (trace - 1) / 2)))
+            // The rotation angle, and the translation seen at the depth.
+            let w = relative.rotationVector
+            let angle = (w * w).sum().squareRoot()
             let t = relative.translation
             let pixels = frames[position].colorIntrinsics.fx * (angle + (t * t).sum().squareRoot() / max(depth, 0.1))
             motion = max(motion, pixels / abs(otherTime - time) / 60)

@@ -10,7 +10,8 @@ import Testing
     @Test func base64DecodesToTheBytes() {
         for count in [0, 1, 2, 3, 4, 56, 57, 58, 1000] {
             let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
-            let text = Base64Text.encode(bytes, lineLength: 76)
+            let text = Base64.encode(bytes, lineLength: 76)
+            #expect(Base64.encode(bytes) == text.filter { $0 != 0x0A })
             #expect(text.split(separator: 0x0A).allSatisfy { $0.count <= 76 })
             let decoded = Data(base64Encoded: Data(text), options: .ignoreUnknownCharacters)
             #expect(decoded == Data(bytes), "\(count) bytes")

@@ -125,3 +125,45 @@ import RGBDSynth
         #expect(cloud.status == 64 && cloud.stderr.contains("--cloud writes PLY"), "\(cloud.stderr)")
     }
 }
+
+/// A textured OBJ writes `NAME.mtl` and `NAME.jpg` beside `NAME.obj`, files the user did
+/// not name: one of the user's under such a name is never replaced (one line naming it,
+/// exit 1, nothing written); the files an earlier rgbd run wrote there are.
+@Suite(.serialized) struct TexturedOBJSideFilesCLITests {
+    @Test func aUsersImageBesideTheOBJIsKeptAndNothingIsWritten() throws {
+        let dir = try CLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FuseCLITests.scan().write(layout: FuseCLITests.layout, to: dir + "/scan")
+        try FileManager.default.createDirectory(atPath: dir + "/out", withIntermediateDirectories: true)
+        let photo = Data("the user's own photo".utf8)
+        try photo.write(to: URL(fileURLWithPath: dir + "/out/room.jpg"))
+        let refused = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/out/room.obj", "--voxel", "0.02", "-q"])
+        #expect(refused.status == 1)
+        let lines = refused.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && refused.stderr.contains("\(dir)/out/room.jpg") && refused.stderr.contains("rgbd did not write it"),
+                "\(refused.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/out/room.jpg")) == photo)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/out") == ["room.jpg"])
+
+        // A .mtl that is not rgbd's: refused alike, kept.
+        try FileManager.default.removeItem(atPath: dir + "/out/room.jpg")
+        let material = Data("newmtl mine\nmap_Kd room.jpg\n".utf8)
+        try material.write(to: URL(fileURLWithPath: dir + "/out/room.mtl"))
+        let refusedMTL = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/out/room.obj", "--voxel", "0.02", "-q"])
+        #expect(refusedMTL.status == 1 && refusedMTL.stderr.contains("\(dir)/out/room.mtl"), "\(refusedMTL.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/out/room.mtl")) == material)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/out") == ["room.mtl"])
+
+        // What rgbd wrote is replaced by the next run; a vertex-colored OBJ writes nothing beside itself.
+        try FileManager.default.removeItem(atPath: dir + "/out/room.mtl")
+        for _ in 0..<2 {
+            let run = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/out/room.obj", "--voxel", "0.02", "-q"])
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/out").sorted() == ["room.jpg", "room.mtl", "room.obj"])
+        try photo.write(to: URL(fileURLWithPath: dir + "/out/plain.jpg"))
+        let plain = try CLITests.run(["fuse", dir + "/scan", "-o", dir + "/out/plain.obj", "--voxel", "0.02", "--texture-size", "0", "-q"])
+        #expect(plain.status == 0 && plain.stderr.isEmpty, "\(plain.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/out/plain.jpg")) == photo)
+    }
+}

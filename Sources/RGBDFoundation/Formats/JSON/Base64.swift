@@ -64,4 +64,34 @@ package enum Base64 {
             return Float(bitPattern: bitPattern)
         }
     }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// `bytes` as base64 with `=` padding; with `lineLength`, a line break after every
+    /// `lineLength` characters and after the last line.
+    package static func encode(_ bytes: [UInt8], lineLength: Int? = nil) -> [UInt8] {
+        let groups = (bytes.count + 2) / 3
+        var out = [UInt8]()
+        out.reserveCapacity(groups * 4 + groups * 4 / max(lineLength ?? Int.max, 4) + 1)
+        var column = 0
+        func put(_ c: UInt8) {
+            out.append(c)
+            column += 1
+            if column == lineLength { out.append(0x0A); column = 0 }
+        }
+        var i = 0
+        while i < bytes.count {
+            let b0 = UInt32(bytes[i])
+            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
+            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
+            let v = b0 << 16 | b1 << 8 | b2
+            put(alphabet[Int(v >> 18 & 63)])
+            put(alphabet[Int(v >> 12 & 63)])
+            put(i + 1 < bytes.count ? alphabet[Int(v >> 6 & 63)] : 0x3D)
+            put(i + 2 < bytes.count ? alphabet[Int(v & 63)] : 0x3D)
+            i += 3
+        }
+        if column != 0 && lineLength != nil { out.append(0x0A) }
+        return out
+    }
 }
