@@ -857,13 +857,18 @@ public func rgbd_scene_export(_ scene: OpaquePointer!, _ directory: UnsafePointe
 
 // MARK: - Fusion
 
-/// What a `rgbd_mesh *` points to.
+/// What a `rgbd_mesh *` points to: the fusion, and the scene and world frame it was
+/// fused from (for texturing at writing).
 private final class MeshHandle: @unchecked Sendable {
-    let mesh: TriangleMesh
-    let comments: [String]
-    init(_ mesh: TriangleMesh, comments: [String]) {
-        self.mesh = mesh
-        self.comments = comments
+    let fused: SceneFusion
+    let scene: Scene
+    let frame: WorldFrame
+    var mesh: TriangleMesh { fused.mesh }
+    var comments: [String] { fused.comments }
+    init(_ fused: SceneFusion, scene: Scene, frame: WorldFrame) {
+        self.fused = fused
+        self.scene = scene
+        self.frame = frame
     }
 }
 
@@ -992,8 +997,9 @@ public func rgbd_scene_fuse(_ scene: OpaquePointer!, _ options: UnsafePointer<rg
     guarded {
         guard let out else { throw argument("out is NULL") }
         let s = try sceneHandle(scene).scene
-        let fused = try SceneFusion.build(s, options: try fusionOptions(options, for: s))
-        out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused.mesh, comments: fused.comments)).toOpaque())
+        let o = try fusionOptions(options, for: s)
+        let fused = try SceneFusion.build(s, options: o)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused, scene: s, frame: o.points.frame)).toOpaque())
     }
 }
 
@@ -1045,6 +1051,37 @@ public func rgbd_mesh_comments(_ mesh: OpaquePointer!, _ buffer: UnsafeMutablePo
         }
         for (i, byte) in text.enumerated() { buffer[i] = CChar(bitPattern: byte) }
         buffer[text.count] = 0
+    }
+}
+
+@c @implementation
+public func rgbd_mesh_write_options_default(_ options: UnsafeMutablePointer<rgbd_mesh_write_options>!) {
+    guard let options else { return }
+    options.pointee = rgbd_mesh_write_options(texture_size: Int32(TexturingOptions().side), ascii: 0, max_memory_mb: 0)
+}
+
+@c @implementation
+public func rgbd_mesh_write(_ mesh: OpaquePointer!, _ path: UnsafePointer<CChar>!,
+                            _ options: UnsafePointer<rgbd_mesh_write_options>!, _ textured: UnsafeMutablePointer<Double>!) -> Int32 {
+    guarded {
+        let handle = try meshHandle(mesh)
+        let destination = try string(path, "path")
+        var c = rgbd_mesh_write_options()
+        rgbd_mesh_write_options_default(&c)
+        if let options { c = options.pointee }
+        guard c.max_memory_mb >= 0, c.max_memory_mb <= 1 << 30 else { throw argument("max_memory_mb must be 0 or a number of MB") }
+        var texturing: TexturingOptions? = nil
+        if c.texture_size != 0 {
+            texturing = TexturingOptions(side: Int(c.texture_size), memoryBudget: c.max_memory_mb == 0 ? nil : Int(c.max_memory_mb) << 20)
+            try texturing?.validate()
+        }
+        guard SceneFusion.fileExtensions.contains(Path.pathExtension(destination)) else {
+            throw RGBDError(.invalidArgument, file: destination, "a mesh is written as .ply, .glb, .obj or .html (nothing was written)")
+        }
+        try SceneFusion.checkRequirements(forWriting: destination)
+        let result = try handle.fused.write(to: destination, scene: handle.scene, frame: handle.frame, texturing: texturing,
+                                            encoding: c.ascii != 0 ? .ascii : .binaryLittleEndian)
+        textured?.pointee = result?.coverage ?? -1
     }
 }
 

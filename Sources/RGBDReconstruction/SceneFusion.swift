@@ -195,6 +195,17 @@ public struct SceneFusion: Sendable {
         return fusion
     }
 
+    /// This fusion simplified within one voxel (what a textured output gets by default:
+    /// `SceneFusionOptions.simplifyWithinVoxel`), its comments saying so; itself when it
+    /// is simplified already.
+    package func simplifiedWithinVoxel(stage: ((Stage) -> Void)? = nil) throws -> SceneFusion {
+        guard simplification == nil else { return self }
+        var fused = self
+        try fused.simplify(MeshSimplification(maxError: voxel.voxel), stage: stage)
+        fused.comments += Self.simplificationComments(fused)
+        return fused
+    }
+
     /// The header comments of a fusion of `scene` with `options`.
     static func provenance(_ scene: Scene, _ fused: SceneFusion, options: SceneFusionOptions) -> [String] {
         let placed = options.points.frame

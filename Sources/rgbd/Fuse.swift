@@ -208,7 +208,7 @@ struct Fuse: ParsableCommand {
                 // fusion's too: not chosen again.
                 if options.every == 1 { options.chosenVoxel = refinement?.fusionVoxel }
                 options.points.frame = try WorldFrame.forScene(placement.frame, scene: scene)
-                let texturing = scene.colorSize == nil ? nil : texturing(format: Path.pathExtension(target))
+                let texturing = SceneFusion.texturing(forWriting: target, scene: scene, options: self.texturing(format: Path.pathExtension(target)))
                 options.simplifyWithinVoxel = texturing != nil
                 if texturing != nil { try SceneFusion.checkRequirements(forWriting: target, textured: true) }
                 let progress = FrameProgress(name: Path.lastComponent(path), quiet: quiet)
@@ -217,22 +217,15 @@ struct Fuse: ParsableCommand {
                                                   progress: { done, total in progress.update(done: done, total: total) },
                                                   stage: { progress.stage($0.rawValue) })
                 var texture = ""
-                if let texturing, fused.mesh.faceCount > 0 {
-                    progress.stage("texturing")
-                    let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: options.points.frame, options: texturing) { done, total in
-                        progress.stage("texturing, frame \(done) of \(total) read")
-                    }
-                    progress.stage("writing \(target)")
-                    try fused.write(to: target, textured: textured)
+                let textured = try fused.write(to: target, scene: scene, frame: options.points.frame, texturing: texturing,
+                                               encoding: encoding, asPoints: cloud, stage: { progress.stage($0) },
+                                               progress: { done, total in progress.stage("texturing, frame \(done) of \(total) read") })
+                if let textured {
                     let side = textured.atlases.first?.width ?? 0
                     let percent = Progress.format(seconds: 100 * textured.coverage, decimals: 1)
                     texture = ", textured: \(percent) % of the area (\(textured.faceViews.filter { $0 >= 0 }.count) of \(textured.faceViews.count) triangles) from \(Set(textured.faceViews.filter { $0 >= 0 }).count) frames, \(textured.atlases.count) atlas\(textured.atlases.count == 1 ? "" : "es") of \(side) px"
-                } else {
-                    progress.stage("writing \(target)")
-                    try fused.write(to: target, encoding: encoding, asPoints: cloud)
-                    if self.texturing(format: Path.pathExtension(target)) != nil && scene.colorSize == nil {
-                        texture = ", vertex colors: the scan has no color to texture from"
-                    }
+                } else if self.texturing(format: Path.pathExtension(target)) != nil && scene.colorSize == nil {
+                    texture = ", vertex colors: the scan has no color to texture from"
                 }
                 let mesh = fused.mesh
                 progress.finish()

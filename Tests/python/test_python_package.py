@@ -156,6 +156,7 @@ _C_TYPES = {
     "rgbd_export_options *": ctypes.POINTER(_lib.RgbdExportOptions),
     "uint32_t *": ctypes.POINTER(ctypes.c_uint32),
     "rgbd_fuse_options *": ctypes.POINTER(_lib.RgbdFuseOptions),
+    "rgbd_mesh_write_options *": ctypes.POINTER(_lib.RgbdMeshWriteOptions),
     "rgbd_mesh *": _lib.RgbdMeshP,
     "rgbd_mesh **": ctypes.POINTER(_lib.RgbdMeshP),
     "rgbd_refine_options *": ctypes.POINTER(_lib.RgbdRefineOptions),
@@ -218,7 +219,7 @@ def test_struct_layouts_match_the_c_compiler(library, workdir):
                "rgbd_export_options": _lib.RgbdExportOptions, "rgbd_tag": _lib.RgbdTag,
                "rgbd_geo": _lib.RgbdGeo, "rgbd_rectify_options": _lib.RgbdRectifyOptions,
                "rgbd_fuse_options": _lib.RgbdFuseOptions, "rgbd_refine_options": _lib.RgbdRefineOptions,
-               "rgbd_refine_report": _lib.RgbdRefineReport}
+               "rgbd_refine_report": _lib.RgbdRefineReport, "rgbd_mesh_write_options": _lib.RgbdMeshWriteOptions}
     lines = []
     for c_name, py in structs.items():
         lines.append(f'printf("{c_name} sizeof %zu\\n", sizeof({c_name}));')

@@ -170,9 +170,9 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
     mesh.write(tmp_path / "mine-ascii.ply", ascii=True)
     ascii_ply = PlyData.read(str(tmp_path / "mine-ascii.ply"))
     assert np.array_equal(np.stack(ascii_ply["face"]["vertex_indices"]).astype(np.uint32), mesh.faces)
-    with pytest.raises(ValueError, match=r"\.ply"):
-        mesh.write(tmp_path / "mesh.obj")
-    assert not (tmp_path / "mesh.obj").exists()
+    with pytest.raises(ValueError, match=r"\.ply, \.glb, \.obj or \.html"):
+        mesh.write(tmp_path / "mesh.stl")
+    assert not (tmp_path / "mesh.stl").exists()
     # The option names are rgbd fuse's; the earlier ones are still taken.
     with rgbd.load_scene(path) as scene:
         renamed = scene.fuse(voxel=0.02, flying_pixel_step=0.05, max_memory=512)
@@ -193,6 +193,43 @@ def test_fuse_returns_the_mesh_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
                                                      r"not (5|-1) \(min_confidence\)"):
                 call()
     assert not (tmp_path / "e").exists()
+
+
+def test_fused_mesh_writes_the_files_rgbd_fuse_writes(synth, tmp_path, rgbd_bin):
+    """Mesh.write (the C ABI's rgbd_mesh_write) of a fused mesh: .glb and .obj textured from
+    the scene's frames, and with texture_size=0 vertex colors, byte for byte the files
+    `rgbd fuse -o` writes (the .obj with its .mtl and atlas); a pickled mesh keeps its arrays
+    and writes .ply only; an .obj never replaces an image beside it that rgbd did not write."""
+    import pickle
+
+    path = make_scan(synth, tmp_path, "stray", frames=10)
+    with rgbd.load_scene(path) as scene:
+        mesh = scene.fuse(voxel=0.02)
+    for name, flags, size in (("room.glb", [], 4096), ("room.obj", [], 4096), ("plain.glb", ["--texture-size", "0"], 0)):
+        cli, mine = tmp_path / "cli", tmp_path / "mine"
+        subprocess.run([rgbd_bin, "fuse", str(path), "-o", str(cli / name), "--voxel", "0.02", "-q"] + flags, check=True)
+        textured = mesh.write(mine / name, texture_size=size)
+        assert (textured is None) == (size == 0), (name, textured)
+        if textured is not None:
+            assert 0.5 < textured <= 1, (name, textured)
+        made = sorted(p.name for p in mine.iterdir())
+        assert made == sorted(p.name for p in cli.iterdir()), made
+        for file in made:
+            assert (mine / file).read_bytes() == (cli / file).read_bytes(), (name, file)
+        for folder in (cli, mine):
+            for file in folder.iterdir():
+                file.unlink()
+    assert pickle.loads(pickle.dumps(mesh)).faces.tolist() == mesh.faces.tolist()
+    with pytest.raises(ValueError, match=r"made from arrays is written as \.ply"):
+        pickle.loads(pickle.dumps(mesh)).write(tmp_path / "copy.glb")
+    with pytest.raises(ValueError, match="texture_size"):
+        mesh.write(tmp_path / "room.glb", texture_size=7)
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "room.jpg").write_bytes(b"a photo of mine")
+    with pytest.raises(rgbd.RGBDError, match="room.jpg: exists and rgbd did not write it"):
+        mesh.write(tmp_path / "keep" / "room.obj")
+    assert sorted(p.name for p in (tmp_path / "keep").iterdir()) == ["room.jpg"]
+    assert (tmp_path / "keep" / "room.jpg").read_bytes() == b"a photo of mine"
 
 
 def test_fuse_min_weight_and_simplification_are_rgbd_fuse_s(synth, tmp_path, rgbd_bin):

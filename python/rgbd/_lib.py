@@ -56,6 +56,7 @@ __all__ = [
     "RgbdSceneP",
     "RgbdFuseOptions",
     "RgbdMeshP",
+    "RgbdMeshWriteOptions",
     "RgbdRefineOptions",
     "RgbdRefineReport",
     "RgbdLens",
@@ -297,6 +298,16 @@ class RgbdRefineReport(ctypes.Structure):
     ]
 
 
+class RgbdMeshWriteOptions(ctypes.Structure):
+    """``rgbd_mesh_write_options``: how a fused mesh is written (``rgbd fuse -o``)."""
+
+    _fields_ = [
+        ("texture_size", ctypes.c_int32),
+        ("ascii", ctypes.c_int32),
+        ("max_memory_mb", ctypes.c_int64),
+    ]
+
+
 class RgbdMesh(ctypes.Structure):
     """``struct rgbd_mesh``: opaque, only ever handled through a pointer."""
 
@@ -435,6 +446,8 @@ _SIGNATURES = {
         [RgbdMeshP, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t],
     ),
     "rgbd_mesh_comments": (_c.c_int, [RgbdMeshP, _c.c_char_p, _c.c_size_t, c_size_t_p]),
+    "rgbd_mesh_write_options_default": (None, [_c.POINTER(RgbdMeshWriteOptions)]),
+    "rgbd_mesh_write": (_c.c_int, [RgbdMeshP, _c.c_char_p, _c.POINTER(RgbdMeshWriteOptions), c_double_p]),
     "rgbd_write_mesh_ply": (
         _c.c_int,
         [_c.c_char_p, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t,

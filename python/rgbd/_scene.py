@@ -227,7 +227,8 @@ class Scene(Handle):
         mesh = _lib.RgbdMeshP()
         with self._use() as handle:
             lib.rgbd_scene_fuse(handle, ctypes.byref(options), ctypes.byref(mesh))
-        try:
+        fused = _FusedMesh(mesh)
+        with fused._use() as mesh:
             vertices, faces = ctypes.c_size_t(), ctypes.c_size_t()
             lib.rgbd_mesh_counts(mesh, ctypes.byref(vertices), ctypes.byref(faces))
             nv, nf = vertices.value, faces.value
@@ -243,10 +244,8 @@ class Scene(Handle):
             lib.rgbd_mesh_comments(mesh, None, 0, ctypes.byref(length))
             text = ctypes.create_string_buffer(length.value + 1)
             lib.rgbd_mesh_comments(mesh, text, length.value + 1, ctypes.byref(length))
-        finally:
-            lib.rgbd_mesh_destroy(mesh)
         comments = tuple(text.value.decode("utf-8", errors="replace").split("\n")) if length.value else ()
-        return Mesh(positions, triangles, colors, normals, comments)
+        return Mesh(positions, triangles, colors, normals, comments, fused)
 
     def refine(self, voxel: Optional[float] = None, min_depth: float = 0.0, max_depth: float = math.inf,
                min_confidence: int = 2, max_memory: Optional[int] = None) -> Tuple[np.ndarray, dict]:
@@ -312,6 +311,30 @@ class Scene(Handle):
 
     def __repr__(self) -> str:
         return f"Scene({self.path!r}, {self._count} frames, color {self.color_size}, depth {self.depth_size})"
+
+
+class _FusedMesh(Handle):
+    """The library's fusion behind a :class:`Mesh` (``rgbd_mesh``): what writes it as
+    ``rgbd fuse`` does, textured from the scene it was fused from."""
+
+    _destroy_function = "rgbd_mesh_destroy"
+    _pickle_message = "a fused mesh's library handle cannot be pickled: pickle its arrays"
+
+    def _closed_message(self) -> str:
+        return "the fused mesh's library handle is closed"
+
+    def write(self, raw: bytes, *, ascii: bool, texture_size: int, max_memory: int) -> Optional[float]:
+        """``rgbd_mesh_write``: the textured fraction of the area, or None for vertex colors."""
+        lib = _lib.lib()
+        options = _lib.RgbdMeshWriteOptions()
+        lib.rgbd_mesh_write_options_default(ctypes.byref(options))
+        options.texture_size = texture_size
+        options.ascii = 1 if ascii else 0
+        options.max_memory_mb = max_memory
+        textured = ctypes.c_double()
+        with self._use() as handle:
+            lib.rgbd_mesh_write(handle, raw, ctypes.byref(options), ctypes.byref(textured))
+        return None if textured.value < 0 else textured.value
 
 
 def load_scene(path: PathLike, poses: Union[None, np.ndarray, PathLike] = None) -> Scene:

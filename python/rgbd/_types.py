@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -127,19 +127,44 @@ class Mesh:
     normals: np.ndarray
     #: Where the surface comes from and how it was made (the PLY header's comments).
     comments: Tuple[str, ...] = ()
+    #: The library's fusion this mesh was copied from (with its scene, for texturing), or
+    #: None for a mesh made from arrays.
+    _fused: Any = field(default=None, repr=False, compare=False)
 
-    def write(self, path: PathLike, ascii: bool = False) -> None:
-        """Writes the mesh to ``path`` as ``rgbd fuse`` writes it: PLY (binary, or ASCII
-        with ``ascii``) with its comments, atomically; the format comes from the extension
-        (``.ply``; other formats are not written yet).
+    def write(self, path: PathLike, ascii: bool = False, *, texture_size: Optional[int] = 4096,
+              max_memory: Optional[int] = None) -> Optional[float]:
+        """Writes the mesh to ``path`` as ``rgbd fuse`` writes it, atomically, the format by the
+        extension: ``.ply`` (vertex colors, binary or with ``ascii`` ASCII, its comments in
+        the header, the scene's world), and for a mesh :meth:`Scene.fuse` returned also
+        ``.glb`` (glTF 2.0 binary), ``.obj`` (with ``NAME.mtl`` and ``NAME.jpg`` beside it) and
+        ``.html`` (a self-contained web page of that glTF; needs three.js), those in glTF's
+        axes (+Y up). A ``.glb``, ``.obj`` or ``.html`` of a scene with color is textured from
+        the scene's frames (as fused, with the poses it had then) in atlases of
+        ``texture_size`` pixels a side (64 to 16384; ``0`` or ``None``: vertex colors), the mesh
+        first simplified within one voxel unless ``fuse`` simplified it; ``max_memory`` (MB)
+        bounds the atlases (default half the machine's memory). An ``.obj`` never replaces a
+        ``NAME.mtl`` or image beside it that rgbd did not write.
+
+        Returns the textured fraction of the surface's area (0 to 1), or None for vertex colors.
 
         Raises:
-            ValueError: an extension that is not ``.ply``, or arrays of the wrong shape.
-            RGBDError: the file cannot be written, or a face names a missing vertex.
+            ValueError: another extension, arrays of the wrong shape, bad options.
+            RGBDError: the file cannot be written, a face names a missing vertex, three.js
+                is missing for ``.html``, a file beside an ``.obj`` is not rgbd's.
         """
         raw = encode_path(path, "path")
-        if not os.fsdecode(raw).lower().endswith(".ply"):
-            raise ValueError(f"{os.fsdecode(raw)}: a mesh is written as .ply (other formats are not written yet)")
+        name = os.fsdecode(raw).lower()
+        if texture_size is not None and texture_size != 0 and not 64 <= texture_size <= 16384:
+            raise ValueError("texture_size must be 64 to 16384 pixels (0 or None: vertex colors)")
+        if max_memory is not None and max_memory < 1:
+            raise ValueError("max_memory must be a positive number of MB (None: half the machine's memory)")
+        if self._fused is not None:
+            if not name.endswith((".ply", ".glb", ".obj", ".html")):
+                raise ValueError(f"{os.fsdecode(raw)}: a fused mesh is written as .ply, .glb, .obj or .html")
+            return self._fused.write(raw, ascii=ascii, texture_size=texture_size or 0, max_memory=max_memory or 0)
+        if not name.endswith(".ply"):
+            raise ValueError(f"{os.fsdecode(raw)}: a mesh made from arrays is written as .ply "
+                             "(the mesh Scene.fuse returns also writes .glb, .obj and .html)")
         vertices = np.ascontiguousarray(self.vertices, np.float32)
         colors = np.ascontiguousarray(self.colors, np.uint8)
         normals = np.ascontiguousarray(self.normals, np.float32)
@@ -153,6 +178,11 @@ class Mesh:
                                        normals.ctypes.data_as(f32), n,
                                        faces.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), len(faces),
                                        "\n".join(self.comments).encode(), int(bool(ascii)))
+        return None
+
+    def __reduce__(self) -> Any:
+        # Pickled as its arrays: the library's handle stays in this process.
+        return (Mesh, (self.vertices, self.faces, self.colors, self.normals, self.comments))
 
     def __repr__(self) -> str:
         return f"Mesh({len(self.vertices)} vertices, {len(self.faces)} triangles)"

@@ -544,6 +544,31 @@ int rgbd_mesh_copy(const rgbd_mesh *mesh, float *positions, uint8_t *colors, flo
  * must hold length + 1 bytes (capacity). */
 int rgbd_mesh_comments(const rgbd_mesh *mesh, char *buffer, size_t capacity, size_t *length);
 
+/* Options of rgbd_mesh_write. */
+typedef struct rgbd_mesh_write_options {
+    int32_t texture_size;    /* a .glb, .obj or .html of a scene with color is textured from its frames
+                                in atlases of this many pixels a side, 64 to 16384 (default 4096);
+                                0 = vertex colors */
+    int32_t ascii;           /* .ply: ASCII instead of binary little-endian (default 0) */
+    int64_t max_memory_mb;   /* the most memory texturing's atlases may take; 0 = half the machine's */
+} rgbd_mesh_write_options;
+
+/* Fills *options with the defaults above. */
+void rgbd_mesh_write_options_default(rgbd_mesh_write_options *options);
+
+/* Writes a fused mesh to path as rgbd fuse writes it (options NULL = defaults), the format
+ * by the extension: .ply (vertex colors and the comments of rgbd_mesh_comments, in the
+ * scene's world), .glb (glTF 2.0 binary), .obj (with NAME.mtl and NAME.jpg atlas images
+ * beside it when textured) or .html (a self-contained web page showing that glTF; needs
+ * three.js, docs/fuse.md), the last three in glTF's axes (+Y up, the mapping in the file).
+ * Textured from the frames of the scene the mesh was fused from, with its poses then, the
+ * mesh first simplified within one voxel when the fusion was not simplified. An .obj never
+ * replaces a NAME.mtl or image beside it that rgbd did not write. Atomic: the files appear
+ * together when complete. *textured (NULL: not wanted) receives the textured fraction of
+ * the surface's area, 0 to 1, or -1 for vertex colors. */
+int rgbd_mesh_write(const rgbd_mesh *mesh, const char *path, const rgbd_mesh_write_options *options,
+                    double *textured);
+
 /* Writes a triangle mesh as PLY, as rgbd fuse does: positions and normals vertex_count*3
  * floats, colors vertex_count*3 bytes, faces face_count*3 uint32 vertex indices (each
  * below vertex_count, counter-clockwise seen from the outside), comments the header's

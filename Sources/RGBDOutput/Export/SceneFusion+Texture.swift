@@ -26,4 +26,39 @@ extension SceneFusion {
             try GLTFWriter.write(path: path, textured: textured, axes: axes, comments: lines)
         }
     }
+
+    /// The texturing of a `path` output of a fusion of `scene`: `options` for a `.glb`,
+    /// `.obj` or `.html` output of a scan with color; nil (vertex colors) for a `.ply`, for
+    /// a depth-only scan, or without `options`.
+    package static func texturing(forWriting path: String, scene: Scene, options: TexturingOptions?) -> TexturingOptions? {
+        guard let options, scene.colorSize != nil, ["glb", "obj", "html"].contains(Path.pathExtension(path)) else { return nil }
+        return options
+    }
+
+    /// Writes this fusion of `scene` (placed by `frame`) to `path`, as `rgbd fuse` does:
+    /// textured (`MeshTexturing`) when `texturing(forWriting:scene:options:)` says so, the
+    /// mesh first simplified within one voxel when the fusion was not simplified (the
+    /// texture carries the detail), else vertex colors (`write(to:encoding:asPoints:)`).
+    ///
+    /// - Parameter progress: texturing's frames read so far and in all.
+    /// - Returns: the textured mesh written, or nil for vertex colors.
+    /// - Throws: `RGBDError` for options a format does not take, when a file cannot be
+    ///   written or would replace one rgbd did not write (nothing is written then).
+    @discardableResult
+    package func write(to path: String, scene: Scene, frame: WorldFrame, texturing: TexturingOptions?,
+                       encoding: PLYWriter.Encoding = .binaryLittleEndian, asPoints: Bool = false,
+                       stage: ((String) -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> TexturedMesh? {
+        guard let options = Self.texturing(forWriting: path, scene: scene, options: texturing), !asPoints, mesh.faceCount > 0 else {
+            stage?("writing \(path)")
+            try write(to: path, encoding: encoding, asPoints: asPoints)
+            return nil
+        }
+        try Self.checkRequirements(forWriting: path, textured: true)
+        let fused = try simplifiedWithinVoxel { stage?($0.rawValue) }
+        stage?("texturing")
+        let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: frame, options: options, progress: progress)
+        stage?("writing \(path)")
+        try fused.write(to: path, textured: textured)
+        return textured
+    }
 }
