@@ -1085,6 +1085,92 @@ public func rgbd_mesh_write(_ mesh: OpaquePointer!, _ path: UnsafePointer<CChar>
     }
 }
 
+/// What a `rgbd_textured_mesh *` points to.
+private final class TexturedMeshHandle: @unchecked Sendable {
+    let texture: TexturedMesh
+    init(_ texture: TexturedMesh) { self.texture = texture }
+}
+
+private func texturedMeshHandle(_ pointer: OpaquePointer?) throws -> TexturedMeshHandle {
+    guard let pointer else { throw argument("mesh is NULL") }
+    return Unmanaged<TexturedMeshHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+@c @implementation
+public func rgbd_mesh_texture(_ mesh: OpaquePointer!, _ options: UnsafePointer<rgbd_mesh_write_options>!,
+                              _ out: UnsafeMutablePointer<OpaquePointer?>!) -> Int32 {
+    guarded {
+        guard let out else { throw argument("out is NULL") }
+        let handle = try meshHandle(mesh)
+        var c = rgbd_mesh_write_options()
+        rgbd_mesh_write_options_default(&c)
+        if let options { c = options.pointee }
+        guard c.max_memory_mb >= 0, c.max_memory_mb <= 1 << 30 else { throw argument("max_memory_mb must be 0 or a number of MB") }
+        guard c.texture_size != 0 else { throw argument("texture_size is 0: a texture needs atlases of 64 to 16384 pixels") }
+        let options = TexturingOptions(side: Int(c.texture_size), memoryBudget: c.max_memory_mb == 0 ? nil : Int(c.max_memory_mb) << 20)
+        let (_, texture) = try handle.fused.textured(scene: handle.scene, frame: handle.frame, options: options)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(TexturedMeshHandle(texture)).toOpaque())
+    }
+}
+
+@c @implementation
+public func rgbd_textured_mesh_destroy(_ mesh: OpaquePointer!) {
+    guard let mesh else { return }
+    Unmanaged<TexturedMeshHandle>.fromOpaque(UnsafeRawPointer(mesh)).release()
+}
+
+@c @implementation
+public func rgbd_textured_mesh_counts(_ mesh: OpaquePointer!, _ vertexCount: UnsafeMutablePointer<Int>!,
+                                      _ faceCount: UnsafeMutablePointer<Int>!, _ atlasCount: UnsafeMutablePointer<Int>!,
+                                      _ atlasSide: UnsafeMutablePointer<Int>!, _ coverage: UnsafeMutablePointer<Double>!) -> Int32 {
+    guarded {
+        let t = try texturedMeshHandle(mesh).texture
+        vertexCount?.pointee = t.positions.count / 3
+        faceCount?.pointee = t.faces.count / 3
+        atlasCount?.pointee = t.atlases.count
+        atlasSide?.pointee = t.atlases.first?.width ?? 0
+        coverage?.pointee = t.coverage
+    }
+}
+
+@c @implementation
+public func rgbd_textured_mesh_copy(_ mesh: OpaquePointer!, _ positions: UnsafeMutablePointer<Float>!,
+                                    _ normals: UnsafeMutablePointer<Float>!, _ uvs: UnsafeMutablePointer<Float>!,
+                                    _ vertexCapacity: Int, _ faces: UnsafeMutablePointer<UInt32>!,
+                                    _ faceAtlas: UnsafeMutablePointer<Int32>!, _ faceCapacity: Int) -> Int32 {
+    guarded {
+        let t = try texturedMeshHandle(mesh).texture
+        let vertices = t.positions.count / 3, triangles = t.faces.count / 3
+        // Check every buffer before writing any.
+        if positions != nil || normals != nil || uvs != nil, vertexCapacity < vertices {
+            throw argument("vertex_capacity is \(vertexCapacity), the mesh has \(vertices) vertices")
+        }
+        if faces != nil || faceAtlas != nil, faceCapacity < triangles {
+            throw argument("face_capacity is \(faceCapacity), the mesh has \(triangles) triangles")
+        }
+        if let positions { _ = UnsafeMutableBufferPointer(start: positions, count: t.positions.count).update(fromContentsOf: t.positions) }
+        if let normals { _ = UnsafeMutableBufferPointer(start: normals, count: t.normals.count).update(fromContentsOf: t.normals) }
+        if let uvs { _ = UnsafeMutableBufferPointer(start: uvs, count: t.uvs.count).update(fromContentsOf: t.uvs) }
+        if let faces { _ = UnsafeMutableBufferPointer(start: faces, count: t.faces.count).update(fromContentsOf: t.faces) }
+        if let faceAtlas { _ = UnsafeMutableBufferPointer(start: faceAtlas, count: t.facePages.count).update(fromContentsOf: t.facePages) }
+    }
+}
+
+@c @implementation
+public func rgbd_textured_mesh_atlas(_ mesh: OpaquePointer!, _ index: Int, _ pixels: UnsafeMutablePointer<UInt8>!,
+                                     _ capacity: Int) -> Int32 {
+    guarded {
+        let t = try texturedMeshHandle(mesh).texture
+        guard t.atlases.indices.contains(index) else { throw argument("index is \(index), the mesh has \(t.atlases.count) atlases") }
+        guard let pixels else { throw argument("pixels is NULL") }
+        let atlas = t.atlases[index]
+        guard capacity >= atlas.samples.count else {
+            throw argument("capacity is \(capacity) bytes, the atlas takes \(atlas.samples.count)")
+        }
+        _ = UnsafeMutableBufferPointer(start: pixels, count: atlas.samples.count).update(fromContentsOf: atlas.samples)
+    }
+}
+
 @c @implementation
 public func rgbd_write_mesh_ply(_ path: UnsafePointer<CChar>!, _ positions: UnsafePointer<Float>!,
                                 _ colors: UnsafePointer<UInt8>!, _ normals: UnsafePointer<Float>!, _ vertexCount: Int,

@@ -157,6 +157,8 @@ _C_TYPES = {
     "uint32_t *": ctypes.POINTER(ctypes.c_uint32),
     "rgbd_fuse_options *": ctypes.POINTER(_lib.RgbdFuseOptions),
     "rgbd_mesh_write_options *": ctypes.POINTER(_lib.RgbdMeshWriteOptions),
+    "rgbd_textured_mesh *": _lib.RgbdTexturedMeshP,
+    "rgbd_textured_mesh **": ctypes.POINTER(_lib.RgbdTexturedMeshP),
     "rgbd_mesh *": _lib.RgbdMeshP,
     "rgbd_mesh **": ctypes.POINTER(_lib.RgbdMeshP),
     "rgbd_refine_options *": ctypes.POINTER(_lib.RgbdRefineOptions),

@@ -232,6 +232,55 @@ def test_fused_mesh_writes_the_files_rgbd_fuse_writes(synth, tmp_path, rgbd_bin)
     assert (tmp_path / "keep" / "room.jpg").read_bytes() == b"a photo of mine"
 
 
+def test_textured_mesh_arrays_are_the_glb_s_and_show_the_true_colors(synth, tmp_path, rgbd_bin):
+    """Mesh.textured (rgbd_mesh_texture and its copies): the arrays of the texture the .glb
+    carries (the same triangles, texture coordinates and atlas, read back by pygltflib), on
+    the true surfaces. (The texture's colors against the truth: MeshTexturingTests.)"""
+    import io
+    import json
+
+    import pygltflib
+    from PIL import Image
+
+    path = make_scan(synth, tmp_path, "stray", frames=10)
+    truth = json.loads((tmp_path / "stray.truth.json").read_text())
+    with rgbd.load_scene(path) as scene:
+        mesh = scene.fuse(voxel=0.02)
+    texture = mesh.textured(texture_size=1024)
+    assert isinstance(texture, rgbd.TexturedMesh) and "textured" in repr(texture)
+    n, m = len(texture.vertices), len(texture.faces)
+    assert n > 100 and texture.normals.shape == (n, 3) and texture.uvs.shape == (n, 2) and texture.faces.max() < n
+    assert texture.face_atlas.shape == (m,) and set(texture.face_atlas.tolist()) <= set(range(len(texture.atlases)))
+    assert all(a.shape == (1024, 1024, 3) and a.dtype == np.uint8 for a in texture.atlases)
+    assert 0.5 < texture.coverage <= 1 and ((texture.uvs >= 0) & (texture.uvs <= 1)).all()
+    # Simplified within the voxel, still on the true surfaces.
+    assert m < len(mesh.faces)
+    assert np.median(room_distance(texture.vertices.astype(np.float64), truth)) < 0.004
+    # The .glb written with the same size holds these very arrays.
+    mesh.write(tmp_path / "room.glb", texture_size=1024)
+    gltf = pygltflib.GLTF2().load(str(tmp_path / "room.glb"))
+    blob = gltf.binary_blob()
+
+    def accessor(index, dtype, width):
+        a = gltf.accessors[index]
+        view = gltf.bufferViews[a.bufferView]
+        return np.frombuffer(blob, dtype=dtype, count=a.count * width,
+                             offset=view.byteOffset + (a.byteOffset or 0)).reshape(a.count, width)
+
+    primitives = gltf.meshes[0].primitives
+    uvs = accessor(primitives[0].attributes.TEXCOORD_0, np.float32, 2)
+    assert np.array_equal(uvs, texture.uvs)
+    faces = np.concatenate([accessor(p.indices, np.uint32 if gltf.accessors[p.indices].componentType == pygltflib.UNSIGNED_INT
+                                     else np.uint16, 1).reshape(-1, 3) for p in primitives])
+    assert sorted(map(tuple, faces.tolist())) == sorted(map(tuple, texture.faces.tolist()))
+    image = gltf.images[0]
+    view = gltf.bufferViews[image.bufferView]
+    decoded = np.asarray(Image.open(io.BytesIO(blob[view.byteOffset:view.byteOffset + view.byteLength])).convert("RGB"))
+    assert np.abs(decoded.astype(int) - texture.atlases[0].astype(int)).mean() < 3  # JPEG's loss only
+    with pytest.raises(ValueError, match="texture_size"):
+        mesh.textured(texture_size=0)
+
+
 def test_fuse_min_weight_and_simplification_are_rgbd_fuse_s(synth, tmp_path, rgbd_bin):
     """min_weight, triangles and max_error (the C ABI's rgbd_fuse_options fields) are
     rgbd fuse's --min-weight, --triangles and --max-error: the same mesh bit for bit, still

@@ -40,7 +40,7 @@ from ._image import rectify_image, write_ply
 from ._lib import LibraryNotFoundError, find_library
 from ._rectifier import Rectifier
 from ._scene import Scene, load_scene, register
-from ._types import AlignedPair, CaptureIntrinsics, Frame, Intrinsics, Lens, Mesh, RectifyResult, Tag
+from ._types import AlignedPair, CaptureIntrinsics, Frame, Intrinsics, Lens, Mesh, RectifyResult, Tag, TexturedMesh
 
 # rgbd/VERSION: in the repository a link to the top-level VERSION file, the one source
 # of the version number (the library's rgbd_version() says the same); a file in the
@@ -69,6 +69,7 @@ __all__ = [
     "Scene",
     "Frame",
     "Mesh",
+    "TexturedMesh",
     "RGBDError",
     "Status",
     "LibraryNotFoundError",

@@ -57,6 +57,7 @@ __all__ = [
     "RgbdFuseOptions",
     "RgbdMeshP",
     "RgbdMeshWriteOptions",
+    "RgbdTexturedMeshP",
     "RgbdRefineOptions",
     "RgbdRefineReport",
     "RgbdLens",
@@ -315,6 +316,13 @@ class RgbdMesh(ctypes.Structure):
 RgbdMeshP = ctypes.POINTER(RgbdMesh)
 
 
+class RgbdTexturedMesh(ctypes.Structure):
+    """``struct rgbd_textured_mesh``: opaque, only ever handled through a pointer."""
+
+
+RgbdTexturedMeshP = ctypes.POINTER(RgbdTexturedMesh)
+
+
 class RgbdLens(ctypes.Structure):
     """``rgbd_lens``: calibration values for rectifying arbitrary frames (table borrowed)."""
 
@@ -448,6 +456,18 @@ _SIGNATURES = {
     "rgbd_mesh_comments": (_c.c_int, [RgbdMeshP, _c.c_char_p, _c.c_size_t, c_size_t_p]),
     "rgbd_mesh_write_options_default": (None, [_c.POINTER(RgbdMeshWriteOptions)]),
     "rgbd_mesh_write": (_c.c_int, [RgbdMeshP, _c.c_char_p, _c.POINTER(RgbdMeshWriteOptions), c_double_p]),
+    "rgbd_mesh_texture": (_c.c_int, [RgbdMeshP, _c.POINTER(RgbdMeshWriteOptions), _c.POINTER(RgbdTexturedMeshP)]),
+    "rgbd_textured_mesh_destroy": (None, [RgbdTexturedMeshP]),
+    "rgbd_textured_mesh_counts": (
+        _c.c_int,
+        [RgbdTexturedMeshP, c_size_t_p, c_size_t_p, c_size_t_p, c_size_t_p, c_double_p],
+    ),
+    "rgbd_textured_mesh_copy": (
+        _c.c_int,
+        [RgbdTexturedMeshP, c_float_p, c_float_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32),
+         _c.POINTER(_c.c_int32), _c.c_size_t],
+    ),
+    "rgbd_textured_mesh_atlas": (_c.c_int, [RgbdTexturedMeshP, _c.c_size_t, c_uint8_p, _c.c_size_t]),
     "rgbd_write_mesh_ply": (
         _c.c_int,
         [_c.c_char_p, c_float_p, c_uint8_p, c_float_p, _c.c_size_t, _c.POINTER(_c.c_uint32), _c.c_size_t,

@@ -12,7 +12,7 @@ import numpy as np
 from . import _lib
 from ._handle import Handle
 from ._tags import family_code, size_meters
-from ._types import Frame, Intrinsics, Mesh
+from ._types import Frame, Intrinsics, Mesh, TexturedMesh
 from ._util import PathLike, encode_path, frame_constant
 
 __all__ = ["Scene", "load_scene", "register"]
@@ -335,6 +335,39 @@ class _FusedMesh(Handle):
         with self._use() as handle:
             lib.rgbd_mesh_write(handle, raw, ctypes.byref(options), ctypes.byref(textured))
         return None if textured.value < 0 else textured.value
+
+    def texture(self, *, texture_size: int, max_memory: int) -> TexturedMesh:
+        """``rgbd_mesh_texture``, its arrays copied out."""
+        lib = _lib.lib()
+        options = _lib.RgbdMeshWriteOptions()
+        lib.rgbd_mesh_write_options_default(ctypes.byref(options))
+        options.texture_size = texture_size
+        options.max_memory_mb = max_memory
+        out = _lib.RgbdTexturedMeshP()
+        with self._use() as handle:
+            lib.rgbd_mesh_texture(handle, ctypes.byref(options), ctypes.byref(out))
+        try:
+            counts = [ctypes.c_size_t() for _ in range(4)]
+            coverage = ctypes.c_double()
+            lib.rgbd_textured_mesh_counts(out, *(ctypes.byref(c) for c in counts), ctypes.byref(coverage))
+            nv, nf, na, side = (c.value for c in counts)
+            vertices = np.empty((nv, 3), np.float32)
+            normals = np.empty((nv, 3), np.float32)
+            uvs = np.empty((nv, 2), np.float32)
+            faces = np.empty((nf, 3), np.uint32)
+            face_atlas = np.empty(nf, np.int32)
+            f32 = ctypes.POINTER(ctypes.c_float)
+            lib.rgbd_textured_mesh_copy(out, vertices.ctypes.data_as(f32), normals.ctypes.data_as(f32),
+                                        uvs.ctypes.data_as(f32), nv, faces.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)),
+                                        face_atlas.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), nf)
+            atlases = []
+            for k in range(na):
+                atlas = np.empty((side, side, 3), np.uint8)
+                lib.rgbd_textured_mesh_atlas(out, k, atlas.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), atlas.nbytes)
+                atlases.append(atlas)
+        finally:
+            lib.rgbd_textured_mesh_destroy(out)
+        return TexturedMesh(vertices, normals, uvs, faces, face_atlas, tuple(atlases), coverage.value)
 
 
 def load_scene(path: PathLike, poses: Union[None, np.ndarray, PathLike] = None) -> Scene:

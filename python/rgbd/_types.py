@@ -180,12 +180,59 @@ class Mesh:
                                        "\n".join(self.comments).encode(), int(bool(ascii)))
         return None
 
+    def textured(self, texture_size: int = 4096, *, max_memory: Optional[int] = None) -> "TexturedMesh":
+        """The mesh textured from the scene's frames as :meth:`write` textures a ``.glb``
+        (simplified within one voxel first unless ``fuse`` simplified it), as arrays:
+        a :class:`TexturedMesh`. ``texture_size``: the atlases' side, 64 to 16384 pixels;
+        ``max_memory`` (MB) bounds them.
+
+        Raises:
+            ValueError: a mesh made from arrays (no scene to take the texture from), bad options.
+            RGBDError: the scene has no color, or a frame cannot be read.
+        """
+        if not 64 <= texture_size <= 16384:
+            raise ValueError("texture_size must be 64 to 16384 pixels")
+        if max_memory is not None and max_memory < 1:
+            raise ValueError("max_memory must be a positive number of MB (None: half the machine's memory)")
+        if self._fused is None:
+            raise ValueError("a mesh made from arrays has no scene to take a texture from: texture the mesh Scene.fuse returns")
+        return self._fused.texture(texture_size=texture_size, max_memory=max_memory or 0)
+
     def __reduce__(self) -> Any:
         # Pickled as its arrays: the library's handle stays in this process.
         return (Mesh, (self.vertices, self.faces, self.colors, self.normals, self.comments))
 
     def __repr__(self) -> str:
         return f"Mesh({len(self.vertices)} vertices, {len(self.faces)} triangles)"
+
+
+@dataclass(frozen=True)
+class TexturedMesh:
+    """A fused surface textured from the scan's frames (:meth:`Mesh.textured`): vertices split
+    where charts meet, each with its position, normal and texture coordinate; triangles
+    with the atlas their color comes from; the atlases. Positions in the scene's world, meters."""
+
+    #: (N, 3) float32 vertex positions.
+    vertices: np.ndarray
+    #: (N, 3) float32 unit normals.
+    normals: np.ndarray
+    #: (N, 2) float32 texture coordinates, glTF's: (0, 0) the atlas's top-left corner, (1, 1)
+    #: its bottom-right one (OBJ's v is 1 - this v).
+    uvs: np.ndarray
+    #: (M, 3) uint32 vertex indices per triangle, counter-clockwise seen from the observed side.
+    faces: np.ndarray
+    #: (M,) int32: the atlas of each triangle.
+    face_atlas: np.ndarray
+    #: The atlases, each an (S, S, 3) uint8 RGB image (rows top first).
+    atlases: Tuple[np.ndarray, ...]
+    #: The share of the surface's area colored from a frame (the rest keeps its vertex colors
+    #: in the atlas).
+    coverage: float
+
+    def __repr__(self) -> str:
+        side = self.atlases[0].shape[0] if self.atlases else 0
+        return (f"TexturedMesh({len(self.vertices)} vertices, {len(self.faces)} triangles, "
+                f"{len(self.atlases)} atlas(es) of {side} px, {100 * self.coverage:.1f} % textured)")
 
 
 @dataclass(frozen=True)

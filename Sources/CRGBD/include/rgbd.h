@@ -569,6 +569,39 @@ void rgbd_mesh_write_options_default(rgbd_mesh_write_options *options);
 int rgbd_mesh_write(const rgbd_mesh *mesh, const char *path, const rgbd_mesh_write_options *options,
                     double *textured);
 
+/* A fused mesh textured from its scene's frames: vertices split where charts meet (each with
+ * its position, normal and texture coordinate), triangles with the atlas they take their
+ * color from, and the atlas images (RGB, square, all of one side). */
+typedef struct rgbd_textured_mesh rgbd_textured_mesh;
+
+/* Textures a fused mesh from the frames of the scene it was fused from, as rgbd_mesh_write
+ * does for a .glb (the mesh first simplified within one voxel when the fusion was not
+ * simplified): options' texture_size (64 to 16384) and max_memory_mb, ascii ignored
+ * (options NULL = defaults). *out receives a handle released with
+ * rgbd_textured_mesh_destroy. Status RGBD_ERROR_INVALID_ARGUMENT for a scene without color
+ * or a texture_size of 0. */
+int rgbd_mesh_texture(const rgbd_mesh *mesh, const rgbd_mesh_write_options *options, rgbd_textured_mesh **out);
+
+/* Releases a textured mesh. Accepts NULL. */
+void rgbd_textured_mesh_destroy(rgbd_textured_mesh *mesh);
+
+/* The numbers of vertices, triangles and atlases, the atlases' side in pixels and the
+ * textured fraction of the surface's area, 0 to 1 (any pointer may be NULL). */
+int rgbd_textured_mesh_counts(const rgbd_textured_mesh *mesh, size_t *vertex_count, size_t *face_count,
+                              size_t *atlas_count, size_t *atlas_side, double *coverage);
+
+/* Copies the textured mesh into caller buffers; any may be NULL to skip it. positions
+ * (meters, the scene's world as the fused mesh) and normals: vertex_count*3 floats; uvs:
+ * vertex_count*2 floats, glTF's texture coordinates ((0, 0) the atlas's top-left corner,
+ * (1, 1) its bottom-right one); faces: face_count*3 uint32; face_atlas: face_count int32,
+ * the atlas of each triangle. vertex_capacity and face_capacity as in rgbd_mesh_copy. */
+int rgbd_textured_mesh_copy(const rgbd_textured_mesh *mesh, float *positions, float *normals, float *uvs,
+                            size_t vertex_capacity, uint32_t *faces, int32_t *face_atlas, size_t face_capacity);
+
+/* Copies atlas number index (0-based): side*side*3 bytes of RGB, rows top first, into
+ * pixels of capacity bytes. */
+int rgbd_textured_mesh_atlas(const rgbd_textured_mesh *mesh, size_t index, uint8_t *pixels, size_t capacity);
+
 /* Writes a triangle mesh as PLY, as rgbd fuse does: positions and normals vertex_count*3
  * floats, colors vertex_count*3 bytes, faces face_count*3 uint32 vertex indices (each
  * below vertex_count, counter-clockwise seen from the outside), comments the header's

@@ -54,11 +54,26 @@ extension SceneFusion {
             return nil
         }
         try Self.checkRequirements(forWriting: path, textured: true)
-        let fused = try simplifiedWithinVoxel { stage?($0.rawValue) }
-        stage?("texturing")
-        let textured = try MeshTexturing.texture(fused.mesh, scene: scene, frame: frame, options: options, progress: progress)
+        let (fused, textured) = try self.textured(scene: scene, frame: frame, options: options, stage: stage, progress: progress)
         stage?("writing \(path)")
         try fused.write(to: path, textured: textured)
         return textured
+    }
+
+    /// This fusion of `scene` (placed by `frame`) textured from the scene's frames as a
+    /// textured output has it: simplified within one voxel first when the fusion was not
+    /// simplified, then `MeshTexturing.texture(_:scene:frame:options:progress:)`.
+    /// - Returns: the fusion textured (its comments with the simplification) and the texture.
+    /// - Throws: `RGBDError` for a scene without color or bad options.
+    package func textured(scene: Scene, frame: WorldFrame, options: TexturingOptions,
+                          stage: ((String) -> Void)? = nil,
+                          progress: ((Int, Int) -> Void)? = nil) throws -> (fusion: SceneFusion, texture: TexturedMesh) {
+        try options.validate()
+        guard scene.colorSize != nil else {
+            throw RGBDError(.invalidArgument, file: scene.path, "the scan has no color to texture from")
+        }
+        let fused = try simplifiedWithinVoxel { stage?($0.rawValue) }
+        stage?("texturing")
+        return (fused, try MeshTexturing.texture(fused.mesh, scene: scene, frame: frame, options: options, progress: progress))
     }
 }
