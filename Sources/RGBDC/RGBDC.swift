@@ -110,13 +110,30 @@ private final class CaptureHandle: @unchecked Sendable {
     }
 }
 
+/// The object behind a handle the library handed out (`retained`), not consumed;
+/// `name` is the parameter's for the error when it is NULL.
+private func object<T: AnyObject>(_ pointer: OpaquePointer?, _ name: String) throws -> T {
+    guard let pointer else { throw argument("\(name) is NULL") }
+    return Unmanaged<T>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+/// A handle for the caller owning one reference to `object` (released by `release`).
+private func retained(_ object: AnyObject) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passRetained(object).toOpaque())
+}
+
+/// Releases the caller's reference a handle of `type` holds; NULL is accepted.
+private func release<T: AnyObject>(_ pointer: OpaquePointer?, as type: T.Type) {
+    guard let pointer else { return }
+    Unmanaged<T>.fromOpaque(UnsafeRawPointer(pointer)).release()
+}
+
 private func handle(_ pointer: OpaquePointer?) throws -> CaptureHandle {
-    guard let pointer else { throw argument("capture is NULL") }
-    return Unmanaged<CaptureHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    try object(pointer, "capture")
 }
 
 private func store(_ capture: Capture, _ out: UnsafeMutablePointer<OpaquePointer?>) {
-    out.pointee = OpaquePointer(Unmanaged.passRetained(CaptureHandle(capture)).toOpaque())
+    out.pointee = retained(CaptureHandle(capture))
 }
 
 // MARK: - Library
@@ -176,8 +193,7 @@ public func rgbd_capture_load_photo_memory(_ photo: UnsafePointer<UInt8>!, _ pho
 
 @c @implementation
 public func rgbd_capture_destroy(_ capture: OpaquePointer!) {
-    guard let capture else { return }
-    Unmanaged<CaptureHandle>.fromOpaque(UnsafeRawPointer(capture)).release()
+    release(capture, as: CaptureHandle.self)
 }
 
 private func size(_ width: Int, _ height: Int, _ w: UnsafeMutablePointer<Int32>?, _ h: UnsafeMutablePointer<Int32>?) {
@@ -538,8 +554,7 @@ public func rgbd_rectify_f32(_ lensPointer: UnsafePointer<rgbd_lens>!, _ src: Un
 // MARK: - Rectifying video frames
 
 private func rectifier(_ pointer: OpaquePointer?) throws -> FrameRectifier {
-    guard let pointer else { throw argument("rectifier is NULL") }
-    return Unmanaged<FrameRectifier>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    try object(pointer, "rectifier")
 }
 
 /// A caller's size_t: beyond Int.max it arrives negative, and no buffer is that large.
@@ -572,14 +587,13 @@ public func rgbd_rectifier_create(_ lensPointer: UnsafePointer<rgbd_lens>!, _ wi
         // size_t beyond Int.max (SIZE_MAX: no bound) arrives negative.
         let limit = maxMapBytes < 0 ? Int.max : maxMapBytes
         let rectifier = try FrameRectifier(distortion: distortion, maxRelativeDepthStep: step, mapByteLimit: limit)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(rectifier).toOpaque())
+        out.pointee = retained(rectifier)
     }
 }
 
 @c @implementation
 public func rgbd_rectifier_destroy(_ rectifier: OpaquePointer!) {
-    guard let rectifier else { return }
-    Unmanaged<FrameRectifier>.fromOpaque(UnsafeRawPointer(rectifier)).release()
+    release(rectifier, as: FrameRectifier.self)
 }
 
 @c @implementation
@@ -659,8 +673,7 @@ private final class SceneHandle: @unchecked Sendable {
 }
 
 private func sceneHandle(_ pointer: OpaquePointer?) throws -> SceneHandle {
-    guard let pointer else { throw argument("scene is NULL") }
-    return Unmanaged<SceneHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    try object(pointer, "scene")
 }
 
 private func framePosition(_ scene: Scene, _ frame: Int) throws -> Int {
@@ -675,14 +688,13 @@ public func rgbd_scene_open(_ path: UnsafePointer<CChar>!, _ out: UnsafeMutableP
     guarded {
         guard let out else { throw argument("out is NULL") }
         let scene = try Scene.open(try string(path, "path"))
-        out.pointee = OpaquePointer(Unmanaged.passRetained(SceneHandle(scene)).toOpaque())
+        out.pointee = retained(SceneHandle(scene))
     }
 }
 
 @c @implementation
 public func rgbd_scene_destroy(_ scene: OpaquePointer!) {
-    guard let scene else { return }
-    Unmanaged<SceneHandle>.fromOpaque(UnsafeRawPointer(scene)).release()
+    release(scene, as: SceneHandle.self)
 }
 
 @c @implementation
@@ -873,8 +885,7 @@ private final class MeshHandle: @unchecked Sendable {
 }
 
 private func meshHandle(_ pointer: OpaquePointer?) throws -> MeshHandle {
-    guard let pointer else { throw argument("mesh is NULL") }
-    return Unmanaged<MeshHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    try object(pointer, "mesh")
 }
 
 @c @implementation
@@ -999,14 +1010,13 @@ public func rgbd_scene_fuse(_ scene: OpaquePointer!, _ options: UnsafePointer<rg
         let s = try sceneHandle(scene).scene
         let o = try fusionOptions(options, for: s)
         let fused = try SceneFusion.build(s, options: o)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(MeshHandle(fused, scene: s, frame: o.points.frame)).toOpaque())
+        out.pointee = retained(MeshHandle(fused, scene: s, frame: o.points.frame))
     }
 }
 
 @c @implementation
 public func rgbd_mesh_destroy(_ mesh: OpaquePointer!) {
-    guard let mesh else { return }
-    Unmanaged<MeshHandle>.fromOpaque(UnsafeRawPointer(mesh)).release()
+    release(mesh, as: MeshHandle.self)
 }
 
 @c @implementation
@@ -1092,8 +1102,7 @@ private final class TexturedMeshHandle: @unchecked Sendable {
 }
 
 private func texturedMeshHandle(_ pointer: OpaquePointer?) throws -> TexturedMeshHandle {
-    guard let pointer else { throw argument("mesh is NULL") }
-    return Unmanaged<TexturedMeshHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    try object(pointer, "mesh")
 }
 
 @c @implementation
@@ -1109,14 +1118,13 @@ public func rgbd_mesh_texture(_ mesh: OpaquePointer!, _ options: UnsafePointer<r
         guard c.texture_size != 0 else { throw argument("texture_size is 0: a texture needs atlases of 64 to 16384 pixels") }
         let options = TexturingOptions(side: Int(c.texture_size), memoryBudget: c.max_memory_mb == 0 ? nil : Int(c.max_memory_mb) << 20)
         let (_, texture) = try handle.fused.textured(scene: handle.scene, frame: handle.frame, options: options)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(TexturedMeshHandle(texture)).toOpaque())
+        out.pointee = retained(TexturedMeshHandle(texture))
     }
 }
 
 @c @implementation
 public func rgbd_textured_mesh_destroy(_ mesh: OpaquePointer!) {
-    guard let mesh else { return }
-    Unmanaged<TexturedMeshHandle>.fromOpaque(UnsafeRawPointer(mesh)).release()
+    release(mesh, as: TexturedMeshHandle.self)
 }
 
 @c @implementation

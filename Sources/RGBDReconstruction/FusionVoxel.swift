@@ -37,7 +37,7 @@ public struct SceneFusionVoxel: Equatable, Sendable {
 extension SceneFusion {
     /// The range the automatic voxel is clamped to, meters: 2 mm (a close-range scan: at
     /// 20–40 cm a depth pixel spans 1–2 mm) to 2 cm (a room at 3–4 m).
-    public static let automaticVoxelRange: ClosedRange<Double> = 0.002...0.02
+    package static let automaticVoxelRange: ClosedRange<Double> = 0.002...0.02
     /// The voxel used when a scan has no usable depth in its sampled frames, meters.
     package static let fallbackVoxel = 0.01
     /// Frames sampled (evenly over the frames fused) to choose the voxel.
@@ -54,7 +54,7 @@ extension SceneFusion {
     /// depth. On the real scans (docs/fuse.md): Record3D's door at about 0.3 m gets 2 mm,
     /// the Stray Scanner room about 1 cm.
     /// - Throws: `RGBDError` when a sampled frame cannot be read.
-    public static func automaticVoxel(_ scene: Scene, options: SceneFusionOptions) throws -> SceneFusionVoxel {
+    package static func automaticVoxel(_ scene: Scene, options: SceneFusionOptions) throws -> SceneFusionVoxel {
         let used = FrameSelection(every: max(1, options.every)).positions(count: scene.frames.count)
         let count = min(used.count, automaticVoxelFrames)
         // Evenly spread, increasing positions (the reader reads them in one pass).

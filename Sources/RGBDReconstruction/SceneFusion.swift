@@ -44,7 +44,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
     public init() {}
 
     /// The truncation in effect with voxels of `voxel` meters, meters.
-    public func truncation(voxel: Double) -> Double { trunc ?? 4 * voxel }
+    package func truncation(voxel: Double) -> Double { trunc ?? 4 * voxel }
 
     /// The noise of one full-weight depth (high confidence, 1 m, head-on), meters: the
     /// scale of `automaticMinWeight(voxel:)`.
@@ -62,7 +62,7 @@ public struct SceneFusionOptions: Equatable, Sendable {
     }
 
     /// The least weight meshed with voxels of `voxel` meters, in full-weight observations.
-    public func minWeight(voxel: Double) -> Double { minWeight ?? Self.automaticMinWeight(voxel: voxel) }
+    package func minWeight(voxel: Double) -> Double { minWeight ?? Self.automaticMinWeight(voxel: voxel) }
 
     /// The memory budget in effect, bytes.
     package var budget: Int { memoryBudget ?? (Host.physicalMemoryBytes.map { $0 / 2 } ?? 4 << 30) }
@@ -325,7 +325,7 @@ public struct SceneFusion: Sendable {
 extension TriangleMesh {
     /// The mesh without its connected pieces (triangles joined through shared vertices)
     /// of fewer than `minimum` triangles; the vertices kept keep their order.
-    public func removingFragments(smallerThan minimum: Int) -> TriangleMesh {
+    package func removingFragments(smallerThan minimum: Int) -> TriangleMesh {
         var parent = Array(0..<vertexCount)
         func root(_ i: Int) -> Int {
             var i = i

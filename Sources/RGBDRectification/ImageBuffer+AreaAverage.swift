@@ -9,7 +9,7 @@ extension ImageBuffer where Sample == UInt8 {
     /// map), a footprint is the one input pixel nearest to `u·sx` (`footprints`). Any
     /// sizes are accepted: an empty grid gives an empty image, an empty image a black
     /// one. Rows are spread over threads.
-    public func areaAverage(toWidth width: Int, height: Int, scheduler: RowScheduler = .parallel) -> ImageBuffer<UInt8> {
+    package func areaAverage(toWidth width: Int, height: Int, scheduler: RowScheduler = .parallel) -> ImageBuffer<UInt8> {
         let channels = self.channels, sourceWidth = self.width
         guard width > 0, height > 0, sourceWidth > 0, self.height > 0 else {
             return ImageBuffer(width: max(0, width), height: max(0, height), channels: channels, repeating: 0)
@@ -129,7 +129,7 @@ extension Rectifier {
     ///
     /// - Precondition: `image` is RGB and of the distortion's size (as
     ///   `ImageCalibration` makes it for the image).
-    public func rectifyAreaAveraged(_ image: ColorImage, distortion: LensDistortion, toWidth width: Int,
+    package func rectifyAreaAveraged(_ image: ColorImage, distortion: LensDistortion, toWidth width: Int,
                                     height: Int) -> ColorImage {
         precondition(image.width == distortion.width && image.height == distortion.height && image.channels == 3,
                      "an RGB image of the distortion's size")

@@ -157,7 +157,7 @@ extension Intrinsics {
     /// becomes `h × w` with `fx' = fy`, `fy' = fx`, `cx' = h − 1 − cy`, `cy' = cx`; the
     /// camera frame turns with it (`X' = −Y`, `Y' = X`, `Z' = Z`), so each 3-D point
     /// projects to the pixel its old pixel went to.
-    public func rotated(clockwiseQuarterTurns turns: Int) -> Intrinsics {
+    package func rotated(clockwiseQuarterTurns turns: Int) -> Intrinsics {
         let w = Double(width), h = Double(height)
         switch ((turns % 4) + 4) % 4 {
         case 1: return Intrinsics(fx: fy, fy: fx, cx: h - 1 - cy, cy: cx, width: height, height: width)
@@ -169,7 +169,7 @@ extension Intrinsics {
 
     /// The rotation taking camera-frame points of the stored image to those of the image
     /// turned `turns` quarter turns clockwise (about the optical axis), as rows.
-    public static func cameraRotation(clockwiseQuarterTurns turns: Int) -> [SIMD3<Double>] {
+    package static func cameraRotation(clockwiseQuarterTurns turns: Int) -> [SIMD3<Double>] {
         switch ((turns % 4) + 4) % 4 {
         case 1: return [SIMD3(0, -1, 0), SIMD3(1, 0, 0), SIMD3(0, 0, 1)]
         case 2: return [SIMD3(-1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1)]

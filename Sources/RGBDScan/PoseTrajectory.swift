@@ -14,7 +14,7 @@ public struct PoseTrajectory: Sendable {
 
     /// How close a frame's time must be to a pose's for the pose to be the frame's,
     /// seconds: half a millisecond (the text has six decimals; frames are 8 ms or more apart).
-    public static let matchTolerance = 0.0005
+    package static let matchTolerance = 0.0005
 
     /// The largest trajectory file read: 256 MB (a pose line is under 200 bytes).
     package static let maxFileBytes = 256 << 20

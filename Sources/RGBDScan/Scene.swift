@@ -90,7 +90,7 @@ public final class Scene: Sendable {
     package var inputs: [String] { [path] + storage.inputFiles }
 
     /// Whether `path` looks like a scan (by its content, without reading it whole).
-    public static func isScene(_ path: String) -> Bool { SceneKind.recognise(path) != nil }
+    package static func isScene(_ path: String) -> Bool { SceneKind.recognise(path) != nil }
 
     /// Whether `path` is a scan or looks like a damaged one (a Stray Scanner folder
     /// missing `odometry.csv`, a `.r3d` file that is no ZIP archive): such a path is

@@ -32,9 +32,9 @@ public struct WorldFrame: Equatable, Sendable {
     /// photo's altitude above mean sea level, see `heightNote`).
     public var origin: GeodeticPosition?
     /// What the origin's height is (no geoid model is applied).
-    public var heightNote: String?
+    package var heightNote: String?
     /// One line per input the transform rests on, with its source and uncertainty.
-    public var basis: [String] = []
+    package var basis: [String] = []
     /// What the user should know (a magnetic heading), one line each.
     public var warnings: [String] = []
 
@@ -127,7 +127,7 @@ public struct WorldFrame: Equatable, Sendable {
     }
 
     /// One line describing the frame's axes.
-    public var axesDescription: String {
+    package var axesDescription: String {
         switch kind {
         case .camera: "source frame"
         case .level: origin == nil && basis.first?.contains("scan's gravity-aligned world") == true
@@ -140,7 +140,7 @@ public struct WorldFrame: Equatable, Sendable {
     /// The PLY header comments describing the frame: its kind, the transform (row-major
     /// 4×4 from the source frame), the geodetic origin in full double precision, and the
     /// basis.
-    public var comments: [String] {
+    package var comments: [String] {
         guard kind != .camera else { return [] }
         var lines = ["frame \(kind.rawValue): \(axesDescription)",
                      "transform from the source frame (row-major 4x4) " + transform.matrix.map { "\($0)" }.joined(separator: " ")]

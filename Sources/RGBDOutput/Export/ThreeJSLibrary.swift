@@ -16,12 +16,12 @@ public struct ThreeJSLibrary: Sendable {
 
     /// The files read, relative to the folder: the library, `THREE.OrbitControls`,
     /// `THREE.GLTFLoader`.
-    public static let files = ["build/three.min.js", "examples/js/controls/OrbitControls.js",
+    package static let files = ["build/three.min.js", "examples/js/controls/OrbitControls.js",
                                "examples/js/loaders/GLTFLoader.js"]
     /// The environment variable naming the folder to use instead of the system's.
-    public static let environmentVariable = "RGBD_THREE_DIR"
+    package static let environmentVariable = "RGBD_THREE_DIR"
     /// Where packaged three.js is looked for: Debian's and Ubuntu's `libjs-three`.
-    public static let systemDirectories = ["/usr/share/javascript/three"]
+    package static let systemDirectories = ["/usr/share/javascript/three"]
 
     /// What to install, in words (for the error when three.js is absent).
     static let installHint = "install three.js: Debian/Ubuntu `apt-get install libjs-three` (Scripts/bootstrap.sh does); "

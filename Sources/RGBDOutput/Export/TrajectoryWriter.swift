@@ -1,7 +1,7 @@
 extension PoseTrajectory {
     /// The trajectory as TUM trajectory text: `comments` as `#` lines, a line naming the
     /// columns, then `timestamp tx ty tz qx qy qz qw` per pose (6 decimals of seconds).
-    public func text(comments: [String]) -> String {
+    package func text(comments: [String]) -> String {
         var text = comments.map { "# " + $0 + "\n" }.joined() + "# timestamp tx ty tz qx qy qz qw\n"
         for (seconds, pose) in poses {
             let q = pose.quaternion, p = pose.translation

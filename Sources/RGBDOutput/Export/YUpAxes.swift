@@ -7,7 +7,7 @@ public struct YUpAxes: Equatable, Sendable {
     /// The mapping in words, with what "up" is (written in the files).
     public var description: String
     /// Whether +Y is gravity's up (false: the first camera's up, or the tag's).
-    public var gravityUp: Bool
+    package var gravityUp: Bool
 
     /// The mapping for a surface in `world`, placed in `frame`:
     /// - `level` and `enu` (z up): (x, y, z) → (x, z, −y), so their up is +Y;
