@@ -54,6 +54,70 @@ extension Rectifier {
     }
 }
 
+extension Rectifier {
+    /// A capture's rectified pair: the one implementation behind `Capture.rectified()`,
+    /// `Capture.rectified(alignedTo:)` and the rectify pipeline. Without `alignment`, each
+    /// image rectified at its own size with its own calibration; `.depth`: the rectified
+    /// color averaged over each depth pixel's footprint, both on the depth map's grid;
+    /// `.color`: the depth map rectified straight onto the color grid, both on it.
+    /// `.depth` wants a depth map no larger than the color image (`Capture.checkAlignable`,
+    /// the caller's check).
+    ///
+    /// - Parameters:
+    ///   - depth: the depth map as captured, or with `depthIsRectified` (not for `.color`)
+    ///     already rectified at its own size.
+    ///   - colorOutput: a buffer of the color image's size to rectify the color into (its
+    ///     pages touched beforehand by the caller), else a new one.
+    ///   - rectifyingColor: with `.color`, given the aligned depth map, the shared
+    ///     intrinsics and the color's rectification, runs that rectification and returns
+    ///     its image (the rectify pipeline does depth-side work beside it; `Capture` just
+    ///     runs it).
+    package func rectifiedPair(color: ColorImage, colorCalibration: ImageCalibration, depth: DepthMap,
+                               depthCalibration: ImageCalibration, depthIsRectified: Bool, alignment: PixelAlignment?,
+                               colorOutput: [UInt8]? = nil, stem: String, source: String,
+                               metadata: CaptureMetadata, timings: StageTimings?,
+                               rectifyingColor: (DepthMap, Intrinsics, () -> ColorImage) throws -> ColorImage) rethrows
+        -> RectifiedCapture {
+        precondition(!(depthIsRectified && alignment == .color), "the depth map is aligned to the color grid from its raw samples")
+        func rectifyColor() -> ColorImage {
+            timings.measure("rectify color") {
+                guard var output = colorOutput else { return rectify(color, distortion: colorCalibration.distortion) }
+                color.samples.withUnsafeBufferPointer { source in
+                    output.withUnsafeMutableBufferPointer { destination in
+                        rectify(source, channels: 3, distortion: colorCalibration.distortion, into: destination)
+                    }
+                }
+                return ColorImage(width: color.width, height: color.height, channels: 3, samples: output)
+            }
+        }
+        func nativeDepth() -> DepthMap {
+            depthIsRectified ? depth : timings.measure("rectify depth") { rectify(depth, distortion: depthCalibration.distortion) }
+        }
+        switch alignment {
+        case nil:
+            let rectifiedColor = rectifyColor()
+            return RectifiedCapture(stem: stem, source: source, color: rectifiedColor, depth: nativeDepth(),
+                                    colorIntrinsics: colorCalibration.intrinsics,
+                                    depthIntrinsics: depthCalibration.intrinsics, metadata: metadata)
+        case .depth?:
+            let colors = timings.measure("rectify and average colors") {
+                rectifyAreaAveraged(color, distortion: colorCalibration.distortion, toWidth: depth.width, height: depth.height)
+            }
+            return RectifiedCapture(stem: stem, source: source, color: colors, depth: nativeDepth(),
+                                    colorIntrinsics: depthCalibration.intrinsics,
+                                    depthIntrinsics: depthCalibration.intrinsics, metadata: metadata)
+        case .color?:
+            let aligned = timings.measure("rectify depth") {
+                rectify(depth, distortion: depthCalibration.distortion, toWidth: color.width, height: color.height)
+            }
+            let rectifiedColor = try rectifyingColor(aligned, colorCalibration.intrinsics, rectifyColor)
+            return RectifiedCapture(stem: stem, source: source, color: rectifiedColor, depth: aligned,
+                                    colorIntrinsics: colorCalibration.intrinsics,
+                                    depthIntrinsics: colorCalibration.intrinsics, metadata: metadata)
+        }
+    }
+}
+
 extension Capture {
     /// Rectifies the capture into a pixel-aligned pair at one resolution: at the depth
     /// map's size (the color averaged over each depth pixel's footprint) or at the color
@@ -64,33 +128,11 @@ extension Capture {
     /// no footprint to average).
     public func rectified(with rectifier: Rectifier = Rectifier(), alignedTo alignment: PixelAlignment,
                           timings: StageTimings? = nil) throws -> RectifiedCapture {
-        let colorCalibration = calibration.scaled(toWidth: color.width, height: color.height)
-        let depthCalibration = calibration.scaled(toWidth: depth.width, height: depth.height)
-        switch alignment {
-        case .depth:
-            try Self.checkAlignable(color: color, depth: depth, json: jsonPath)
-            let colors = timings.measure("rectify and average colors") {
-                rectifier.rectifyAreaAveraged(color, distortion: colorCalibration.distortion, toWidth: depth.width,
-                                              height: depth.height)
-            }
-            let rectifiedDepth = timings.measure("rectify depth") {
-                rectifier.rectify(depth, distortion: depthCalibration.distortion)
-            }
-            return RectifiedCapture(stem: stem, source: jsonPath, color: colors, depth: rectifiedDepth,
-                                    colorIntrinsics: depthCalibration.intrinsics,
-                                    depthIntrinsics: depthCalibration.intrinsics)
-        case .color:
-            let rectifiedColor = timings.measure("rectify color") {
-                rectifier.rectify(color, distortion: colorCalibration.distortion)
-            }
-            let rectifiedDepth = timings.measure("rectify depth") {
-                rectifier.rectify(depth, distortion: depthCalibration.distortion, toWidth: color.width,
-                                  height: color.height)
-            }
-            return RectifiedCapture(stem: stem, source: jsonPath, color: rectifiedColor, depth: rectifiedDepth,
-                                    colorIntrinsics: colorCalibration.intrinsics,
-                                    depthIntrinsics: colorCalibration.intrinsics)
-        }
+        if alignment == .depth { try Self.checkAlignable(color: color, depth: depth, json: jsonPath) }
+        return rectifier.rectifiedPair(color: color, colorCalibration: calibration.scaled(toWidth: color.width, height: color.height),
+                                    depth: depth, depthCalibration: calibration.scaled(toWidth: depth.width, height: depth.height),
+                                    depthIsRectified: false, alignment: alignment, stem: stem, source: jsonPath,
+                                    metadata: metadata, timings: timings, rectifyingColor: { _, _, rectify in rectify() })
     }
 
     /// The intrinsics of the grid `rectified(alignedTo:)` puts both images on (its width and

@@ -33,16 +33,9 @@ extension Capture {
     /// Rectifies the color image and the depth map, each with the calibration scaled to
     /// its own size.
     public func rectified(with rectifier: Rectifier = Rectifier(), timings: StageTimings? = nil) -> RectifiedCapture {
-        let colorCalibration = calibration.scaled(toWidth: color.width, height: color.height)
-        let depthCalibration = calibration.scaled(toWidth: depth.width, height: depth.height)
-        let rectifiedColor = timings.measure("rectify color") {
-            rectifier.rectify(color, distortion: colorCalibration.distortion)
-        }
-        let rectifiedDepth = timings.measure("rectify depth") {
-            rectifier.rectify(depth, distortion: depthCalibration.distortion)
-        }
-        return RectifiedCapture(stem: stem, source: jsonPath, color: rectifiedColor, depth: rectifiedDepth,
-                                colorIntrinsics: colorCalibration.intrinsics, depthIntrinsics: depthCalibration.intrinsics,
-                                metadata: metadata)
+        rectifier.rectifiedPair(color: color, colorCalibration: calibration.scaled(toWidth: color.width, height: color.height),
+                                depth: depth, depthCalibration: calibration.scaled(toWidth: depth.width, height: depth.height),
+                                depthIsRectified: false, alignment: nil, stem: stem, source: jsonPath,
+                                metadata: metadata, timings: timings, rectifyingColor: { _, _, rectify in rectify() })
     }
 }

@@ -121,44 +121,15 @@ package enum RectifyPipeline {
         let (color, colorOutput, side) = try prepare(opening, rectifier: rectifier,
                                                      prefaultColorOutput: alignment != .depth, alignment: alignment,
                                                      reading: reading, timings: timings, alongsideDepth: alongsideDepth)
-        let distortion = side.colorCalibration.distortion
-        let colorIntrinsics = side.colorCalibration.intrinsics
-        func rectifyColor() -> ColorImage {
-            timings.measure("rectify color") {
-                guard var output = colorOutput else { return rectifier.rectify(color, distortion: distortion) }
-                color.samples.withUnsafeBufferPointer { source in
-                    output.withUnsafeMutableBufferPointer { destination in
-                        rectifier.rectify(source, channels: 3, distortion: distortion, into: destination)
-                    }
-                }
-                return ColorImage(width: color.width, height: color.height, channels: 3, samples: output)
-            }
-        }
-        var capture: RectifiedCapture
-        switch alignment {
-        case nil:
-            capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifyColor(), depth: side.depth,
-                                       colorIntrinsics: colorIntrinsics, depthIntrinsics: side.depthIntrinsics)
-        case .depth?:
-            let colors = timings.measure("rectify and average colors") {
-                rectifier.rectifyAreaAveraged(color, distortion: distortion, toWidth: side.depth.width,
-                                              height: side.depth.height)
-            }
-            capture = RectifiedCapture(stem: Path.stem(json), source: json, color: colors, depth: side.depth,
-                                       colorIntrinsics: side.depthIntrinsics, depthIntrinsics: side.depthIntrinsics)
-        case .color?:
-            // The depth map onto the color grid on every processor, then the depth-side
-            // work in the background while the color is rectified.
-            let depth = timings.measure("rectify depth") {
-                rectifier.rectify(side.depth, distortion: side.depthCalibration.distortion, toWidth: color.width,
-                                  height: color.height)
-            }
-            let (rectifiedColor, _) = try Concurrently.withBackground(
-                { try alongsideDepth(depth, colorIntrinsics, colorIntrinsics, side.metadata) }, foreground: rectifyColor)
-            capture = RectifiedCapture(stem: Path.stem(json), source: json, color: rectifiedColor, depth: depth,
-                                       colorIntrinsics: colorIntrinsics, depthIntrinsics: colorIntrinsics)
-        }
-        capture.metadata = side.metadata
+        let capture = try rectifier.rectifiedPair(
+            color: color, colorCalibration: side.colorCalibration, depth: side.depth, depthCalibration: side.depthCalibration,
+            depthIsRectified: alignment != .color, alignment: alignment, colorOutput: colorOutput, stem: Path.stem(json),
+            source: json, metadata: side.metadata, timings: timings,
+            // The depth-side work in the background while the color is rectified.
+            rectifyingColor: { depth, intrinsics, rectify in
+                try Concurrently.withBackground({ try alongsideDepth(depth, intrinsics, intrinsics, side.metadata) },
+                                                foreground: rectify).0
+            })
         return (Result(output: capture, warnings: side.warnings, metadata: side.metadata), side)
     }
 

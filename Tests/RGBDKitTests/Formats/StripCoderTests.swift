@@ -84,6 +84,27 @@ import Testing
     }
 
     /// Compressible input shrinks; incompressible input grows by little.
+    /// A strip's bytes depend on the strip alone, not on what the coder (one per thread,
+    /// taking whichever strip comes next) coded before: a busy machine hands strips to
+    /// threads in another order, and must write the same bytes for the same image.
+    @Test(arguments: [(1, 2), (1, 15), (2, 15), (3, 15)])
+    func stripBytesDoNotDependOnTheCodersEarlierStrips(level: Int, historyBits: Int) throws {
+        for strip in [Self.residuals(count: 90_000, seed: 21), Self.noise(count: 90_000, seed: 24)] {
+        func bytes(_ coder: ISALCoder, _ input: [UInt8]) throws -> [UInt8] {
+            let coded = try input.withUnsafeBufferPointer { try coder.code($0, last: false, prefix: [], reserve: 0) }
+            return Array(UnsafeBufferPointer(start: coded.buffer, count: coded.count))
+        }
+        let fresh = try bytes(try ISALCoder(level: level, historyBits: historyBits), strip)
+        let used = try ISALCoder(level: level, historyBits: historyBits)
+        let earlier: [[UInt8]] = [strip + strip, Self.residuals(count: 300_000, seed: 22), Self.noise(count: 200_000, seed: 23),
+                                  [UInt8](repeating: 0, count: 100_000), Array(strip.prefix(40_000)), Array(strip.suffix(50_000))]
+        for input in earlier {
+            _ = try bytes(used, input)
+            #expect(try bytes(used, strip) == fresh, "level \(level), \(historyBits) history bits, after \(input.count) bytes")
+        }
+        }
+    }
+
     @Test func sizes() throws {
         let residuals = Self.residuals(count: 200_000, seed: 8)
         let (_, residualSize) = try Self.roundTrip([residuals])
