@@ -27,8 +27,10 @@ When the room has AprilTags on its walls (`rgbd-synth scan --wall-tags`: the tru
 `room.wall_tags`), each render and each true image is searched for them with the AprilTag
 library's detector (pupil-apriltags: the C library rgbd's detector wraps, with rgbd's
 settings: tag36h11, decimate 2, no blur, edges refined; a miss is pixels no mesh hit left
-black): tags_truth counts the (view, tag) pairs the true images decode (IDs of the room's
-tags only), tags_NAME those of them the render of mesh NAME decodes too.
+black): tags_truth counts the (view, tag) pairs the true images decode where every mesh
+covers the tag's four corners (IDs of the room's tags only; a tag on a wall the scan saw
+too far away for its depth is in no mesh), tags_NAME those of them the render of mesh NAME
+decodes too.
 
 Prints `timing NAME VALUE ms` lines on stderr (the harness's in-process metrics; the
 values are decibels, bytes, ratios and seconds, not milliseconds): psnr_textured_db,
@@ -204,9 +206,14 @@ def main():
         detector = Detector(families="tag36h11", nthreads=1, quad_decimate=2.0, quad_sigma=0.0, refine_edges=1)
     tags = {name: 0 for name in ["truth", *meshes]}
 
-    def decoded(image):
+    def decoded(image, covered=None):
         gray = np.clip(image @ np.array([0.299, 0.587, 0.114]), 0, 255).round().astype(np.uint8)
-        return {d.tag_id for d in detector.detect(np.ascontiguousarray(gray)) if d.tag_id in tag_ids}
+        found = set()
+        for d in detector.detect(np.ascontiguousarray(gray)):
+            corners = np.clip(np.round(d.corners).astype(int), 0, [gray.shape[1] - 1, gray.shape[0] - 1])
+            if d.tag_id in tag_ids and (covered is None or covered[corners[:, 1], corners[:, 0]].all()):
+                found.add(d.tag_id)
+        return found
     for frame in novel["frames"][1:]:
         index = frame["index"] if "index" in frame else novel["frames"].index(frame)
         c2w = scan_from_novel @ np.array(frame["camera_to_world"], dtype=np.float64)
@@ -219,7 +226,8 @@ def main():
         for name, (colors, _) in rendered.items():
             errors[name].append(colors[both] - reference)
         if detector is not None:
-            seen = decoded(true_image)
+            # The tags the true image decodes where every mesh covers the tag's corners.
+            seen = decoded(true_image, both.reshape(true_image.shape[:2]))
             tags["truth"] += len(seen)
             for name, (colors, _) in rendered.items():
                 tags[name] += len(seen & decoded(colors.reshape(true_image.shape)))
