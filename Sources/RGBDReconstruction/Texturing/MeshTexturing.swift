@@ -457,8 +457,10 @@ package enum MeshTexturing {
         var levelSeams = true
         /// The views' cameras (world to camera, color intrinsics).
         var cameras: [(toCamera: Pose, intrinsics: Intrinsics)] = []
-        /// Per view, the triangles that take their color from it.
-        var facesOfView: [[Int32]] = []
+        /// Per view, its charts; per chart, its triangles (none for a chart of no view).
+        /// Charts own disjoint rectangles of their atlas, so they are filled in parallel.
+        var chartsOfView: [[Int32]] = []
+        var chartFaces: [[Int32]] = []
         /// Per atlas and texel: 0 unused, 1 filled from its view, 2 leveled (or a cell of vertex colors).
         var masks: [[UInt8]] = []
         /// How far around each triangle its view's pixels are copied, texels: the chart's
@@ -622,8 +624,12 @@ package enum MeshTexturing {
                 }
             }
             cameras = views.map { ($0.pose.inverse, $0.colorIntrinsics) }
-            facesOfView = [[Int32]](repeating: [], count: views.count)
-            for t in 0..<surface.faceCount where faceViews[t] >= 0 { facesOfView[Int(faceViews[t])].append(Int32(t)) }
+            chartsOfView = [[Int32]](repeating: [], count: views.count)
+            chartFaces = [[Int32]](repeating: [], count: charts.count)
+            for (c, chart) in charts.enumerated() where placements[c].view >= 0 {
+                chartsOfView[placements[c].view].append(Int32(c))
+                chartFaces[c] = chart.map(Int32.init)
+            }
             masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: pages)
             for p in placements where p.view < 0 {
                 for y in 0..<5 { for x in 0..<5 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 2 } }
@@ -649,29 +655,51 @@ package enum MeshTexturing {
             // Each triangle's texels: the point of the triangle there (barycentric in the
             // atlas, the texture coordinates being interpolated linearly on the surface)
             // projected into the view, so that a large triangle seen at a slant is not
-            // distorted by the projection.
-            let side = result.atlases.first?.width ?? 1
+            // distorted by the projection. Chart by chart (in parallel: each writes its
+            // own rectangle of its atlas), the texels inside its triangles first, then
+            // those around them (the plane of the nearest triangle extended), so that a
+            // texel of one triangle is never taken by its neighbour's border.
             let (toCamera, k) = cameras[v]
-            // The texels inside the triangles first, then those around them (the plane of
-            // the nearest triangle extended), so that a texel of one triangle is never
-            // taken by its neighbour's border.
-            for part in [RasterPart.inside, .outside] {
-                for t32 in facesOfView[v] {
-                    let t = Int(t32)
-                    let page = Int(result.facePages[t])
-                    let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
-                    let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
-                    let (a, b, c) = MeshTexturing.corners(result.surface, t)
-                    let qa = toCamera.apply(a), qb = toCamera.apply(b), qc = toCamera.apply(c)
-                    rasterize(corners, side: side, reach: reach, part: part) { x, y, _, w in
-                        let index = y * side + x
-                        guard masks[page][index] == 0 else { return }
-                        masks[page][index] = 1
-                        let q = qa * Double(w.x) + qb * Double(w.y) + qc * Double(w.z)
-                        guard q.z > 1e-6 else { return }
-                        let pixel = SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy)
-                        let rgb = catmullRom(color, pixel)
-                        for ch in 0..<3 { result.atlases[page][x, y, ch] = rgb[ch] }
+            let faces = result.faces, uvs = result.uvs, surface = result.surface, reach = reach
+            let chartFaces = chartFaces
+            forEachChart(chartsOfView[v]) { chart, atlas, mask, side in
+                for part in [RasterPart.inside, .outside] {
+                    for t32 in chartFaces[chart] {
+                        let t = Int(t32)
+                        let o = (0..<3).map { Int(faces[3 * t + $0]) }
+                        let corners = o.map { SIMD2<Float>(uvs[2 * $0], uvs[2 * $0 + 1]) * Float(side) - 0.5 }
+                        let (a, b, c) = MeshTexturing.corners(surface, t)
+                        let qa = toCamera.apply(a), qb = toCamera.apply(b), qc = toCamera.apply(c)
+                        rasterize(corners, side: side, reach: reach, part: part) { x, y, _, w in
+                            let index = y * side + x
+                            guard mask[index] == 0 else { return }
+                            mask[index] = 1
+                            let q = qa * Double(w.x) + qb * Double(w.y) + qc * Double(w.z)
+                            guard q.z > 1e-6 else { return }
+                            let rgb = catmullRom(color, SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy))
+                            atlas[3 * index] = rgb.x; atlas[3 * index + 1] = rgb.y; atlas[3 * index + 2] = rgb.z
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Calls `body` for the charts `list` (chart numbers), in parallel, each with its
+        /// atlas's samples (RGB), its atlas's mask and the atlas side: charts own disjoint
+        /// rectangles of their atlas, so each call writes only texels no other one does.
+        mutating func forEachChart(_ list: [Int32],
+                                   _ body: @Sendable (Int, UnsafeMutableBufferPointer<UInt8>, UnsafeMutableBufferPointer<UInt8>, Int) -> Void) {
+            var byPage: [Int: [Int32]] = [:]
+            for c in list { byPage[placements[Int(c)].page, default: []].append(c) }
+            let side = result.atlases.first?.width ?? 1
+            for (page, charts) in byPage.sorted(by: { $0.key < $1.key }) {
+                result.atlases[page].samples.withUnsafeMutableBufferPointer { atlasBuffer in
+                    masks[page].withUnsafeMutableBufferPointer { maskBuffer in
+                        nonisolated(unsafe) let atlas = atlasBuffer, mask = maskBuffer
+                        let chunk = max(1, charts.count / 64)
+                        DispatchQueue.concurrentPerform(iterations: (charts.count + chunk - 1) / chunk) { n in
+                            for c in charts[(n * chunk)..<min(charts.count, n * chunk + chunk)] { body(Int(c), atlas, mask, side) }
+                        }
                     }
                 }
             }
@@ -682,24 +710,26 @@ package enum MeshTexturing {
         /// texel no triangle uses filled from its neighbourhood (`bleed`).
         package mutating func finish() {
             levelExposures()
-            var offsets = seamOffsets()
-            if !levelSeams { offsets = offsets.map { _ in .zero } }
+            let seamOffsets = seamOffsets()
+            let offsets = levelSeams ? seamOffsets : seamOffsets.map { _ in .zero }
             let side = result.atlases.first?.width ?? 1
-            for t in 0..<(result.faces.count / 3) {
-                let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
-                let view = placements[Int(vertexChart[o[0]])].view
-                guard view >= 0 else { continue }
-                let gain = SIMD3<Float>(result.gains[view] ?? SIMD3(1, 1, 1))
-                let page = Int(result.facePages[t])
-                let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
-                rasterize(corners, side: side, reach: reach) { x, y, w, _ in
-                    let index = y * side + x
-                    guard masks[page][index] == 1 else { return }
-                    masks[page][index] = 2
-                    let offset = offsets[o[0]] * w.x + offsets[o[1]] * w.y + offsets[o[2]] * w.z
-                    for ch in 0..<3 {
-                        let value = Float(result.atlases[page][x, y, ch]) * gain[ch] + offset[ch]
-                        result.atlases[page][x, y, ch] = UInt8(min(255, max(0, value.rounded())))
+            let faces = result.faces, uvs = result.uvs, gains = result.gains, reach = reach
+            let chartFaces = chartFaces, views = placements.map(\.view)
+            forEachChart(Array(chartsOfView.joined())) { chart, atlas, mask, side in
+                let gain = SIMD3<Float>(gains[views[chart]] ?? SIMD3(1, 1, 1))
+                for t32 in chartFaces[chart] {
+                    let t = Int(t32)
+                    let o = (0..<3).map { Int(faces[3 * t + $0]) }
+                    let corners = o.map { SIMD2<Float>(uvs[2 * $0], uvs[2 * $0 + 1]) * Float(side) - 0.5 }
+                    rasterize(corners, side: side, reach: reach) { x, y, w, _ in
+                        let index = y * side + x
+                        guard mask[index] == 1 else { return }
+                        mask[index] = 2
+                        let offset = offsets[o[0]] * w.x + offsets[o[1]] * w.y + offsets[o[2]] * w.z
+                        for ch in 0..<3 {
+                            let value = Float(atlas[3 * index + ch]) * gain[ch] + offset[ch]
+                            atlas[3 * index + ch] = UInt8(min(255, max(0, value.rounded())))
+                        }
                     }
                 }
             }
