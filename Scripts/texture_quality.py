@@ -23,12 +23,23 @@ the atlas's color at its interpolated texture coordinate (bilinear), a vertex-co
 the barycentric mix of its vertices' colors (COLOR_0, linear, encoded back to sRGB). PSNR
 over the pixels every mesh hits, against the true image (8-bit sRGB, all three channels).
 
+When the room has AprilTags on its walls (`rgbd-synth scan --wall-tags`: the truth's
+`room.wall_tags`), each render and each true image is searched for them with the AprilTag
+library's detector (pupil-apriltags: the C library rgbd's detector wraps, with rgbd's
+settings: tag36h11, decimate 2, no blur, edges refined; a miss is pixels no mesh hit left
+black): tags_truth counts the (view, tag) pairs the true images decode where every mesh
+covers the tag's four corners (IDs of the room's tags only; a tag on a wall the scan saw
+too far away for its depth is in no mesh), tags_NAME those of them the render of mesh NAME
+decodes too.
+
 Prints `timing NAME VALUE ms` lines on stderr (the harness's in-process metrics; the
 values are decibels, bytes, ratios and seconds, not milliseconds): psnr_textured_db,
 psnr_vertex_db, psnr_vertex_simplified_db, gain_db (textured − full vertex-colored),
 gain_simplified_db, glb_bytes, ply_bytes, glb_ply_ratio, fuse_s (the PLY, fusion only),
 textured_s (the textured .glb: fusion, simplification, texturing, writing), extra_ratio
-((textured_s − fuse_s) / fuse_s: simplifying and texturing against fusing), hit_pct.
+((textured_s − fuse_s) / fuse_s: simplifying and texturing against fusing), hit_pct; with
+wall tags also tags_truth, tags_textured, tags_vertex, tags_vertex_simplified and
+tags_textured_share (tags_textured / tags_truth).
 """
 
 import argparse
@@ -165,10 +176,12 @@ def main():
     duration = truth["frame_count"] / truth["fps"]
     camera = truth["color_camera"]
     size = f"{camera['width']}x{camera['height']}"
+    tagged = ["--wall-tags"] if truth["room"].get("wall_tags") else []
     run([args.synth, "scan", "--layout", "r3d-exr", "--record3d-world", "arkit", "--frames", str(args.views + 1),
-         "--fps", repr((args.views + 1) / duration), "--size", size, "-o", novel_dir, "--name", "novel"])
+         "--fps", repr((args.views + 1) / duration), "--size", size, *tagged, "-o", novel_dir, "--name", "novel"])
     novel = json.load(open(os.path.join(novel_dir, "novel.truth.json")))
     assert novel["color_camera"] == camera, (novel["color_camera"], camera)
+    assert novel["room"] == truth["room"], "the novel views' room differs from the scan's"
     # Poses: the novel scan's layout world -> the room -> the scan's world.
     scan_from_room = np.array(truth["world_from_room"], dtype=np.float64)
     novel_from_room = np.array(novel["world_from_room"], dtype=np.float64)
@@ -186,6 +199,21 @@ def main():
               "vertex_simplified": read_glb(os.path.join(args.out, "vertex_simplified.glb"))}
     errors = {name: [] for name in meshes}
     hits = total = 0
+    tag_ids = {t["id"] for t in truth["room"].get("wall_tags", [])}
+    detector = None
+    if tag_ids:
+        from pupil_apriltags import Detector
+        detector = Detector(families="tag36h11", nthreads=1, quad_decimate=2.0, quad_sigma=0.0, refine_edges=1)
+    tags = {name: 0 for name in ["truth", *meshes]}
+
+    def decoded(image, covered=None):
+        gray = np.clip(image @ np.array([0.299, 0.587, 0.114]), 0, 255).round().astype(np.uint8)
+        found = set()
+        for d in detector.detect(np.ascontiguousarray(gray)):
+            corners = np.clip(np.round(d.corners).astype(int), 0, [gray.shape[1] - 1, gray.shape[0] - 1])
+            if d.tag_id in tag_ids and (covered is None or covered[corners[:, 1], corners[:, 0]].all()):
+                found.add(d.tag_id)
+        return found
     for frame in novel["frames"][1:]:
         index = frame["index"] if "index" in frame else novel["frames"].index(frame)
         c2w = scan_from_novel @ np.array(frame["camera_to_world"], dtype=np.float64)
@@ -197,6 +225,12 @@ def main():
         reference = true_image.reshape(-1, 3)[both]
         for name, (colors, _) in rendered.items():
             errors[name].append(colors[both] - reference)
+        if detector is not None:
+            # The tags the true image decodes where every mesh covers the tag's corners.
+            seen = decoded(true_image, both.reshape(true_image.shape[:2]))
+            tags["truth"] += len(seen)
+            for name, (colors, _) in rendered.items():
+                tags[name] += len(seen & decoded(colors.reshape(true_image.shape)))
     values = {f"psnr_{name}_db": psnr(np.concatenate(e)) for name, e in errors.items()}
     values["gain_db"] = values["psnr_textured_db"] - values["psnr_vertex_db"]
     values["gain_simplified_db"] = values["psnr_textured_db"] - values["psnr_vertex_simplified_db"]
@@ -207,6 +241,10 @@ def main():
     values["textured_s"] = textured_s
     values["extra_ratio"] = (textured_s - fuse_s) / fuse_s
     values["hit_pct"] = 100 * hits / max(total, 1)
+    if detector is not None:
+        for name, count in tags.items():
+            values[f"tags_{name}"] = count
+        values["tags_textured_share"] = tags["textured"] / max(tags["truth"], 1)
     for name, value in values.items():
         print(f"timing {name} {value:.4f} ms", file=sys.stderr)
     print(f"{len(novel['frames']) - 1} novel views, {values['hit_pct']:.1f} % of pixels hit by all meshes: PSNR textured "
@@ -214,6 +252,9 @@ def main():
           f"{values['psnr_vertex_simplified_db']:.2f} dB): +{values['gain_db']:.2f} dB; .glb {values['glb_bytes']} bytes = "
           f"{values['glb_ply_ratio']:.3f}x the PLY's {values['ply_bytes']}; fuse {fuse_s:.2f} s, textured .glb {textured_s:.2f} s "
           f"(simplifying and texturing {values['extra_ratio']:.2f}x the fusion)", file=sys.stderr)
+    if detector is not None:
+        print(f"AprilTags decoded (view, tag): true images {tags['truth']}, of them textured {tags['textured']}, "
+              f"vertex colors {tags['vertex']} (simplified alike {tags['vertex_simplified']})", file=sys.stderr)
 
 
 if __name__ == "__main__":

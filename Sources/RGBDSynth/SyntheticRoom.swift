@@ -101,6 +101,67 @@ package struct SyntheticRoom: Equatable, Sendable {
     /// Balls in the room (none in the default room).
     package var spheres: [Sphere] = []
 
+    /// A printed AprilTag (tag36h11) on a wall: black and white paper over the wall's
+    /// texture, upright and readable from inside the room.
+    package struct WallTag: Equatable, Sendable {
+        /// The wall (`Surface.wall`'s index).
+        package var wall: Int
+        /// The black square's centre: along the wall (z on walls 0 and 1, x on walls 2
+        /// and 3) and its height, metres.
+        package var center: SIMD2<Double>
+        /// The black square's edge, metres.
+        package var size: Double
+        /// The ID.
+        package var id: Int
+        /// The family's pattern, row by row (`cells × cells`, true = white), its white ring included.
+        package let pattern: [Bool]
+        /// Cells per side of `pattern`.
+        package let cells: Int
+        /// One cell's edge, metres.
+        package let cellSize: Double
+
+        /// Tag `id` on `wall` at `center` (along the wall, height), black square `size`
+        /// meters; nil for an ID not in tag36h11.
+        package init?(wall: Int, center: SIMD2<Double>, size: Double, id: Int) {
+            guard let tag = SyntheticTag(family: .tag36h11, id: id, size: size, pose: .identity) else { return nil }
+            self.wall = wall
+            self.center = center
+            self.size = size
+            self.id = id
+            pattern = tag.pattern
+            cells = tag.cells
+            cellSize = tag.cellSize
+        }
+
+        /// The paper's brightness (0…1) at a wall point (along, height), nil off the paper
+        /// (the pattern and one more white cell around it).
+        func brightness(along: Double, height: Double) -> Double? {
+            let cell = cellSize
+            // Seen from inside the room: the tag's x (right) runs along −z on wall 0, +z on
+            // wall 1, +x on wall 2 and −x on wall 3; its y (down) is −height.
+            let right = (wall == 0 || wall == 3) ? center.x - along : along - center.x
+            let down = center.y - height
+            let u = right / cell + Double(cells) / 2, v = down / cell + Double(cells) / 2
+            guard u >= -1, v >= -1, u < Double(cells + 1), v < Double(cells + 1) else { return nil }
+            let i = Int(u.rounded(.down)), j = Int(v.rounded(.down))
+            let white = i < 0 || j < 0 || i >= cells || j >= cells || pattern[j * cells + i]
+            return white ? 0.92 : 0.08
+        }
+    }
+
+    /// Tags printed on the walls (none in the default room).
+    package var wallTags: [WallTag] = []
+
+    /// Five 20 cm tags (IDs 0 to 4) at 1.3 m on the three walls the default path faces
+    /// (walls 0, 2 and 3), where its frames and the views between them see them.
+    package static func taggedWalls() -> [WallTag] {
+        [WallTag(wall: 3, center: SIMD2(-0.3, 1.3), size: 0.2, id: 0),
+         WallTag(wall: 0, center: SIMD2(0.6, 1.3), size: 0.2, id: 1),
+         WallTag(wall: 0, center: SIMD2(-0.8, 1.3), size: 0.2, id: 2),
+         WallTag(wall: 2, center: SIMD2(-1.6, 1.3), size: 0.2, id: 3),
+         WallTag(wall: 2, center: SIMD2(-0.5, 1.3), size: 0.2, id: 4)].compactMap { $0 }
+    }
+
     /// The default room: 5 × 3 × 4 m (x × y × z), floor at y = 0, three boxes.
     package init() {}
 
@@ -221,6 +282,9 @@ package struct SyntheticRoom: Equatable, Sendable {
             let cellU = floorOf(along / 0.25), cellV = floorOf(p.y / 0.25)
             let poster = p.y > 0.9 && p.y < 2.1 && Self.hash(Int(cellU), Int(cellV), 30 + index) > 0.7
             let shade = (0.6 + 0.3 * coarse + 0.15 * fine) * (poster ? 0.45 : 1)
+            for tag in wallTags where tag.wall == index {
+                if let paper = tag.brightness(along: along, height: p.y) { return SIMD3(repeating: 255 * paper) }
+            }
             return base * shade
         case .box(let index):
             let box = boxes[index]

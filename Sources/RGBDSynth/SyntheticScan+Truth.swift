@@ -109,6 +109,12 @@ extension SyntheticScan {
         // Spheres only when the room has them (the default room's truth is unchanged).
         let spheres = room.spheres.map { "      {\"center\": \(v3($0.center)), \"radius\": \(scanNumber($0.radius))}" }
         let spheresJSON = spheres.isEmpty ? "" : ",\n    \"spheres\": [\n\(spheres.joined(separator: ",\n"))\n    ]"
+        // Wall tags only when the room has them.
+        let tags = room.wallTags.map { t in
+            "      {\"family\": \"tag36h11\", \"id\": \(t.id), \"wall\": \(t.wall), \"center\": [\(scanNumber(t.center.x)), \(scanNumber(t.center.y))], \"size\": \(scanNumber(t.size))}"
+        }
+        let tagsJSON = tags.isEmpty ? "" : ",\n    \"wall_tags\": [\n\(tags.joined(separator: ",\n"))\n    ],\n"
+            + "    \"wall_tag_center\": \"along the wall (z on walls 0 and 1: x = min and max; x on walls 2 and 3: z = min and max) and height, meters; size: the black square's edge\""
         // Only when the poses carry odometry error (other truths are unchanged).
         let wallFrames = trajectory.plainWallFrames(count: frameCount)
         let poseErrorJSON = options.poseError.map { e in
@@ -139,7 +145,7 @@ extension SyntheticScan {
             "boxes": [
         \(boxes.joined(separator: ",\n"))
             ],
-            "box_yaw": "radians about +y; a box's point p_local maps to center + Ry(yaw) p_local"\(spheresJSON)
+            "box_yaw": "radians about +y; a box's point p_local maps to center + Ry(yaw) p_local"\(spheresJSON)\(tagsJSON)
           },
           "frames": [
         \(frames.joined(separator: ",\n"))

@@ -92,6 +92,9 @@ struct Scan: ParsableCommand {
     @Option(help: "Also write NAME.points.csv: this many points per frame on the true surfaces the frame sees (frame,x,y,z in the layout's world, r,g,b the colour rendered there), for checking exports by reprojection.")
     var truthPoints = 0
 
+    @Flag(help: "Print five AprilTags (tag36h11, IDs 0 to 4, 20 cm) on the walls the default path faces, listed in the truth (for texturing: they decode only where the texture is sharp).")
+    var wallTags = false
+
     @Flag(help: "The path makes one whole loop over the frames (it ends where it started), with a 1.2 s stretch facing one plain wall (for pose refinement).")
     var loop = false
 
@@ -171,6 +174,7 @@ struct Scan: ParsableCommand {
         var scan = SyntheticScan(frameCount: frames, colorWidth: cw, colorHeight: ch, depthWidth: dw, depthHeight: dh,
                                  fps: fps, options: options)
         if loop { scan.trajectory = .loop(frames: frames, fps: fps) }
+        if wallTags { scan.room.wallTags = SyntheticRoom.taggedWalls() }
         let path = Path.join(output, layout == "r3d" || layout == "r3d-old" ? "\(name).r3d" : name)
         let written = try scan.write(layout: target, to: path)
         print(written.scan)

@@ -457,10 +457,17 @@ package enum MeshTexturing {
         var levelSeams = true
         /// The views' cameras (world to camera, color intrinsics).
         var cameras: [(toCamera: Pose, intrinsics: Intrinsics)] = []
-        /// Per view, the triangles that take their color from it.
-        var facesOfView: [[Int32]] = []
+        /// Per view, its charts; per chart, its triangles (none for a chart of no view).
+        /// Charts own disjoint rectangles of their atlas, so they are filled in parallel.
+        var chartsOfView: [[Int32]] = []
+        var chartFaces: [[Int32]] = []
         /// Per atlas and texel: 0 unused, 1 filled from its view, 2 leveled (or a cell of vertex colors).
         var masks: [[UInt8]] = []
+        /// How far around each triangle its view's pixels are copied, texels: the chart's
+        /// margin (so that a texture lookup at a triangle's edge, which mixes the texels
+        /// around it, never mixes in the bled fill of the unused space, nor a thin
+        /// triangle's neighbours in the atlas); at least one texel.
+        var reach: Float = 1
 
         /// Lays out the texture of `mesh` from `views` (their colors are not read).
         /// - Throws: `RGBDError` for options out of range, or when the atlases would take
@@ -557,6 +564,7 @@ package enum MeshTexturing {
             }
             result.faceViews = faceViews
             result.scale = scale
+            reach = Float(max(1, margin * scale))
             result.atlases = (0..<pages).map { _ in ColorImage(width: side, height: side, channels: 3, repeating: 0) }
             result.facePages = [Int32](repeating: 0, count: surface.faceCount)
             // Vertices per chart, with their atlas coordinates.
@@ -616,8 +624,12 @@ package enum MeshTexturing {
                 }
             }
             cameras = views.map { ($0.pose.inverse, $0.colorIntrinsics) }
-            facesOfView = [[Int32]](repeating: [], count: views.count)
-            for t in 0..<surface.faceCount where faceViews[t] >= 0 { facesOfView[Int(faceViews[t])].append(Int32(t)) }
+            chartsOfView = [[Int32]](repeating: [], count: views.count)
+            chartFaces = [[Int32]](repeating: [], count: charts.count)
+            for (c, chart) in charts.enumerated() where placements[c].view >= 0 {
+                chartsOfView[placements[c].view].append(Int32(c))
+                chartFaces[c] = chart.map(Int32.init)
+            }
             masks = [[UInt8]](repeating: [UInt8](repeating: 0, count: side * side), count: pages)
             for p in placements where p.view < 0 {
                 for y in 0..<5 { for x in 0..<5 { masks[p.page][(p.atlasOrigin.y + y) * side + p.atlasOrigin.x + x] = 2 } }
@@ -643,24 +655,52 @@ package enum MeshTexturing {
             // Each triangle's texels: the point of the triangle there (barycentric in the
             // atlas, the texture coordinates being interpolated linearly on the surface)
             // projected into the view, so that a large triangle seen at a slant is not
-            // distorted by the projection.
-            let side = result.atlases.first?.width ?? 1
+            // distorted by the projection. Chart by chart (in parallel: each writes its
+            // own rectangle of its atlas), the texels inside its triangles first, then
+            // those around them (the plane of the nearest triangle extended), so that a
+            // texel of one triangle is never taken by its neighbour's border.
             let (toCamera, k) = cameras[v]
-            for t32 in facesOfView[v] {
-                let t = Int(t32)
-                let page = Int(result.facePages[t])
-                let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
-                let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
-                let (a, b, c) = MeshTexturing.corners(result.surface, t)
-                let qa = toCamera.apply(a), qb = toCamera.apply(b), qc = toCamera.apply(c)
-                rasterize(corners, side: side) { x, y, w in
-                    let index = y * side + x
-                    guard masks[page][index] == 0 else { return }
-                    masks[page][index] = 1
-                    let q = qa * Double(w.x) + qb * Double(w.y) + qc * Double(w.z)
-                    guard q.z > 1e-6 else { return }
-                    let rgb = bilinear(color, SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy))
-                    for ch in 0..<3 { result.atlases[page][x, y, ch] = rgb[ch] }
+            let faces = result.faces, uvs = result.uvs, surface = result.surface, reach = reach
+            let chartFaces = chartFaces
+            forEachChart(chartsOfView[v]) { chart, atlas, mask, side in
+                for part in [RasterPart.inside, .outside] {
+                    for t32 in chartFaces[chart] {
+                        let t = Int(t32)
+                        let o = (0..<3).map { Int(faces[3 * t + $0]) }
+                        let corners = o.map { SIMD2<Float>(uvs[2 * $0], uvs[2 * $0 + 1]) * Float(side) - 0.5 }
+                        let (a, b, c) = MeshTexturing.corners(surface, t)
+                        let qa = toCamera.apply(a), qb = toCamera.apply(b), qc = toCamera.apply(c)
+                        rasterize(corners, side: side, reach: reach, part: part) { x, y, _, w in
+                            let index = y * side + x
+                            guard mask[index] == 0 else { return }
+                            mask[index] = 1
+                            let q = qa * Double(w.x) + qb * Double(w.y) + qc * Double(w.z)
+                            guard q.z > 1e-6 else { return }
+                            let rgb = catmullRom(color, SIMD2(k.fx * q.x / q.z + k.cx, k.fy * q.y / q.z + k.cy))
+                            atlas[3 * index] = rgb.x; atlas[3 * index + 1] = rgb.y; atlas[3 * index + 2] = rgb.z
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Calls `body` for the charts `list` (chart numbers), in parallel, each with its
+        /// atlas's samples (RGB), its atlas's mask and the atlas side: charts own disjoint
+        /// rectangles of their atlas, so each call writes only texels no other one does.
+        mutating func forEachChart(_ list: [Int32],
+                                   _ body: @Sendable (Int, UnsafeMutableBufferPointer<UInt8>, UnsafeMutableBufferPointer<UInt8>, Int) -> Void) {
+            var byPage: [Int: [Int32]] = [:]
+            for c in list { byPage[placements[Int(c)].page, default: []].append(c) }
+            let side = result.atlases.first?.width ?? 1
+            for (page, charts) in byPage.sorted(by: { $0.key < $1.key }) {
+                result.atlases[page].samples.withUnsafeMutableBufferPointer { atlasBuffer in
+                    masks[page].withUnsafeMutableBufferPointer { maskBuffer in
+                        nonisolated(unsafe) let atlas = atlasBuffer, mask = maskBuffer
+                        let chunk = max(1, charts.count / 64)
+                        DispatchQueue.concurrentPerform(iterations: (charts.count + chunk - 1) / chunk) { n in
+                            for c in charts[(n * chunk)..<min(charts.count, n * chunk + chunk)] { body(Int(c), atlas, mask, side) }
+                        }
+                    }
                 }
             }
         }
@@ -670,24 +710,26 @@ package enum MeshTexturing {
         /// texel no triangle uses filled from its neighbourhood (`bleed`).
         package mutating func finish() {
             levelExposures()
-            var offsets = seamOffsets()
-            if !levelSeams { offsets = offsets.map { _ in .zero } }
+            let seamOffsets = seamOffsets()
+            let offsets = levelSeams ? seamOffsets : seamOffsets.map { _ in .zero }
             let side = result.atlases.first?.width ?? 1
-            for t in 0..<(result.faces.count / 3) {
-                let o = (0..<3).map { Int(result.faces[3 * t + $0]) }
-                let view = placements[Int(vertexChart[o[0]])].view
-                guard view >= 0 else { continue }
-                let gain = SIMD3<Float>(result.gains[view] ?? SIMD3(1, 1, 1))
-                let page = Int(result.facePages[t])
-                let corners = o.map { SIMD2<Float>(result.uvs[2 * $0], result.uvs[2 * $0 + 1]) * Float(side) - 0.5 }
-                rasterize(corners, side: side) { x, y, w in
-                    let index = y * side + x
-                    guard masks[page][index] == 1 else { return }
-                    masks[page][index] = 2
-                    let offset = offsets[o[0]] * w.x + offsets[o[1]] * w.y + offsets[o[2]] * w.z
-                    for ch in 0..<3 {
-                        let value = Float(result.atlases[page][x, y, ch]) * gain[ch] + offset[ch]
-                        result.atlases[page][x, y, ch] = UInt8(min(255, max(0, value.rounded())))
+            let faces = result.faces, uvs = result.uvs, gains = result.gains, reach = reach
+            let chartFaces = chartFaces, views = placements.map(\.view)
+            forEachChart(Array(chartsOfView.joined())) { chart, atlas, mask, side in
+                let gain = SIMD3<Float>(gains[views[chart]] ?? SIMD3(1, 1, 1))
+                for t32 in chartFaces[chart] {
+                    let t = Int(t32)
+                    let o = (0..<3).map { Int(faces[3 * t + $0]) }
+                    let corners = o.map { SIMD2<Float>(uvs[2 * $0], uvs[2 * $0 + 1]) * Float(side) - 0.5 }
+                    rasterize(corners, side: side, reach: reach) { x, y, w, _ in
+                        let index = y * side + x
+                        guard mask[index] == 1 else { return }
+                        mask[index] = 2
+                        let offset = offsets[o[0]] * w.x + offsets[o[1]] * w.y + offsets[o[2]] * w.z
+                        for ch in 0..<3 {
+                            let value = Float(atlas[3 * index + ch]) * gain[ch] + offset[ch]
+                            atlas[3 * index + ch] = UInt8(min(255, max(0, value.rounded())))
+                        }
                     }
                 }
             }
@@ -805,10 +847,24 @@ package enum MeshTexturing {
         return (hi - lo).max()
     }
 
-    /// Calls `body` for each texel (centres at integers) within a texel of the triangle
-    /// `p` (atlas pixels), with its barycentric weights (clamped to the triangle outside it).
-    static func rasterize(_ p: [SIMD2<Float>], side: Int, _ body: (Int, Int, SIMD3<Float>) -> Void) {
-        let lo = pointwiseMin(pointwiseMin(p[0], p[1]), p[2]) - 1.5, hi = pointwiseMax(pointwiseMax(p[0], p[1]), p[2]) + 1.5
+    /// Which texels `rasterize` visits.
+    enum RasterPart {
+        /// Every texel within reach of the triangle.
+        case all
+        /// Those inside it.
+        case inside
+        /// Those within reach outside it.
+        case outside
+    }
+
+    /// Calls `body` for each texel (centres at integers) within `reach` texels of the
+    /// triangle `p` (atlas pixels; `part`: all of them, or those inside or outside it),
+    /// with its barycentric weights clamped to the triangle (outside it: the nearest
+    /// point's) and unclamped (outside: the triangle's plane extended; the clamped ones
+    /// for a degenerate triangle).
+    static func rasterize(_ p: [SIMD2<Float>], side: Int, reach: Float = 1, part: RasterPart = .all,
+                          _ body: (Int, Int, SIMD3<Float>, SIMD3<Float>) -> Void) {
+        let lo = pointwiseMin(pointwiseMin(p[0], p[1]), p[2]) - (reach + 0.5), hi = pointwiseMax(pointwiseMax(p[0], p[1]), p[2]) + (reach + 0.5)
         let x0 = max(0, Int(lo.x.rounded(.up))), x1 = min(side - 1, Int(hi.x.rounded(.down)))
         let y0 = max(0, Int(lo.y.rounded(.up))), y1 = min(side - 1, Int(hi.y.rounded(.down)))
         guard x0 <= x1, y0 <= y1 else { return }
@@ -825,8 +881,10 @@ package enum MeshTexturing {
                 } else {
                     w = SIMD3(repeating: 1.0 / 3)
                 }
+                let exact = w
                 if w.min() < 0 {
-                    // Outside: within a texel of an edge, the nearest point of the triangle's.
+                    guard part != .inside else { continue }
+                    // Outside: within reach of an edge, the nearest point of the triangle's.
                     var best = Float.infinity, weights = w
                     for k in 0..<3 {
                         let a = p[k], b = p[(k + 1) % 3], ab = b - a
@@ -841,10 +899,12 @@ package enum MeshTexturing {
                             weights[(k + 1) % 3] = s
                         }
                     }
-                    guard best <= 1 else { continue }
+                    guard best <= reach * reach else { continue }
                     w = weights
+                    body(x, y, w, abs(det) > 1e-9 ? exact : w)
+                } else if part != .outside {
+                    body(x, y, w, w)
                 }
-                body(x, y, w)
             }
         }
     }
@@ -895,6 +955,36 @@ package enum MeshTexturing {
     static func bilinear(_ image: ColorImage, _ p: SIMD2<Double>) -> SIMD3<UInt8> {
         let c = bilinearFloat(image, p)
         return SIMD3(UInt8(min(255, max(0, c.x.rounded()))), UInt8(min(255, max(0, c.y.rounded()))), UInt8(min(255, max(0, c.z.rounded()))))
+    }
+
+    /// The color at a pixel position by Catmull-Rom interpolation (the cubic through the
+    /// 4×4 pixels around it: no blur where a pixel centre is hit, less than bilinear's
+    /// between them; integer coordinates are pixel centres), clamped to the image.
+    static func catmullRom(_ image: ColorImage, _ p: SIMD2<Double>) -> SIMD3<UInt8> {
+        let x = min(max(p.x, 0), Double(image.width - 1)), y = min(max(p.y, 0), Double(image.height - 1))
+        let x0 = Int(x), y0 = Int(y)
+        let wx = catmullRomWeights(x - Double(x0)), wy = catmullRomWeights(y - Double(y0))
+        let channels = image.channels, width = image.width
+        var sum = SIMD3<Double>()
+        image.samples.withUnsafeBufferPointer { samples in
+            for j in 0..<4 {
+                let row = min(max(y0 + j - 1, 0), image.height - 1) * width
+                var line = SIMD3<Double>()
+                for i in 0..<4 {
+                    let o = (row + min(max(x0 + i - 1, 0), width - 1)) * channels
+                    line += SIMD3(Double(samples[o]), Double(samples[o + 1]), Double(samples[o + 2])) * wx[i]
+                }
+                sum += line * wy[j]
+            }
+        }
+        let c = sum.rounded(.toNearestOrEven)
+        return SIMD3(UInt8(min(255, max(0, c.x))), UInt8(min(255, max(0, c.y))), UInt8(min(255, max(0, c.z))))
+    }
+
+    /// Catmull-Rom's weights of the pixels at −1, 0, 1 and 2 for a position `t` (0…1) past pixel 0.
+    static func catmullRomWeights(_ t: Double) -> SIMD4<Double> {
+        let t2 = t * t, t3 = t2 * t
+        return SIMD4((-t3 + 2 * t2 - t) / 2, (3 * t3 - 5 * t2 + 2) / 2, (-3 * t3 + 4 * t2 + t) / 2, (t3 - t2) / 2)
     }
 
     /// The same, unrounded.

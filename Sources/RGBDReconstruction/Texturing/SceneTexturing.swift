@@ -27,7 +27,7 @@ extension MeshTexturing {
         var views: [TextureView] = []
         var done = 0
         try scene.forEachFrame(positions, color: false) { f in
-            let median = SmallMatrix.median(f.depth.samples.filter { $0.isFinite && $0 > 0 }).map(Double.init) ?? 1
+            let median = medianDepth(f.depth)
             views.append(TextureView(color: ColorImage(width: 0, height: 0, channels: 3, samples: []),
                                      colorIntrinsics: f.info.colorIntrinsics, depth: f.depth,
                                      depthIntrinsics: f.info.depthIntrinsics,
@@ -47,6 +47,20 @@ extension MeshTexturing {
         }
         layout.finish()
         return layout.result
+    }
+
+    /// The median of a depth map's valid depths (every 4th pixel's: the sharpness estimate
+    /// needs no more), meters; 1 when it has none.
+    static func medianDepth(_ depth: DepthMap) -> Double {
+        var values: [Float] = []
+        values.reserveCapacity(depth.samples.count / 4 + 1)
+        for i in stride(from: 0, to: depth.samples.count, by: 4) {
+            let z = depth.samples[i]
+            if z.isFinite && z > 0 { values.append(z) }
+        }
+        guard !values.isEmpty else { return 1 }
+        values.sort()
+        return Double(values[values.count / 2])
     }
 
     /// A frame's expected sharpness from the camera's motion around it: the image motion
