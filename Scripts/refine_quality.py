@@ -15,6 +15,12 @@ first frame, within 0.5 ms), then for the recorded, rgbd's and Open3D's poses:
   translation, Δ the motion from frame i to i + gap (`evo_rpe --delta 60 --delta_unit f`);
 - wall: the largest aligned centre error over the frames that face the plain wall.
 
+What users see: the scan fused (`rgbd fuse`, its defaults) with the true poses (written as a
+TUM file at the refined trajectory's times), the recorded ones and rgbd's; each mesh's median
+distance to the room's exact surfaces (Tests/python/synthetic_room.py); `mesh_*_mm` lines, and
+`{recorded,rgbd}_mesh_excess_mm`: that median less the true poses' mesh's (the issue's goal: rgbd's
+within 1 mm).
+
 When the `evo` package is installed, the ATE is also computed by evo (its `align` and
 `APE`, translation part) as a cross-check: `*_ate_evo_mm` lines.
 
@@ -34,6 +40,35 @@ import numpy as np
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from baseline_refine import quaternion_matrix  # noqa: E402
+# The room's exact surfaces: the tests' helper, shared (as Scripts/fuse_quality.py does).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Tests", "python"))
+from synthetic_room import room_distance  # noqa: E402
+
+
+def matrix_quaternion(r):
+    """(x, y, z, w) of a rotation matrix (Shepperd's method)."""
+    trace = np.trace(r)
+    if trace > 0:
+        s = 2 * np.sqrt(trace + 1)
+        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
+    else:
+        i = int(np.argmax(np.diag(r)))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        s = 2 * np.sqrt(1 + r[i, i] - r[j, j] - r[k, k])
+        q = [0.0, 0.0, 0.0, (r[k, j] - r[j, k]) / s]
+        q[i] = s / 4
+        q[j] = (r[j, i] + r[i, j]) / s
+        q[k] = (r[k, i] + r[i, k]) / s
+    return q
+
+
+def mesh_median(rgbd, scan, out, name, truth, poses=None):
+    """Median distance (m) of the vertices of `rgbd fuse SCAN [--poses POSES]` to the room."""
+    from plyfile import PlyData
+    path = os.path.join(out, f"mesh-{name}.ply")
+    subprocess.run([rgbd, "fuse", scan, "-o", path, "-q", *(["--poses", poses] if poses else [])], check=True)
+    v = PlyData.read(path)["vertex"]
+    return float(np.median(room_distance(np.stack([v["x"], v["y"], v["z"]], axis=1).astype(np.float64), truth)))
 
 
 def read_tum(path):
@@ -131,6 +166,24 @@ def main():
         summary.append(f"{name}: ATE {1000 * m['ate']:.2f} mm{evo_text}"
                        + f", RPE(1 s) {1000 * m['rpe']:.2f} mm, wall worst {1000 * m['wall']:.2f} mm")
     print(f"{len(frames)} frames, {len(wall)} facing the plain wall; " + "; ".join(summary), file=sys.stderr)
+
+    # The true poses at the refined trajectory's own times, so that `--poses` matches them.
+    tum_seconds, _ = read_tum(paths["rgbd"])
+    true_tum = os.path.join(args.out, "truth.txt")
+    with open(true_tum, "w") as f:
+        f.write("# timestamp tx ty tz qx qy qz qw: the scan's true camera-to-world poses\n")
+        for t in tum_seconds:
+            pose = true_poses[int(np.argmin(np.abs(seconds - (t - tum_seconds[0]))))]
+            f.write(f"{t:.6f} " + " ".join(f"{x:.9f}" for x in [*pose[:3, 3], *matrix_quaternion(pose[:3, :3])]) + "\n")
+    medians = {"true": mesh_median(args.rgbd, scan, args.out, "true", truth, true_tum),
+               "recorded": mesh_median(args.rgbd, scan, args.out, "recorded", truth),
+               "rgbd": mesh_median(args.rgbd, scan, args.out, "rgbd", truth, paths["rgbd"])}
+    for name, value in medians.items():
+        print(f"timing mesh_{name}_mm {1000 * value:.4f} ms", file=sys.stderr)
+    for name in ("recorded", "rgbd"):
+        print(f"timing {name}_mesh_excess_mm {1000 * (medians[name] - medians['true']):.4f} ms", file=sys.stderr)
+    print("fused mesh's median distance to the true surfaces: "
+          + ", ".join(f"{name} poses {1000 * value:.2f} mm" for name, value in medians.items()), file=sys.stderr)
 
 
 if __name__ == "__main__":
