@@ -128,7 +128,9 @@ class Mesh:
     #: Where the surface comes from and how it was made (the PLY header's comments).
     comments: Tuple[str, ...] = ()
     #: The library's fusion this mesh was copied from (with its scene, for texturing), or
-    #: None for a mesh made from arrays.
+    #: None for a mesh made from arrays. It holds a second copy of the surface until this
+    #: Mesh is garbage-collected; ``Mesh(m.vertices, m.faces, m.colors, m.normals, m.comments)``
+    #: keeps the arrays alone.
     _fused: Any = field(default=None, repr=False, compare=False)
 
     def write(self, path: PathLike, ascii: bool = False, *, texture_size: Optional[int] = 4096,
