@@ -39,27 +39,10 @@ import numpy as np
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from baseline_refine import quaternion_matrix  # noqa: E402
+from baseline_refine import matrix_quaternion, quaternion_matrix  # noqa: E402
 # The room's exact surfaces: the tests' helper, shared (as Scripts/fuse_quality.py does).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Tests", "python"))
 from synthetic_room import room_distance  # noqa: E402
-
-
-def matrix_quaternion(r):
-    """(x, y, z, w) of a rotation matrix (Shepperd's method)."""
-    trace = np.trace(r)
-    if trace > 0:
-        s = 2 * np.sqrt(trace + 1)
-        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
-    else:
-        i = int(np.argmax(np.diag(r)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2 * np.sqrt(1 + r[i, i] - r[j, j] - r[k, k])
-        q = [0.0, 0.0, 0.0, (r[k, j] - r[j, k]) / s]
-        q[i] = s / 4
-        q[j] = (r[j, i] + r[i, j]) / s
-        q[k] = (r[k, i] + r[i, k]) / s
-    return q
 
 
 def mesh_median(rgbd, scan, out, name, truth, poses=None):
